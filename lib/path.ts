@@ -1,0 +1,68 @@
+import { HttpError } from './errors.ts'
+
+export interface PathLimits {
+  /** Longest raw path (before the query string) in characters. */
+  maxPathLength: number
+  /** Longest raw segment in characters. */
+  maxSegmentLength: number
+  /** Most segments in one path. */
+  maxDepth: number
+}
+
+export const defaultPathLimits: PathLimits = {
+  maxPathLength: 8192,
+  maxSegmentLength: 1024,
+  maxDepth: 32,
+}
+
+/**
+ * Splits a request target into percent-decoded path segments: the one place
+ * where URLs are decoded, shared by the router, the data API and static files.
+ * The query string and fragment never take part; a trailing slash is ignored.
+ * Throws 400 for malformed percent-encoding or an empty segment, 414 past the limits.
+ */
+export function splitPath(target: string, limits: PathLimits = defaultPathLimits): string[] {
+  let end = target.length
+  const query = target.indexOf('?')
+  if (query !== -1) end = query
+  const hash = target.indexOf('#')
+  if (hash !== -1 && hash < end) end = hash
+  const path = target.slice(0, end)
+
+  if (path.length > limits.maxPathLength) {
+    throw new HttpError(414, `The path is longer than ${limits.maxPathLength} characters.`)
+  }
+  if (path[0] !== '/') throw new HttpError(400, 'The request path must start with "/".')
+
+  const segments: string[] = []
+  let start = 1
+  while (start < path.length) {
+    let stop = path.indexOf('/', start)
+    if (stop === -1) stop = path.length
+    const raw = path.slice(start, stop)
+    // A trailing slash ends the loop before it makes a segment, so an empty one means "//".
+    if (raw === '') throw new HttpError(400, 'The path has an empty segment ("//"); remove the extra slash.')
+    if (raw.length > limits.maxSegmentLength) {
+      throw new HttpError(414, `A path segment is longer than ${limits.maxSegmentLength} characters.`)
+    }
+    segments.push(raw.includes('%') ? decodeSegment(raw) : raw)
+    if (segments.length > limits.maxDepth) {
+      throw new HttpError(414, `The path is deeper than ${limits.maxDepth} segments.`)
+    }
+    start = stop + 1
+  }
+  return segments
+}
+
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    throw new HttpError(400, `The path segment "${raw.slice(0, 80)}" has malformed percent-encoding (each "%" must start a valid UTF-8 escape such as %20).`)
+  }
+}
+
+/** Joins decoded segments back into a URL path, encoding each segment. */
+export function joinPath(segments: readonly string[]): string {
+  return '/' + segments.map(encodeURIComponent).join('/')
+}

@@ -1,0 +1,53 @@
+/**
+ * Storage behind the data API. A node is named by its decoded URL path
+ * segments; it may hold a document (a JSON object) and may have children.
+ * The file store and the memory store both implement this, and clients of
+ * the HTTP API never see which one is used.
+ *
+ * A store does not serialize writes itself: the data layer above it
+ * (lib/documents.ts) never runs two writes to one node at once, and never
+ * runs a subtree removal beside another write.
+ */
+
+/** Decoded URL path segments naming a node, root first. `[]` is the root. */
+export type NodePath = readonly string[]
+
+/** A JSON object. */
+export type Doc = { [key: string]: unknown }
+
+export interface StoredDoc {
+  doc: Doc
+  /** A strong ETag (quoted) that changes whenever the document changes. */
+  etag: string
+}
+
+export interface WriteResult {
+  /** True when the node had no document before this write. */
+  created: boolean
+  etag: string
+}
+
+export interface Store {
+  /** The node's document, or undefined when it has none. */
+  read(path: NodePath): Promise<StoredDoc | undefined>
+  /**
+   * Names of the node's children (decoded segments) in ascending code-unit
+   * order, or undefined when the node does not exist. A child counts when it
+   * has a document or children of its own.
+   */
+  children(path: NodePath): Promise<string[] | undefined>
+  /** True when the node has a document or children. */
+  exists(path: NodePath): Promise<boolean>
+  /** Creates or replaces the node's document, creating ancestors as needed. Atomic. */
+  write(path: NodePath, doc: Doc): Promise<WriteResult>
+  /** Writes only when the node has no document; returns undefined (and writes nothing) otherwise. */
+  create(path: NodePath, doc: Doc): Promise<WriteResult | undefined>
+  /**
+   * Removes the node's document and every node below it, then prunes
+   * ancestors left with neither document nor children. `existed` is false
+   * when there was nothing to remove.
+   */
+  remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }>
+  /** Releases what the store holds (for the file store: its lock). */
+  close(): Promise<void>
+}
