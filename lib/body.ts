@@ -1,0 +1,166 @@
+import type { IncomingMessage } from 'node:http'
+import { isUtf8 } from 'node:buffer'
+import { HttpError } from './errors.ts'
+import { isObject, type JsonObject } from './json.ts'
+import { jsonErrorOffset } from './json-syntax.ts'
+
+export interface BodyLimits {
+  /** Largest body in bytes (413 past it). */
+  maxBody: number
+  /** Deepest nesting of arrays and objects (400 past it). */
+  maxDepth: number
+}
+
+export const defaultBodyLimits: BodyLimits = { maxBody: 1024 * 1024, maxDepth: 64 }
+
+/**
+ * Reads a POST/PUT/PATCH body as a JSON object. JSON (`application/json`,
+ * any `+json` type) and `application/x-www-form-urlencoded` are accepted; an
+ * empty body is `{}`. Every refusal is an HttpError that says what to fix.
+ */
+export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<JsonObject> {
+  const kind = bodyKind(req.headers['content-type'])
+  const declaredLength = Number(req.headers['content-length'])
+  if (declaredLength > limits.maxBody) throw tooLarge(req, limits)
+
+  const bytes = await readBytes(req, limits)
+  if (bytes.length === 0 && kind !== 'unsupported') return {}
+  if (kind === 'missing') {
+    throw new HttpError(415, 'The request has a body but no Content-Type; send it as JSON with "Content-Type: application/json".')
+  }
+  if (kind === 'unsupported') {
+    throw new HttpError(415, `Content-Type "${req.headers['content-type']}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
+  }
+  const text = decodeUtf8(bytes)
+  if (kind === 'form') return Object.fromEntries(new URLSearchParams(text))
+  checkDepth(text, limits.maxDepth)
+  const value = parseJson(text)
+  if (!isObject(value)) {
+    const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
+    throw new HttpError(400, `The body must be a JSON object ({ ... }), not ${what}.`)
+  }
+  return value
+}
+
+type BodyKind = 'json' | 'form' | 'missing' | 'unsupported'
+
+/** Media types compare case-insensitively and ignore parameters such as charset (RFC 9110 §8.3.1). */
+function bodyKind(header: string | undefined): BodyKind {
+  if (header === undefined || header.trim() === '') return 'missing'
+  const type = header.split(';', 1)[0].trim().toLowerCase()
+  if (type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))) return 'json'
+  if (type === 'application/x-www-form-urlencoded') return 'form'
+  return 'unsupported'
+}
+
+function tooLarge(req: IncomingMessage, limits: BodyLimits): HttpError {
+  // Stop reading: the rest of the body is never buffered, and the connection closes after the answer.
+  req.pause()
+  return new HttpError(413, `The body is larger than the limit of ${limits.maxBody} bytes.`, { Connection: 'close' })
+}
+
+function readBytes(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limits.maxBody) {
+        cleanup()
+        reject(tooLarge(req, limits))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resolve(Buffer.concat(chunks, size))
+    }
+    const onError = (error: Error) => {
+      cleanup()
+      reject(new HttpError(400, `The request body could not be read: ${error.message}.`))
+    }
+    const onAborted = () => {
+      cleanup()
+      reject(new HttpError(400, 'The client stopped sending the body before it ended.'))
+    }
+    const cleanup = () => {
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onAborted)
+    }
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onAborted)
+  })
+}
+
+function decodeUtf8(bytes: Buffer): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8')
+  throw new HttpError(400, `The body is not valid UTF-8 (first bad byte at offset ${firstInvalidUtf8(bytes)}).`)
+}
+
+/** Offset of the first byte that breaks UTF-8 (RFC 3629 §4), for a message a person can act on. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let index = 0
+  while (index < bytes.length) {
+    const byte = bytes[index]
+    let length: number
+    let min: number
+    if (byte < 0x80) { index++; continue }
+    else if (byte >= 0xc2 && byte <= 0xdf) { length = 2; min = 0x80 }
+    else if (byte >= 0xe0 && byte <= 0xef) { length = 3; min = 0x800 }
+    else if (byte >= 0xf0 && byte <= 0xf4) { length = 4; min = 0x10000 }
+    else return index
+    let codePoint = byte & (0xff >> (length + 1))
+    for (let next = 1; next < length; next++) {
+      const continuation = bytes[index + next]
+      if (continuation === undefined || (continuation & 0xc0) !== 0x80) return index
+      codePoint = (codePoint << 6) | (continuation & 0x3f)
+    }
+    if (codePoint < min || codePoint > 0x10ffff || (codePoint >= 0xd800 && codePoint <= 0xdfff)) return index
+    index += length
+  }
+  return -1
+}
+
+/** Refuses nesting deeper than the limit before parsing, so no parser recursion is ever at risk. */
+function checkDepth(text: string, maxDepth: number): void {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index)
+    if (inString) {
+      if (char === 0x5c) index++ // backslash: skip the escaped character
+      else if (char === 0x22) inString = false
+    } else if (char === 0x22) inString = true
+    else if (char === 0x7b || char === 0x5b) {
+      if (++depth > maxDepth) {
+        throw new HttpError(400, `The JSON body nests deeper than ${maxDepth} levels (at ${lineAndColumn(text, index)}).`)
+      }
+    } else if (char === 0x7d || char === 0x5d) depth--
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    const { offset, expected } = jsonErrorOffset(text)
+    throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
+  }
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  let line = 1
+  let lineStart = 0
+  for (let index = 0; index < offset && index < text.length; index++) {
+    if (text.charCodeAt(index) === 0x0a) {
+      line++
+      lineStart = index + 1
+    }
+  }
+  return `line ${line}, column ${offset - lineStart + 1} (offset ${offset})`
+}

@@ -1,0 +1,30 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Documents, Preconditions } from './documents.ts'
+import type { Params } from './router.ts'
+import type { NodePath } from './store/store.ts'
+import type { Settings } from './options.ts'
+
+/** Everything a resource handler needs to answer one request. */
+export interface Context {
+  req: IncomingMessage
+  res: ServerResponse
+  method: string
+  /** Decoded path segments below the API base. */
+  path: NodePath
+  params: Params
+  query: URLSearchParams
+  documents: Documents
+  settings: Settings
+}
+
+export type RouteHandler = (context: Context) => Promise<void>
+
+/** The URL path of a node as clients reach it, with the API prefix. */
+export function urlOf(context: Context, path: NodePath): string {
+  return context.settings.prefix + '/' + path.map(encodeURIComponent).join('/')
+}
+
+export function preconditionsOf(context: Context): Preconditions {
+  const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = context.req.headers
+  return { ifMatch, ifNoneMatch }
+}

@@ -1,0 +1,165 @@
+import type { Doc, NodePath, Store, StoredDoc } from './store/store.ts'
+import { HttpError } from './errors.ts'
+import { KeyedLock, TreeLock } from './locks.ts'
+import { newId } from './ids.ts'
+
+/** A change, as the event streams (SSE) report it. */
+export interface Change {
+  type: 'put' | 'patch' | 'delete'
+  path: NodePath
+  /** put: the stored document; patch: the merge patch applied; delete: the deleted document or null. */
+  data: unknown
+}
+
+/** Preconditions of a write (RFC 9110 §13.1.1–§13.1.2), as the client sent them. */
+export interface Preconditions {
+  ifMatch?: string
+  ifNoneMatch?: string
+}
+
+export interface WriteOutcome {
+  doc: Doc
+  etag: string
+  created: boolean
+}
+
+/**
+ * The data layer over a Store: it serializes writes to each node, runs subtree
+ * removals alone, checks preconditions inside the lock, generates ids and
+ * tells listeners about every change. Resources (generic, users, playlists)
+ * speak to this, never to the store directly when they write.
+ */
+export class Documents {
+  readonly store: Store
+  private readonly nodeLocks = new KeyedLock()
+  private readonly treeLock = new TreeLock()
+  private readonly listeners = new Set<(change: Change) => void>()
+
+  constructor(store: Store) {
+    this.store = store
+  }
+
+  read(path: NodePath): Promise<StoredDoc | undefined> {
+    return this.store.read(path)
+  }
+
+  /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
+  async list(path: NodePath): Promise<Doc[] | undefined> {
+    const names = await this.store.children(path)
+    if (!names) return undefined
+    const docs: Doc[] = []
+    // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
+    for (let start = 0; start < names.length; start += 64) {
+      const batch = await Promise.all(names.slice(start, start + 64).map((name) => this.store.read([...path, name])))
+      for (const stored of batch) if (stored) docs.push(stored.doc)
+    }
+    return docs
+  }
+
+  /** Runs `task` alone among tasks with the same key (for checks that span nodes, such as unique usernames). */
+  serialize<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.nodeLocks.run(`key:${key}`, task)
+  }
+
+  /**
+   * Read-modify-write of one node under its lock. `compute` gets the current
+   * document (undefined when none) and returns the document to store; it may
+   * throw an HttpError to refuse. Preconditions are checked against the current version.
+   */
+  write(
+    path: NodePath,
+    compute: (current: StoredDoc | undefined) => Doc | Promise<Doc>,
+    options: { preconditions?: Preconditions; change?: (doc: Doc) => Change } = {},
+  ): Promise<WriteOutcome> {
+    return this.treeLock.runShared(() =>
+      this.nodeLocks.run(nodeKey(path), async () => {
+        const current = await this.store.read(path)
+        checkPreconditions(current, options.preconditions)
+        const doc = await compute(current)
+        const { created, etag } = await this.store.write(path, doc)
+        this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
+        return { doc, etag, created }
+      }),
+    )
+  }
+
+  /**
+   * Creates a child of `parent` with a new id. `makeDoc` builds the document
+   * for an id; `check` runs first, inside the lock (e.g. that the parent user exists).
+   */
+  create(parent: NodePath, makeDoc: (id: string) => Doc, check?: () => Promise<void>): Promise<WriteOutcome & { id: string }> {
+    return this.treeLock.runShared(async () => {
+      if (check) await check()
+      for (;;) {
+        const id = newId()
+        const path = [...parent, id]
+        const doc = makeDoc(id)
+        // An id can only be taken already if the clock went back since an earlier run: take the next one.
+        const result = await this.nodeLocks.run(nodeKey(path), () => this.store.create(path, doc))
+        if (result) {
+          this.emit({ type: 'put', path, data: doc })
+          return { id, doc, etag: result.etag, created: true }
+        }
+      }
+    })
+  }
+
+  /** Removes a node and its subtree; runs alone. 404 when there is nothing there. */
+  remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
+    return this.treeLock.runExclusive(async () => {
+      if (preconditions?.ifMatch !== undefined || preconditions?.ifNoneMatch !== undefined) {
+        checkPreconditions(await this.store.read(path), preconditions)
+      }
+      const { existed, doc } = await this.store.remove(path)
+      if (!existed) throw new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
+      this.emit({ type: 'delete', path, data: doc ?? null })
+      return { doc }
+    })
+  }
+
+  /** Listens to every change; returns the function that stops listening. */
+  subscribe(listener: (change: Change) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  private emit(change: Change): void {
+    for (const listener of this.listeners) listener(change)
+  }
+}
+
+function nodeKey(path: NodePath): string {
+  return JSON.stringify(path)
+}
+
+export function displayPath(path: NodePath): string {
+  return '/' + path.map(encodeURIComponent).join('/')
+}
+
+/** If-Match and If-None-Match for writes (RFC 9110 §13.1.1, §13.1.2); a failed one is a 412. */
+export function checkPreconditions(current: StoredDoc | undefined, preconditions: Preconditions | undefined): void {
+  if (!preconditions) return
+  const { ifMatch, ifNoneMatch } = preconditions
+  if (ifMatch !== undefined && !matchesAny(ifMatch, current, false)) {
+    throw new HttpError(412, current
+      ? `If-Match ${ifMatch} does not match the current version ${current.etag}; read the document again and retry.`
+      : 'If-Match was sent but there is no document here.')
+  }
+  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, current, true)) {
+    throw new HttpError(412, ifNoneMatch.trim() === '*'
+      ? 'If-None-Match: * asks to create only, but a document exists here already.'
+      : 'If-None-Match matches the current version of the document.')
+  }
+}
+
+/** Does an entity-tag list match the current version? Strong comparison for If-Match, weak for If-None-Match. */
+export function matchesAny(header: string, current: StoredDoc | undefined, weak: boolean): boolean {
+  if (!current) return false
+  if (header.trim() === '*') return true
+  const strip = (tag: string) => (weak && tag.startsWith('W/') ? tag.slice(2) : tag)
+  return header.split(',').some((tag) => {
+    const trimmed = tag.trim()
+    if (!weak && trimmed.startsWith('W/')) return false
+    return strip(trimmed) === current.etag
+  })
+}

@@ -1,0 +1,138 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import path from 'node:path'
+import type { Context, RouteHandler } from './context.ts'
+import type { Store } from './store/store.ts'
+import { FileStore } from './store/index.ts'
+import { Documents } from './documents.ts'
+import { HttpError, sendProblem, toHttpError } from './errors.ts'
+import { splitPath } from './path.ts'
+import { Router } from './router.ts'
+import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
+import { serveStatic } from './static.ts'
+import { openEventStream, wantsEventStream } from './events.ts'
+import { sendNoContent } from './respond.ts'
+import { handleGeneric } from './resources/generic.ts'
+import { addUserRoutes } from './resources/users.ts'
+import { addPlaylistRoutes } from './resources/playlists.ts'
+
+export type Next = (error?: unknown) => void
+
+export interface RestdirHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: Next): void
+  /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
+  ready: Promise<void>
+  settings: Settings
+  /** Ends every open event stream (so connections can drain before a shutdown). */
+  endStreams(): void
+  /** Ends event streams and closes the store (releasing the file store's lock). */
+  close(): Promise<void>
+}
+
+/**
+ * The whole of restdir as one request handler (SPEC §2, §14): declared
+ * resources first, then static files, then the generic data API. Usable with
+ * `node:http` and as Connect/Express middleware.
+ */
+export function createHandler(options: RestdirOptions = {}): RestdirHandler {
+  const settings = resolveSettings(options)
+  const router = new Router<RouteHandler>(settings.pathLimits)
+  addUserRoutes(router)
+  addPlaylistRoutes(router)
+  const prefixSegments = settings.prefix.split('/').filter(Boolean)
+  const streams = new Set<() => void>()
+
+  const opening: Promise<Store> = typeof options.store === 'object'
+    ? Promise.resolve(options.store)
+    : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
+  let documents: Documents | undefined
+  const ready = opening.then((store) => {
+    documents = new Documents(store)
+  })
+  ready.catch(() => {}) // reported through `ready`; requests meanwhile get a 503
+
+  async function handle(req: IncomingMessage, res: ServerResponse, next?: Next): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase()
+    const target = req.url ?? '/'
+    const segments = splitPath(target, settings.pathLimits)
+    const apiPath = belowPrefix(segments, prefixSegments)
+
+    if (apiPath === undefined) {
+      // Outside the API prefix everything is static (SPEC §2).
+      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings))) return
+      if (next) return next()
+      throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${settings.prefix}/.`)
+    }
+
+    if (!documents) await ready.catch(() => {
+      throw new HttpError(503, 'The store could not be opened; see the server log.')
+    })
+    const queryStart = target.indexOf('?')
+    const context: Context = {
+      req,
+      res,
+      method,
+      path: apiPath,
+      params: Object.create(null),
+      query: new URLSearchParams(queryStart === -1 ? '' : target.slice(queryStart + 1)),
+      documents: documents!,
+      settings,
+    }
+
+    const match = router.match(method, apiPath)
+    if (match) {
+      context.params = match.params
+      if (wantsEventStream(context)) return openEventStream(context, streams)
+      if (method === 'OPTIONS') return sendNoContent(context, { Allow: match.allow.join(', ') })
+      if (!match.handler) {
+        throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
+      }
+      return match.handler(context)
+    }
+    if (wantsEventStream(context)) return openEventStream(context, streams)
+    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD')) {
+      if (await serveStaticFile(req, res, segments, settings)) return
+    }
+    return handleGeneric(context)
+  }
+
+  const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
+    const started = performance.now()
+    if (settings.log) {
+      const log = settings.log
+      res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
+    }
+    handle(req, res, next).catch((error: unknown) => {
+      const httpError = toHttpError(error)
+      if (httpError.status >= 500) console.error(error)
+      sendProblem(res, httpError, req.method === 'HEAD')
+    })
+  }) as RestdirHandler
+
+  handler.ready = ready
+  handler.settings = settings
+  handler.endStreams = () => {
+    for (const close of [...streams]) close()
+  }
+  handler.close = async () => {
+    handler.endStreams()
+    if (documents) await documents.store.close()
+    else await opening.then((store) => store.close(), () => {})
+  }
+  return handler
+}
+
+/** The segments below the API prefix, or undefined when the path is outside it. */
+function belowPrefix(segments: string[], prefix: string[]): string[] | undefined {
+  if (prefix.length === 0) return segments
+  if (segments.length < prefix.length) return undefined
+  for (let index = 0; index < prefix.length; index++) if (segments[index] !== prefix[index]) return undefined
+  return segments.slice(prefix.length)
+}
+
+/** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix. */
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings): Promise<boolean> {
+  res.setHeader('X-Restdir-Api', settings.prefix || '/')
+  if (await serveStatic(req, res, segments, settings.www)) return true
+  res.removeHeader('X-Restdir-Api')
+  return false
+}

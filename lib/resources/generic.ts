@@ -1,0 +1,125 @@
+import type { Context } from '../context.ts'
+import { preconditionsOf, urlOf } from '../context.ts'
+import type { Doc, NodePath } from '../store/store.ts'
+import { HttpError } from '../errors.ts'
+import { readJsonBody } from '../body.ts'
+import { mergePatch, type JsonObject } from '../json.ts'
+import { displayPath } from '../documents.ts'
+import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
+import { sendCollection } from '../listing.ts'
+import { requireOwners } from './owners.ts'
+
+/**
+ * The generic data API (SPEC §3): every URL not declared elsewhere names a
+ * node that may hold a document and may have children.
+ */
+export const genericMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+/** The root takes reads and POST only: replacing or deleting the whole store by one request is refused. */
+const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
+
+export async function handleGeneric(context: Context): Promise<void> {
+  const { method, path } = context
+  const allowed = path.length === 0 ? rootMethods : genericMethods
+  if (method === 'OPTIONS') return sendNoContent(context, { Allow: allowed.join(', ') })
+  if (!allowed.includes(method)) {
+    throw new HttpError(405, `${method} is not allowed on ${displayPath(path)}.`, { Allow: allowed.join(', ') })
+  }
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return readNode(context)
+    case 'POST':
+      return createChild(context)
+    case 'PUT':
+      return replaceDocument(context)
+    case 'PATCH':
+      return patchDocument(context)
+    case 'DELETE':
+      return deleteNode(context)
+  }
+}
+
+/** GET of any node: its document, else its children's documents, else 404. Shared with declared collections. */
+export async function readNode(context: Context, path: NodePath = context.path): Promise<void> {
+  if (context.query.has('_children')) {
+    const names = await context.documents.store.children(path)
+    if (!names) throw notFound(path)
+    return sendJson(context, 200, names)
+  }
+  const stored = await context.documents.read(path)
+  if (stored) return sendDocument(context, stored)
+  const docs = await context.documents.list(path)
+  if (!docs) throw notFound(path)
+  sendCollection(context, docs)
+}
+
+export function notFound(path: NodePath): HttpError {
+  return new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
+}
+
+async function createChild(context: Context): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  if (Object.hasOwn(body, 'id')) {
+    throw new HttpError(400, 'POST generates the id; to choose one, PUT the document at its own URL instead.')
+  }
+  const created = await context.documents.create(
+    context.path,
+    (id) => ({ id, ...body }),
+    () => requireOwners(context, context.path),
+  )
+  const location = urlOf(context, [...context.path, created.id])
+  sendJson(context, 201, created.doc, { Location: location, ETag: created.etag })
+}
+
+async function replaceDocument(context: Context): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  const id = checkId(context.path, body)
+  const outcome = await context.documents.write(
+    context.path,
+    async () => {
+      await requireOwners(context, context.path.slice(0, -1))
+      return { id, ...withoutId(body) }
+    },
+    { preconditions: preconditionsOf(context) },
+  )
+  sendJson(context, outcome.created ? 201 : 200, outcome.doc, {
+    ETag: outcome.etag,
+    ...(outcome.created ? { Location: urlOf(context, context.path) } : {}),
+  })
+}
+
+async function patchDocument(context: Context): Promise<void> {
+  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
+  const id = checkId(context.path, patch)
+  const outcome = await context.documents.write(
+    context.path,
+    (current) => {
+      if (!current) throw notFound(context.path)
+      const merged = mergePatch(current.doc, withoutId(patch)) as Doc
+      return { id, ...withoutId(merged) }
+    },
+    { preconditions: preconditionsOf(context), change: () => ({ type: 'patch', path: context.path, data: patch }) },
+  )
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+async function deleteNode(context: Context): Promise<void> {
+  const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
+  if (doc) sendJson(context, 200, doc)
+  else sendNoContent(context)
+}
+
+/** A generic document's `id` is its last path segment (SPEC §3); a body may repeat it, never contradict it. */
+function checkId(path: NodePath, body: JsonObject): string {
+  const id = path[path.length - 1]
+  if (Object.hasOwn(body, 'id') && body.id !== id) {
+    throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's last segment "${id}"; ids follow the URL.`)
+  }
+  return id
+}
+
+function withoutId(doc: JsonObject): JsonObject {
+  const { id: _id, ...rest } = doc
+  return rest
+}

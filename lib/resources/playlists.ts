@@ -1,0 +1,114 @@
+import type { Context, RouteHandler } from '../context.ts'
+import { preconditionsOf, urlOf } from '../context.ts'
+import type { Router } from '../router.ts'
+import type { Doc } from '../store/store.ts'
+import { HttpError } from '../errors.ts'
+import { readJsonBody } from '../body.ts'
+import { mergePatch, type JsonObject } from '../json.ts'
+import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
+import { readNode } from './generic.ts'
+import { requireOwners } from './owners.ts'
+import { emptyWhenMissing } from './users.ts'
+
+/**
+ * Playlists of a user (SPEC §4):
+ * `{ "playlist_id": …, "user_id": <owner>, "songs": [ … ], …fields }`.
+ * `songs` is always an array; a song is any JSON value.
+ */
+export function addPlaylistRoutes(router: Router<RouteHandler>): void {
+  router.add('POST', '/user/:user_id/playlist', createPlaylist)
+  router.add('GET', '/user/:user_id/playlist', listPlaylists)
+  router.add('GET', '/user/:user_id/playlist/:playlist_id', readPlaylist)
+  router.add('PUT', '/user/:user_id/playlist/:playlist_id', replacePlaylist)
+  router.add('PATCH', '/user/:user_id/playlist/:playlist_id', patchPlaylist)
+  router.add('DELETE', '/user/:user_id/playlist/:playlist_id', deletePlaylist)
+}
+
+function playlistPath(context: Context): string[] {
+  return ['user', context.params.user_id, 'playlist', context.params.playlist_id]
+}
+
+async function createPlaylist(context: Context): Promise<void> {
+  const userId = context.params.user_id
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChanges(body, userId, undefined)
+  const songs = songsOf(body)
+  const parent = ['user', userId, 'playlist']
+  const created = await context.documents.create(
+    parent,
+    (id) => ({ playlist_id: id, user_id: userId, ...body, songs }),
+    () => requireOwners(context, parent),
+  )
+  sendJson(context, 201, created.doc, { Location: urlOf(context, [...parent, created.id]), ETag: created.etag })
+}
+
+async function listPlaylists(context: Context): Promise<void> {
+  await requireOwners(context, ['user', context.params.user_id, 'playlist'])
+  await readNode(context, ['user', context.params.user_id, 'playlist']).catch(emptyWhenMissing(context))
+}
+
+async function readPlaylist(context: Context): Promise<void> {
+  const stored = await context.documents.read(playlistPath(context))
+  if (!stored) throw noPlaylist(context)
+  sendDocument(context, stored)
+}
+
+async function replacePlaylist(context: Context): Promise<void> {
+  const { user_id: userId, playlist_id: playlistId } = context.params
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChanges(body, userId, playlistId)
+  const songs = songsOf(body)
+  const outcome = await context.documents.write(playlistPath(context), (current) => {
+    if (!current) throw noPlaylist(context)
+    return { playlist_id: playlistId, user_id: userId, ...body, songs }
+  }, { preconditions: preconditionsOf(context) })
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+async function patchPlaylist(context: Context): Promise<void> {
+  const { user_id: userId, playlist_id: playlistId } = context.params
+  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChanges(patch, userId, playlistId)
+  if (Object.hasOwn(patch, 'songs') && patch.songs !== null) songsOf(patch)
+  const outcome = await context.documents.write(playlistPath(context), (current) => {
+    if (!current) throw noPlaylist(context)
+    const merged = mergePatch(current.doc, patch) as Doc
+    return { ...merged, playlist_id: playlistId, user_id: userId, songs: songsOf(merged) }
+  }, {
+    preconditions: preconditionsOf(context),
+    change: () => ({ type: 'patch', path: playlistPath(context), data: patch }),
+  })
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+async function deletePlaylist(context: Context): Promise<void> {
+  const { doc } = await context.documents.remove(playlistPath(context), preconditionsOf(context)).catch((error) => {
+    throw error instanceof HttpError && error.status === 404 ? noPlaylist(context) : error
+  })
+  if (doc) sendJson(context, 200, doc)
+  else sendNoContent(context)
+}
+
+function noPlaylist(context: Context): HttpError {
+  const { user_id: userId, playlist_id: playlistId } = context.params
+  return new HttpError(404, `User ${JSON.stringify(userId)} has no playlist ${JSON.stringify(playlistId)}.`)
+}
+
+/** `songs` defaults to an empty list and must be an array. */
+function songsOf(doc: JsonObject): unknown[] {
+  if (!Object.hasOwn(doc, 'songs') || doc.songs === null) return []
+  if (!Array.isArray(doc.songs)) throw new HttpError(400, `songs must be an array (got ${typeof doc.songs}); a song can be any JSON value.`)
+  return doc.songs
+}
+
+/** `playlist_id` and `user_id` are the service's: a body may repeat them, never change them. */
+function refuseIdChanges(body: JsonObject, userId: string, playlistId: string | undefined): void {
+  if (Object.hasOwn(body, 'user_id') && body.user_id !== userId) {
+    throw new HttpError(400, `user_id cannot be changed: this playlist belongs to user ${JSON.stringify(userId)}.`)
+  }
+  if (!Object.hasOwn(body, 'playlist_id')) return
+  if (playlistId === undefined) throw new HttpError(400, 'playlist_id is assigned by the service; leave it out of the body.')
+  if (body.playlist_id !== playlistId) {
+    throw new HttpError(400, `playlist_id cannot be changed (this playlist is ${JSON.stringify(playlistId)}).`)
+  }
+}

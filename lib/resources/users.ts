@@ -1,0 +1,114 @@
+import type { Context, RouteHandler } from '../context.ts'
+import { preconditionsOf, urlOf } from '../context.ts'
+import type { Router } from '../router.ts'
+import type { Doc } from '../store/store.ts'
+import { HttpError } from '../errors.ts'
+import { readJsonBody } from '../body.ts'
+import { mergePatch, type JsonObject } from '../json.ts'
+import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
+import { readNode } from './generic.ts'
+
+/**
+ * Users (SPEC §4): `{ "user_id": …, …fields }`. The service assigns
+ * `user_id`; a `username`, when present, is a non-empty string unique among users.
+ */
+export function addUserRoutes(router: Router<RouteHandler>): void {
+  router.add('POST', '/user', createUser)
+  router.add('GET', '/user', (context) => readNode(context, ['user']).catch(emptyWhenMissing(context)))
+  router.add('GET', '/user/:user_id', readUser)
+  router.add('PUT', '/user/:user_id', replaceUser)
+  router.add('PATCH', '/user/:user_id', patchUser)
+  router.add('DELETE', '/user/:user_id', deleteUser)
+}
+
+/** `/user` exists before the first user does: an empty store lists no users rather than 404. */
+export function emptyWhenMissing(context: Context) {
+  return (error: unknown) => {
+    if (error instanceof HttpError && error.status === 404) return sendJson(context, 200, [])
+    throw error
+  }
+}
+
+const USERNAMES = 'usernames'
+
+async function createUser(context: Context): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChange(body, undefined)
+  const created = await context.documents.serialize(USERNAMES, async () => {
+    await checkUsername(context, body, undefined)
+    return context.documents.create(['user'], (id) => ({ user_id: id, ...body }))
+  })
+  sendJson(context, 201, created.doc, { Location: urlOf(context, ['user', created.id]), ETag: created.etag })
+}
+
+async function readUser(context: Context): Promise<void> {
+  const stored = await context.documents.read(['user', context.params.user_id])
+  if (!stored) throw noUser(context.params.user_id)
+  sendDocument(context, stored)
+}
+
+async function replaceUser(context: Context): Promise<void> {
+  const userId = context.params.user_id
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChange(body, userId)
+  const outcome = await context.documents.serialize(USERNAMES, () =>
+    context.documents.write(['user', userId], async (current) => {
+      if (!current) throw noUser(userId)
+      await checkUsername(context, body, userId)
+      return { ...body, user_id: userId }
+    }, { preconditions: preconditionsOf(context) }),
+  )
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+async function patchUser(context: Context): Promise<void> {
+  const userId = context.params.user_id
+  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
+  refuseIdChange(patch, userId)
+  const outcome = await context.documents.serialize(USERNAMES, () =>
+    context.documents.write(['user', userId], async (current) => {
+      if (!current) throw noUser(userId)
+      const merged = mergePatch(current.doc, patch) as Doc
+      await checkUsername(context, merged, userId)
+      return { ...merged, user_id: userId }
+    }, {
+      preconditions: preconditionsOf(context),
+      change: () => ({ type: 'patch', path: ['user', userId], data: patch }),
+    }),
+  )
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+async function deleteUser(context: Context): Promise<void> {
+  const userId = context.params.user_id
+  const { doc } = await context.documents.remove(['user', userId], preconditionsOf(context)).catch((error) => {
+    throw error instanceof HttpError && error.status === 404 ? noUser(userId) : error
+  })
+  if (doc) sendJson(context, 200, doc)
+  else sendNoContent(context)
+}
+
+function noUser(userId: string): HttpError {
+  return new HttpError(404, `There is no user ${JSON.stringify(userId)}.`)
+}
+
+/** `user_id` is the service's: a body may repeat it, never set or change it. */
+function refuseIdChange(body: JsonObject, userId: string | undefined): void {
+  if (!Object.hasOwn(body, 'user_id')) return
+  if (userId === undefined) throw new HttpError(400, 'user_id is assigned by the service; leave it out of the body.')
+  if (body.user_id !== userId) {
+    throw new HttpError(400, `user_id cannot be changed (this user is ${JSON.stringify(userId)}).`)
+  }
+}
+
+/** Runs under the usernames lock, so two requests can never both take one name. */
+async function checkUsername(context: Context, doc: JsonObject, selfId: string | undefined): Promise<void> {
+  if (!Object.hasOwn(doc, 'username')) return
+  const username = doc.username
+  if (typeof username !== 'string' || username.trim() === '') {
+    throw new HttpError(400, 'username must be a non-empty string.')
+  }
+  const users = (await context.documents.list(['user'])) ?? []
+  const holder = users.find((user) => user.username === username && user.user_id !== selfId)
+  if (holder) throw new HttpError(409, `The username ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)}.`)
+}

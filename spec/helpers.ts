@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createServer, type RestdirServer } from '../lib/server.ts'
+import type { RestdirOptions } from '../lib/options.ts'
+
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+  /** The body parsed as JSON, or undefined when it is empty or not JSON. */
+  json: any
+}
+
+export interface TestServer {
+  url: string
+  port: number
+  /** The temporary store folder (when the test did not pass its own store). */
+  dir: string
+  server: RestdirServer
+  request(method: string, target: string, options?: RequestOptions): Promise<Answer>
+  /** Shuts the server down; `keep` leaves the store folder for a restart. */
+  close(keep?: boolean): Promise<void>
+}
+
+export interface RequestOptions {
+  /** An object or array is sent as JSON with Content-Type: application/json; a string or Buffer as is. */
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export async function makeTempDir(prefix = 'restdir-'): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), prefix))
+}
+
+/** Starts restdir on port 0 with a fresh temporary store folder (or the given options). */
+export async function startServer(options: RestdirOptions = {}): Promise<TestServer> {
+  const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
+  const server = createServer({ quiet: true, ...options, store: options.store ?? dir })
+  await server.ready
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dir,
+    server,
+    request: (method, target, requestOptions) => send(port, method, target, requestOptions),
+    async close(keep = false) {
+      await server.shutdown()
+      if (!keep && typeof options.store !== 'string') await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** One HTTP request with the path sent exactly as given (no client-side normalization). */
+export function send(port: number, method: string, target: string, options: RequestOptions = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers }
+  let payload: Buffer | undefined
+  if (options.body !== undefined) {
+    if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) payload = Buffer.from(options.body as string)
+    else {
+      payload = Buffer.from(JSON.stringify(options.body))
+      headers['content-type'] ??= 'application/json'
+    }
+    headers['content-length'] ??= String(payload.length)
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: target, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: unknown
+        try {
+          json = text === '' ? undefined : JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
