@@ -49,9 +49,7 @@ export async function readNode(context: Context, path: NodePath = context.path):
   }
   const stored = await context.documents.read(path)
   if (stored) return sendDocument(context, stored)
-  const docs = await context.documents.list(path)
-  if (!docs) throw notFound(path)
-  sendCollection(context, docs)
+  if (!(await sendCollection(context, path))) throw notFound(path)
 }
 
 export function notFound(path: NodePath): HttpError {
