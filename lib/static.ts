@@ -1,0 +1,259 @@
+import type { BigIntStats } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { open, realpath, stat } from 'node:fs/promises'
+import { join, sep } from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { HttpError, sendProblem } from './errors.ts'
+import { contentTypeFor } from './mime.ts'
+
+/** An open file found under the root, with the validators its answers carry. */
+interface StaticFile {
+  handle: FileHandle
+  path: string
+  size: number
+  etag: string
+  lastModified: string
+}
+
+/** Inclusive byte positions, as in `Content-Range`. */
+interface ByteRange {
+  start: number
+  end: number
+}
+
+/**
+ * Answers a GET/HEAD for a file under root. Returns false, having written
+ * nothing, when the segments name no servable file (so the caller can fall
+ * through to the data API or answer 404).
+ */
+export async function serveStatic(req: IncomingMessage, res: ServerResponse, segments: readonly string[], root: string): Promise<boolean> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false
+  const path = await findFile(segments, root)
+  if (path === undefined) return false
+  const file = await openFile(path)
+  if (file === undefined) return false
+
+  let bodyOwnsHandle = false
+  try {
+    if (isNotModified(req, file)) {
+      setValidators(res, file)
+      res.writeHead(304).end()
+      return true
+    }
+    // RFC 9110 §14.2: GET is the only method with range handling; HEAD ignores Range.
+    const rangeHeader = req.method === 'GET' && ifRangeHolds(req, file) ? req.headers.range : undefined
+    const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, file.size)
+    if (range === 'unsatisfiable') {
+      const detail = `The requested byte range lies outside this ${file.size}-byte file; ask for a range that starts before byte ${file.size}, or drop the Range header.`
+      sendProblem(res, new HttpError(416, detail, { 'Content-Range': `bytes */${file.size}` }))
+      return true
+    }
+
+    res.setHeader('Content-Type', contentTypeFor(file.path))
+    res.setHeader('Accept-Ranges', 'bytes')
+    res.setHeader('X-Content-Type-Options', 'nosniff')
+    setValidators(res, file)
+    const body = range ?? { start: 0, end: file.size - 1 }
+    if (range !== undefined) {
+      res.statusCode = 206
+      res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`)
+    }
+    res.setHeader('Content-Length', body.end - body.start + 1)
+    if (req.method === 'HEAD' || file.size === 0) {
+      res.end()
+      return true
+    }
+    const stream = file.handle.createReadStream({ start: body.start, end: body.end })
+    bodyOwnsHandle = true // autoClose: the stream closes the descriptor on end, error or destroy
+    await sendBody(stream, res)
+    return true
+  } finally {
+    if (!bodyOwnsHandle) await file.handle.close()
+  }
+}
+
+/**
+ * The real path of the regular file that `segments` name under `root`, or
+ * undefined. send/serve-static's order: refuse unsafe segments before touching
+ * the disk, resolve every link, then check the real path is inside the real root.
+ */
+async function findFile(segments: readonly string[], root: string): Promise<string | undefined> {
+  if (!segments.every(isSafeSegment)) return undefined
+  const realRoot = await unlessMissing(realpath(root))
+  if (realRoot === undefined) return undefined
+
+  let realFile = await unlessMissing(realpath(join(realRoot, ...segments)))
+  if (realFile === undefined) return undefined
+  let stats = await unlessMissing(stat(realFile))
+  if (stats?.isDirectory()) {
+    realFile = await unlessMissing(realpath(join(realFile, 'index.html')))
+    if (realFile === undefined) return undefined
+    stats = await unlessMissing(stat(realFile))
+  }
+  // Checked on the final real path, before anything is opened: a link may lead anywhere.
+  if (!isVisibleInside(realRoot, realFile)) return undefined
+  // Only regular files: opening a FIFO would hang, and devices are never content.
+  return stats?.isFile() ? realFile : undefined
+}
+
+/**
+ * A decoded segment that can only name an entry of its own folder: not `.`
+ * or `..`, not hidden (dotfiles are never served), and free of `/`, `\` and
+ * NUL, which splitPath may have decoded from `%2F`, `%5C` and `%00`.
+ */
+function isSafeSegment(segment: string): boolean {
+  return segment !== '' && !segment.startsWith('.') && !/[/\\\0]/.test(segment)
+}
+
+/**
+ * True when the real path `file` lies inside the real path `root`, compared
+ * with a trailing separator (CVE-2014-6394: `/srv/www-secret/key` starts with
+ * `/srv/www` but is not inside it), and no part of it below root is hidden —
+ * a link inside the folder may point at a dotfile.
+ */
+function isVisibleInside(root: string, file: string): boolean {
+  const prefix = root.endsWith(sep) ? root : root + sep
+  if (!file.startsWith(prefix)) return false
+  return file.slice(prefix.length).split(sep).every((part) => part !== '' && !part.startsWith('.'))
+}
+
+/** Opens the file and reads the metadata from the open descriptor, so headers and bytes describe the same file. */
+async function openFile(path: string): Promise<StaticFile | undefined> {
+  const handle = await unlessMissing(open(path, 'r'))
+  if (handle === undefined) return undefined
+  try {
+    const stats = await handle.stat({ bigint: true })
+    if (!stats.isFile()) {
+      await handle.close()
+      return undefined
+    }
+    const lastModified = new Date(Number(stats.mtimeMs)).toUTCString()
+    return { handle, path, size: Number(stats.size), etag: etagFor(stats), lastModified }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+/**
+ * A strong validator (RFC 9110 §8.8.3) built from the file's identity and
+ * version — inode, size and nanosecond mtime — so it changes whenever the
+ * file is rewritten or replaced, without reading it to hash it.
+ */
+function etagFor(stats: BigIntStats): string {
+  return `"${stats.ino.toString(36)}-${stats.size.toString(36)}-${stats.mtimeNs.toString(36)}"`
+}
+
+function setValidators(res: ServerResponse, file: StaticFile): void {
+  res.setHeader('ETag', file.etag)
+  res.setHeader('Last-Modified', file.lastModified)
+  // Cached copies must be revalidated, which the validators make a cheap 304.
+  res.setHeader('Cache-Control', 'no-cache')
+}
+
+/**
+ * RFC 9110 §13.2.2, steps 3 and 4 for GET and HEAD: when If-None-Match is
+ * present it alone decides (§13.1.2); otherwise If-Modified-Since does, at
+ * the one-second precision of HTTP dates (§13.1.3). An invalid date is ignored.
+ */
+function isNotModified(req: IncomingMessage, file: StaticFile): boolean {
+  const ifNoneMatch = req.headers['if-none-match']
+  if (ifNoneMatch !== undefined) return ifNoneMatchHits(ifNoneMatch, file.etag)
+  const ifModifiedSince = req.headers['if-modified-since']
+  if (ifModifiedSince === undefined) return false
+  const since = Date.parse(ifModifiedSince)
+  return !Number.isNaN(since) && Date.parse(file.lastModified) <= since
+}
+
+const entityTagPattern = /(?:W\/)?"[^"]*"/g
+
+/**
+ * If-None-Match uses the weak comparison (RFC 9110 §8.8.3.2): tags match when
+ * their opaque parts are equal, whatever their `W/` prefixes. `*` matches any
+ * current representation, and this file exists.
+ */
+function ifNoneMatchHits(fieldValue: string, etag: string): boolean {
+  if (fieldValue.trim() === '*') return true
+  const opaqueTag = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag)
+  return (fieldValue.match(entityTagPattern) ?? []).some((tag) => opaqueTag(tag) === opaqueTag(etag))
+}
+
+/**
+ * If-Range (RFC 9110 §13.1.5): a Range is honoured only while the client's
+ * copy is still current — an entity-tag by strong comparison (so a weak tag
+ * never matches), or a date that exactly matches Last-Modified. Otherwise the
+ * whole file is sent. Without If-Range the Range always applies.
+ */
+function ifRangeHolds(req: IncomingMessage, file: StaticFile): boolean {
+  const fieldValue = req.headers['if-range']
+  if (fieldValue === undefined) return true
+  // Node keeps repeated unknown fields as a list; one If-Range can't be both, so the Range is dropped.
+  if (typeof fieldValue !== 'string') return false
+  const ifRange = fieldValue.trim()
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === file.etag
+  return ifRange === file.lastModified
+}
+
+/**
+ * Reads a Range header (RFC 9110 §14.1.2) against a file of `size` bytes.
+ * Only one range of the `bytes` unit is served: `a-b` (end clamped to the
+ * file), `a-`, or the suffix `-n`. Returns 'unsatisfiable' when the range
+ * starts past the end or asks for zero trailing bytes (§14.1.1, a 416), and
+ * undefined when the header is to be ignored and the whole file sent (§14.2):
+ * several ranges (no multipart/byteranges here), another unit, a malformed or
+ * an invalid spec such as `5-3`.
+ */
+function parseRange(fieldValue: string, size: number): ByteRange | 'unsatisfiable' | undefined {
+  const match = /^bytes=(\d*)-(\d*)$/i.exec(fieldValue.trim())
+  if (match === null) return undefined
+  const [, first = '', last = ''] = match
+  if (first === '') {
+    if (last === '') return undefined
+    const suffixLength = Number(last)
+    if (suffixLength === 0) return 'unsatisfiable'
+    // A suffix of an empty file is the whole (empty) file, which no Content-Range can name.
+    if (size === 0) return undefined
+    return { start: Math.max(0, size - suffixLength), end: size - 1 }
+  }
+  const start = Number(first)
+  if (last !== '' && Number(last) < start) return undefined
+  if (start >= size) return 'unsatisfiable'
+  return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) }
+}
+
+/**
+ * Streams the body. pipeline destroys both sides when either fails, so a
+ * client that hangs up (a normal event, not a fault) also closes the file.
+ * A read error is a real fault: it is rethrown for the server to log, and the
+ * client, already sent a status, sees a cut-short answer rather than bad bytes.
+ */
+async function sendBody(body: Readable, res: ServerResponse): Promise<void> {
+  try {
+    await pipeline(body, res)
+  } catch (error) {
+    if (!isClientAbort(error)) throw error
+  }
+}
+
+const clientAbortCodes = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'])
+
+function isClientAbort(error: unknown): boolean {
+  return clientAbortCodes.has((error as NodeJS.ErrnoException | undefined)?.code ?? '')
+}
+
+const missingCodes = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EACCES', 'EPERM', 'EISDIR'])
+
+/**
+ * Awaits a file-system call, turning "there is nothing servable here" errors
+ * into undefined (the request falls through); any other fault is rethrown.
+ */
+async function unlessMissing<T>(operation: Promise<T>): Promise<T | undefined> {
+  try {
+    return await operation
+  } catch (error) {
+    if (missingCodes.has((error as NodeJS.ErrnoException).code ?? '')) return undefined
+    throw error
+  }
+}
