@@ -1,0 +1,29 @@
+/**
+ * The ceiling: a bare `node:http` server that reads each request's body and
+ * answers it with a fixed body held in memory. No Node server on this machine
+ * answers faster, so restdir's figures are reported as a fraction of it.
+ * Run as a child process: the parent sends `{ body, contentType }` to set the
+ * answer, and gets `{ port }` once listening and `{ ok: true }` after each change.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+let body = Buffer.from('{}')
+let contentType = 'application/json; charset=utf-8'
+
+const server = http.createServer((req, res) => {
+  req.on('data', () => {})
+  req.on('end', () => {
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length })
+    res.end(body)
+  })
+})
+
+process.on('message', (message: { body: string; encoding?: BufferEncoding; contentType?: string }) => {
+  body = Buffer.from(message.body, message.encoding ?? 'utf8')
+  contentType = message.contentType ?? 'application/json; charset=utf-8'
+  process.send!({ ok: true })
+})
+process.on('disconnect', () => process.exit(0))
+
+server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }))

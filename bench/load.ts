@@ -1,0 +1,280 @@
+import { connect, type Socket } from 'node:net'
+
+/**
+ * A small HTTP/1.1 load generator: a fixed number of keep-alive connections,
+ * each with one request in flight at a time (no pipelining), for a set time.
+ * It writes prepared request bytes to plain sockets and parses only what it
+ * needs of each answer (status and length), so on a two-core machine it
+ * leaves the server as much CPU as it can.
+ */
+
+export interface LoadOptions {
+  port: number
+  host?: string
+  connections: number
+  /** Seconds to measure, after `warmup` seconds whose answers are not counted. */
+  duration: number
+  warmup?: number
+  /** The next request to send on a connection, as raw HTTP/1.1 bytes (see `buildRequest`). */
+  nextRequest: (connection: number) => Buffer
+}
+
+export interface LoadResult {
+  requests: number
+  /** Answers per second over the measured time. */
+  rps: number
+  /** Latency percentiles in milliseconds. */
+  p50: number
+  p99: number
+  /** Answers with a status other than 2xx or 304, and connection failures. */
+  errors: number
+  statuses: Record<number, number>
+  bytes: number
+}
+
+/** Raw bytes of one request with keep-alive; a body is sent as JSON. */
+export function buildRequest(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Buffer {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+  let head = `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n`
+  for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`
+  if (payload) head += `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n`
+  head += '\r\n'
+  return payload ? Buffer.concat([Buffer.from(head), payload]) : Buffer.from(head)
+}
+
+const HEADER_END = Buffer.from('\r\n\r\n')
+
+/** Runs the load and resolves with its figures. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const latencies: number[] = []
+  const statuses: Record<number, number> = {}
+  let errors = 0
+  let bytes = 0
+  let measuring = false
+  const connections = drive(options.port, options.host, options.connections, options.nextRequest, (answer, latency) => {
+    if (!measuring) return
+    latencies.push(latency)
+    statuses[answer.status] = (statuses[answer.status] ?? 0) + 1
+    if (!isSuccess(answer.status)) errors++
+    bytes += answer.bodyBytes
+  })
+  await connections.opened
+  await sleep((options.warmup ?? 0) * 1000)
+  measuring = true
+  const measuredFrom = performance.now()
+  await sleep(options.duration * 1000)
+  const elapsed = (performance.now() - measuredFrom) / 1000
+  connections.stop()
+  const sorted = Float64Array.from(latencies).sort()
+  return {
+    requests: latencies.length,
+    rps: latencies.length / elapsed,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    errors: errors + connections.failures(),
+    statuses,
+    bytes,
+  }
+}
+
+/**
+ * Sends every request of a list over `connections` connections and resolves
+ * once all are answered, with the count of answers that were not a success.
+ * For filling a store before a workload.
+ */
+export async function sendAll(port: number, connections: number, requests: Buffer[]): Promise<{ errors: number }> {
+  let next = 0
+  let answered = 0
+  let errors = 0
+  let finish!: () => void
+  const finished = new Promise<void>((resolve) => (finish = resolve))
+  if (requests.length === 0) return { errors }
+  const driver = drive(port, undefined, Math.min(connections, requests.length), () => requests[next++], (answer) => {
+    if (!isSuccess(answer.status)) errors++
+    if (++answered === requests.length) finish()
+  })
+  await finished
+  driver.stop()
+  return { errors: errors + driver.failures() }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function isSuccess(status: number): boolean {
+  return (status >= 200 && status < 300) || status === 304
+}
+
+interface Driver {
+  /** Resolves once every connection is open. */
+  opened: Promise<void>
+  stop(): void
+  /** Connection errors seen so far. */
+  failures(): number
+}
+
+/**
+ * Keeps `count` connections busy: each sends `next()`, waits for the whole
+ * answer, reports it, and sends the next, until `next()` gives undefined or
+ * `stop()` is called. A connection the server closes is opened again.
+ */
+function drive(
+  port: number,
+  host: string | undefined,
+  count: number,
+  next: (connection: number) => Buffer | undefined,
+  onAnswer: (answer: AnswerParser, latencyMs: number) => void,
+): Driver {
+  const sockets = new Set<Socket>()
+  let stopped = false
+  let failures = 0
+  let opened = 0
+  let allOpened!: () => void
+  let openFailed!: (error: Error) => void
+  const openedPromise = new Promise<void>((resolve, reject) => {
+    allOpened = resolve
+    openFailed = reject
+  })
+
+  const startConnection = (index: number) => {
+    const socket = connect({ port, host: host ?? '127.0.0.1', noDelay: true })
+    sockets.add(socket)
+    let sentAt = 0
+    let isHead = false
+    let connected = false
+    const answer = new AnswerParser()
+    const send = () => {
+      if (stopped) return
+      const request = next(index)
+      if (request === undefined) return
+      isHead = request[0] === 0x48 && request[1] === 0x45 // "HE"AD
+      sentAt = performance.now()
+      socket.write(request)
+    }
+    socket.on('connect', () => {
+      connected = true
+      if (++opened === count) allOpened()
+      send()
+    })
+    socket.on('data', (chunk: Buffer) => {
+      let offset = 0
+      while (offset < chunk.length) {
+        offset += answer.feed(chunk, offset, isHead)
+        if (!answer.done) continue
+        onAnswer(answer, performance.now() - sentAt)
+        answer.reset()
+        send()
+      }
+    })
+    socket.on('error', (error) => {
+      if (stopped) return
+      failures++
+      if (!connected) openFailed(error)
+    })
+    socket.on('close', () => {
+      sockets.delete(socket)
+      // A server may close a connection (e.g. after a 413); keep the load steady with a new one.
+      if (!stopped && connected) startConnection(index)
+    })
+  }
+  for (let index = 0; index < count; index++) startConnection(index)
+  return {
+    opened: openedPromise,
+    stop() {
+      stopped = true
+      for (const socket of sockets) socket.destroy()
+    },
+    failures: () => failures,
+  }
+}
+
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]
+}
+
+/**
+ * Reads one answer at a time from a byte stream: the head up to the blank
+ * line, then a body of Content-Length bytes, or chunks up to the last one.
+ */
+class AnswerParser {
+  status = 0
+  bodyBytes = 0
+  done = false
+  private head: Buffer[] = []
+  private headLength = 0
+  private remaining = -1
+  private chunked = false
+  private chunkTail = Buffer.alloc(0)
+
+  reset(): void {
+    this.status = 0
+    this.bodyBytes = 0
+    this.done = false
+    this.head = []
+    this.headLength = 0
+    this.remaining = -1
+    this.chunked = false
+    this.chunkTail = Buffer.alloc(0)
+  }
+
+  /** Consumes bytes from `chunk` at `offset`; returns how many it used (it stops at the end of an answer). */
+  feed(chunk: Buffer, offset: number, isHead: boolean): number {
+    if (this.remaining === -1 && !this.chunked) {
+      // Still in the head: look for the blank line, also across chunk boundaries.
+      const previous = this.headLength
+      const joined = previous === 0 ? chunk.subarray(offset) : Buffer.concat([...this.head, chunk.subarray(offset)])
+      const end = joined.indexOf(HEADER_END, Math.max(0, previous - 3))
+      if (end === -1) {
+        this.head = [Buffer.from(joined)]
+        this.headLength = joined.length
+        return chunk.length - offset
+      }
+      const bodyLength = this.parseHead(joined.toString('latin1', 0, end), isHead)
+      this.head = []
+      this.headLength = 0
+      if (bodyLength === 0) this.done = true
+      return end + 4 - previous
+    }
+    if (this.chunked) return this.feedChunked(chunk, offset)
+    const take = Math.min(this.remaining, chunk.length - offset)
+    this.remaining -= take
+    this.bodyBytes += take
+    if (this.remaining === 0) this.done = true
+    return take
+  }
+
+  /** Reads the status and how the body is framed; returns the body's length (-1 when chunked). */
+  private parseHead(head: string, isHead: boolean): number {
+    this.status = Number(head.slice(9, 12))
+    const lengthMatch = /\r\ncontent-length:\s*(\d+)/i.exec(head)
+    const noBody = isHead || this.status === 304 || this.status === 204 || (this.status >= 100 && this.status < 200)
+    if (noBody) this.remaining = 0
+    else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) this.chunked = true
+    else if (lengthMatch) this.remaining = Number(lengthMatch[1])
+    else throw new Error(`An answer without a length cannot be measured on a kept-alive connection:\n${head}`)
+    return this.chunked ? -1 : this.remaining
+  }
+
+  /** Chunked bodies are rare here (every answer of both servers has a length); this just finds the last chunk. */
+  private feedChunked(chunk: Buffer, offset: number): number {
+    const data = Buffer.concat([this.chunkTail, chunk.subarray(offset)])
+    let position = 0
+    for (;;) {
+      const lineEnd = data.indexOf('\r\n', position)
+      if (lineEnd === -1) break
+      const size = parseInt(data.toString('latin1', position, lineEnd), 16)
+      const next = lineEnd + 2 + size + 2
+      if (next > data.length) break
+      this.bodyBytes += size
+      position = next
+      if (size === 0) {
+        this.done = true
+        const used = position - this.chunkTail.length
+        this.chunkTail = Buffer.alloc(0)
+        return used
+      }
+    }
+    this.chunkTail = data.subarray(position)
+    return chunk.length - offset
+  }
+}

@@ -1,0 +1,119 @@
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { request } from 'node:http'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/** How restdir is started: the built binary when there is one, else the TypeScript source through tsx. */
+export interface Launcher {
+  label: string
+  command: string
+  args: string[]
+}
+
+export function restdirLauncher(prefer: 'built' | 'source' | 'auto' = 'auto'): Launcher {
+  const built = `${root}dist/bin/restdir.js`
+  if (prefer === 'built' || (prefer === 'auto' && existsSync(built))) {
+    if (!existsSync(built)) throw new Error('There is no built binary (dist/bin/restdir.js); run npm run build first.')
+    return { label: 'built binary (node dist/bin/restdir.js)', command: process.execPath, args: [built] }
+  }
+  return { label: 'source (node --import tsx bin/restdir.ts)', command: process.execPath, args: ['--import', 'tsx', `${root}bin/restdir.ts`] }
+}
+
+export interface RunningServer {
+  port: number
+  pid: number
+  /** Milliseconds from spawning the process to the answer of its first request. */
+  startupMs: number
+  /** Resident set size now, in bytes. */
+  rss(): number
+  stop(): Promise<void>
+}
+
+/** Starts restdir on a free port with the given flags and sends it one request, timing the whole. */
+export async function startRestdir(launcher: Launcher, flags: string[]): Promise<RunningServer> {
+  const startedAt = performance.now()
+  const child = spawn(launcher.command, [...launcher.args, '--port', '0', '--quiet', ...flags], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let errorOutput = ''
+  child.stderr!.on('data', (chunk) => (errorOutput += chunk))
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = ''
+    child.stdout!.on('data', (chunk) => {
+      output += chunk
+      const match = /listening on http:\/\/\S+:(\d+)\//.exec(output)
+      if (match) resolve(Number(match[1]))
+    })
+    child.on('exit', (code) => reject(new Error(`restdir exited (${code}) before listening:\n${errorOutput}${output}`)))
+  })
+  await requestOnce(port, 'GET', '/')
+  const startupMs = performance.now() - startedAt
+  return { port, pid: child.pid!, startupMs, rss: () => rssOf(child.pid!), stop: () => stopChild(child) }
+}
+
+export interface CeilingServer {
+  port: number
+  /** Sets the body every request is answered with. */
+  answerWith(body: Buffer, contentType?: string): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startCeiling(): Promise<CeilingServer> {
+  const child = fork(`${root}bench/ceiling-server.ts`, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port))
+    child.once('exit', (code) => reject(new Error(`The ceiling server exited (${code}).`)))
+  })
+  return {
+    port,
+    answerWith(body, contentType) {
+      return new Promise((resolve) => {
+        child.once('message', () => resolve())
+        child.send({ body: body.toString('base64'), encoding: 'base64', contentType })
+      })
+    },
+    stop: () => stopChild(child),
+  }
+}
+
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: Buffer
+}
+
+/** One plain request (no keep-alive), for the first answer, filling the store and checks. A body goes as JSON. */
+export function requestOnce(port: number, method: string, path: string, body?: unknown): Promise<Answer> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+  const headers = payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), headers: res.headers }))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+/** Resident set size of a process in bytes (Linux /proc; elsewhere `ps`). */
+export function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]) * 1024
+  } catch {
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) * 1024
+  }
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
+}

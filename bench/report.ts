@@ -1,0 +1,132 @@
+import { cpus, loadavg, release, totalmem } from 'node:os'
+import type { LoadResult } from './load.ts'
+import type { Memory } from './seed.ts'
+import type { WriteCeilingResult } from './write-ceiling.ts'
+
+export interface Measurement {
+  workload: string
+  description: string
+  connections: number
+  ceiling: LoadResult
+  writeCeiling?: WriteCeilingResult
+  restdir: LoadResult
+}
+
+export interface Report {
+  machine: string
+  launcher: string
+  documents: number
+  duration: number
+  quick: boolean
+  loadAverage: { before: number[]; after: number[] }
+  startup: { emptyStoreMs: number; filledStoreMs: number[] }
+  memory: Memory & { idleAfterRestart: number; afterWorkloads: number }
+  measurements: Measurement[]
+}
+
+/** The targets restdir holds itself to, checked against each run. */
+const MB = 1024 * 1024
+const targets = {
+  readRatio: 0.7,
+  writeRatio: 0.6,
+  syncToPlain: 0.5,
+  pageP99Ms: 20,
+  rssBytes: 150 * MB,
+  /** RSS may grow this much while the store grows tenfold (a bounded cache, no per-document memory). */
+  rssGrowthBytes: 25 * MB,
+  startupMs: 300,
+}
+
+export function machineLine(): string {
+  const cpu = cpus()
+  return `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 1024 ** 3)} GiB RAM, ${process.platform} ${release()}, Node ${process.versions.node}`
+}
+
+export function loadAverage(): number[] {
+  return loadavg().map((value) => Math.round(value * 100) / 100)
+}
+
+/** Prints the report as Markdown, ready to paste into bench/RESULTS.md. */
+export function printReport(report: Report): void {
+  const lines: string[] = []
+  lines.push(`### ${report.quick ? 'Quick run (proves the script works; not a measurement)' : 'Run'}`)
+  lines.push('')
+  lines.push(`- machine: ${report.machine}`)
+  lines.push(`- restdir: ${report.launcher}`)
+  lines.push(`- store: ${report.documents} documents in one collection; ${report.duration} s a measurement`)
+  lines.push(`- load average before / after: ${report.loadAverage.before.join(' ')} / ${report.loadAverage.after.join(' ')}`)
+  lines.push('')
+  lines.push('| workload | conns | ceiling req/s | restdir req/s | ratio | p50 ms | p99 ms | write loop/s | ratio to loop | target |')
+  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|---|')
+  const plainPut = median(report.measurements.filter((m) => m.workload === 'put').map((m) => m.restdir.rps))
+  for (const m of report.measurements) {
+    const ratio = m.restdir.rps / m.ceiling.rps
+    const loopRatio = m.writeCeiling ? m.restdir.rps / m.writeCeiling.rps : undefined
+    const failed = m.restdir.errors > 0 ? ` (${m.restdir.errors} failed)` : ''
+    lines.push(
+      `| ${m.workload}${failed} | ${m.connections} | ${whole(m.ceiling.rps)} | ${whole(m.restdir.rps)} | ${ratio.toFixed(2)} | ` +
+        `${m.restdir.p50.toFixed(2)} | ${m.restdir.p99.toFixed(2)} | ${m.writeCeiling ? whole(m.writeCeiling.rps) : ''} | ` +
+        `${loopRatio === undefined ? '' : loopRatio.toFixed(2)} | ${verdict(m, ratio, loopRatio, plainPut)} |`,
+    )
+  }
+  lines.push('')
+  lines.push('| workload | description |')
+  lines.push('|---|---|')
+  for (const m of unique(report.measurements)) lines.push(`| ${m.workload} | ${m.description} |`)
+  lines.push('')
+  const { memory, startup } = report
+  const growth = Math.max(memory.afterAll, memory.afterReadingAll) - memory.afterTenth
+  const tenth = Math.ceil(report.documents / 10)
+  lines.push(`- RSS after writing ${tenth} documents: ${megabytes(memory.afterTenth)}; after ${report.documents}: ${megabytes(memory.afterAll)}; ` +
+    `after reading all ${report.documents} once: ${megabytes(memory.afterReadingAll)} ` +
+    `(${check(memory.afterReadingAll < targets.rssBytes, `< ${megabytes(targets.rssBytes)}`)}; grew ${megabytes(growth)} while the store grew tenfold, ` +
+    `${check(growth < targets.rssGrowthBytes, `< ${megabytes(targets.rssGrowthBytes)}`)})`)
+  lines.push(`- RSS idle after a restart on the filled store: ${megabytes(memory.idleAfterRestart)}; after the workloads: ${megabytes(memory.afterWorkloads)}`)
+  const startupMedian = median(startup.filledStoreMs)
+  lines.push(`- start-up to first answer: ${startup.emptyStoreMs.toFixed(0)} ms on an empty store; ` +
+    `${startup.filledStoreMs.map((ms) => ms.toFixed(0)).join(', ')} ms on the filled store ` +
+    `(${check(startupMedian < targets.startupMs, `< ${targets.startupMs} ms`)})`)
+  process.stdout.write(lines.join('\n') + '\n')
+}
+
+/** Whether one measurement meets its target, and by how much it misses. */
+function verdict(m: Measurement, ratio: number, loopRatio: number | undefined, plainPut: number): string {
+  switch (m.workload) {
+    case 'get-user':
+    case 'get-document':
+      return check(ratio >= targets.readRatio, `≥ ${targets.readRatio} of ceiling`)
+    case 'post':
+    case 'put':
+      return check(loopRatio! >= targets.writeRatio, `≥ ${targets.writeRatio} of write loop`)
+    case 'put-sync':
+      if (Number.isNaN(plainPut)) return 'compare with put (not run)'
+      return check(m.restdir.rps >= targets.syncToPlain * plainPut, `≥ ${targets.syncToPlain} of put (${(m.restdir.rps / plainPut).toFixed(2)})`)
+    case 'list-page':
+      return check(m.restdir.p99 < targets.pageP99Ms, `p99 < ${targets.pageP99Ms} ms`)
+    default:
+      return ''
+  }
+}
+
+function check(met: boolean, target: string): string {
+  return `${met ? 'met' : 'MISSED'}: ${target}`
+}
+
+function unique(measurements: Measurement[]): Measurement[] {
+  const seen = new Set<string>()
+  return measurements.filter((m) => !seen.has(m.workload) && seen.add(m.workload))
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+function whole(value: number): string {
+  return Math.round(value).toLocaleString('en-US')
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / MB).toFixed(0)} MB`
+}

@@ -1,0 +1,157 @@
+/**
+ * `npm run bench`: in one run, measures a bare `node:http` server (the
+ * ceiling) and restdir on the same workloads, one after the other, and
+ * prints restdir's figures as a fraction of the ceiling's. Writes are also
+ * compared with a bare loop of the file store's atomic write sequence.
+ *
+ *   npm run bench                      full run (100 000 documents, 8 s a measurement)
+ *   npm run bench -- --quick           a few seconds a workload, a small store (proves the script works)
+ *   npm run bench -- --only get,list   only the workloads whose name contains one of these
+ *   npm run bench -- --repeat 3        measure each workload three times
+ *   npm run bench -- --json out.json   also write every figure as JSON
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { runLoad, type LoadResult } from './load.ts'
+import { restdirLauncher, startCeiling, startRestdir, type RunningServer } from './processes.ts'
+import { fillStore, writeStaticFiles } from './seed.ts'
+import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
+import { defineWorkloads, type Workload } from './workloads.ts'
+import { loadAverage, machineLine, printReport, type Measurement, type Report } from './report.ts'
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    repeat: { type: 'string', default: '1' },
+    docs: { type: 'string' },
+    duration: { type: 'string' },
+    json: { type: 'string' },
+    launcher: { type: 'string', default: 'auto' },
+  },
+})
+
+const quick = args.quick!
+const documentCount = Number(args.docs ?? (quick ? 2000 : 100_000))
+const duration = Number(args.duration ?? (quick ? 1 : 8))
+const warmup = quick ? 0.3 : 1
+const repeat = Math.max(1, Number(args.repeat))
+const only = args.only?.split(',').filter(Boolean)
+const launcher = restdirLauncher(args.launcher as 'built' | 'source' | 'auto')
+const log = (line: string) => process.stderr.write(`  ${line}\n`)
+
+const work = await mkdtemp(join(tmpdir(), 'restdir-bench-'))
+const store = join(work, 'store')
+const www = join(work, 'www')
+await mkdir(www)
+const running: Array<{ stop(): Promise<void> }> = []
+process.on('SIGINT', async () => {
+  await Promise.all(running.map((server) => server.stop()))
+  await rm(work, { recursive: true, force: true })
+  process.exit(130)
+})
+
+try {
+  const report = await benchmark()
+  printReport(report)
+  if (args.json) await writeFile(args.json, JSON.stringify(report, null, 2))
+} finally {
+  await Promise.all(running.map((server) => server.stop()))
+  await rm(work, { recursive: true, force: true })
+}
+
+async function benchmark(): Promise<Report> {
+  const startedLoad = loadAverage()
+  log(`machine: ${machineLine()}`)
+  log(`restdir: ${launcher.label}`)
+  const files = await writeStaticFiles(www)
+  const ceiling = await startCeiling()
+  running.push(ceiling)
+
+  const restdirFlags = ['--store', store, '--www', www]
+  let server = await start(restdirFlags)
+  const startupEmpty = server.startupMs
+  log(`filling the store with ${documentCount} documents through the API`)
+  const { fixture, memory } = await fillStore(server, documentCount, log)
+  await stop(server)
+
+  // Start-up on the filled store, three times: it must not depend on the store's size.
+  const startups: number[] = []
+  for (let run = 0; run < 3; run++) {
+    server = await start(restdirFlags)
+    startups.push(server.startupMs)
+    if (run < 2) await stop(server)
+  }
+  const idleRss = server.rss()
+
+  const workloads = defineWorkloads({ ...fixture, ...files }).filter(
+    (workload) => !only || only.some((part) => workload.name.includes(part)),
+  )
+  const measurements: Measurement[] = []
+  for (const mode of ['plain', 'sync'] as const) {
+    const group = workloads.filter((workload) => workload.server === mode)
+    if (group.length === 0) continue
+    if (mode === 'sync') {
+      await stop(server)
+      server = await start([...restdirFlags, '--sync'])
+    }
+    for (let run = 0; run < repeat; run++) {
+      for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.answerWith))
+    }
+  }
+  const rssAfterWorkloads = server.rss()
+  await stop(server)
+
+  return {
+    machine: machineLine(),
+    launcher: launcher.label,
+    documents: documentCount,
+    duration,
+    quick,
+    loadAverage: { before: startedLoad, after: loadAverage() },
+    startup: { emptyStoreMs: startupEmpty, filledStoreMs: startups },
+    memory: { ...memory, idleAfterRestart: idleRss, afterWorkloads: rssAfterWorkloads },
+    measurements,
+  }
+}
+
+async function measure(
+  workload: Workload,
+  server: RunningServer,
+  ceilingPort: number,
+  answerWith: (body: Buffer, type?: string) => Promise<void>,
+): Promise<Measurement> {
+  log(`${workload.name}: ceiling`)
+  await answerWith(workload.ceilingBody, workload.ceilingType)
+  const options = { connections: workload.connections, duration, warmup, nextRequest: workload.nextRequest }
+  const ceiling = await runLoad({ ...options, port: ceilingPort })
+  let writeCeiling: WriteCeilingResult | undefined
+  if (workload.writeCeiling) {
+    log(`${workload.name}: write ceiling (${workload.writeCeiling})`)
+    writeCeiling = await measureWriteCeiling({
+      dir: join(work, 'scratch'),
+      mode: workload.writeCeiling === 'create' ? 'create' : 'replace',
+      sync: workload.writeCeiling === 'replace-sync',
+      inFlight: workload.connections,
+      duration,
+      text: workload.ceilingBody.toString(),
+    })
+  }
+  log(`${workload.name}: restdir`)
+  const restdir: LoadResult = await runLoad({ ...options, port: server.port })
+  if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
+  return { workload: workload.name, description: workload.description, connections: workload.connections, ceiling, writeCeiling, restdir }
+}
+
+async function start(flags: string[]): Promise<RunningServer> {
+  const server = await startRestdir(launcher, flags)
+  running.push(server)
+  return server
+}
+
+async function stop(server: RunningServer): Promise<void> {
+  await server.stop()
+  running.splice(running.indexOf(server), 1)
+}

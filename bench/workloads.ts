@@ -1,0 +1,166 @@
+import { buildRequest } from './load.ts'
+
+/**
+ * What the benchmark asks of restdir, each as a stream of requests plus the
+ * body a bare server would answer with (the ceiling's answer).
+ */
+export interface Workload {
+  name: string
+  /** One line for the report. */
+  description: string
+  connections: number
+  /** The restdir started plain, or with `--sync`. */
+  server: 'plain' | 'sync'
+  nextRequest: (connection: number) => Buffer
+  /** What the ceiling server answers every request with: the same body restdir gives. */
+  ceilingBody: Buffer
+  ceilingType?: string
+  /** The file-system ceiling this write workload is compared with, besides the HTTP one. */
+  writeCeiling?: 'create' | 'replace' | 'replace-sync'
+}
+
+/** The store the workloads run on, as the bench filled it. */
+export interface Fixture {
+  /** The big collection: `/items/<id>` for every id, ids in ascending order. */
+  itemIds: string[]
+  userId: string
+  /** Exact bodies restdir answered once, so the ceiling answers byte for byte the same. */
+  userBody: Buffer
+  documentBody: Buffer
+  pageBody: Buffer
+  smallFile: Buffer
+  largeFile: Buffer
+}
+
+export const COLLECTION = 'items'
+export const DOCUMENT_PATH = '/notes/welcome'
+export const SMALL_FILE = 'small.txt'
+export const LARGE_FILE = 'large.bin'
+/** Writes go round this many existing documents: enough that concurrent writes rarely queue on one node. */
+const HOT_SET = 1000
+
+/** The n-th document of the big collection: about 200 bytes, like a typical fake-back-end record. */
+export function itemDoc(n: number): Record<string, unknown> {
+  return {
+    title: `Item number ${n}`,
+    price: (n * 37) % 1000,
+    inStock: n % 3 !== 0,
+    tags: ['bench', `group-${n % 10}`],
+    createdAt: new Date(Date.UTC(2024, 0, 1) + n * 60_000).toISOString(),
+    description: 'A plain record of the kind a front-end developer fakes a back end with.',
+  }
+}
+
+export function itemId(n: number): string {
+  return 'i' + String(n).padStart(6, '0')
+}
+
+export function defineWorkloads(fixture: Fixture): Workload[] {
+  const hot = fixture.itemIds.slice(0, HOT_SET)
+  const counter = { value: 0 }
+  const nextOf = (requests: Buffer[]) => () => requests[counter.value++ % requests.length]
+  const gets = hot.map((id) => buildRequest('GET', `/${COLLECTION}/${id}`))
+  const puts = hot.map((id, n) => buildRequest('PUT', `/${COLLECTION}/${id}`, { ...itemDoc(n), revision: 1 }))
+  const patches = hot.map((id, n) => buildRequest('PATCH', `/${COLLECTION}/${id}`, { price: n, revision: 2 }))
+  const post = buildRequest('POST', '/posts', itemDoc(0))
+  const putAnswer = Buffer.from(JSON.stringify({ id: hot[0], ...itemDoc(0), revision: 1 }))
+  const random = (requests: Buffer[]) => requests[Math.floor(Math.random() * requests.length)]
+  const allGets = fixture.itemIds.map((id) => buildRequest('GET', `/${COLLECTION}/${id}`))
+
+  return [
+    {
+      name: 'get-user',
+      description: 'GET one user, /user/:user_id',
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', `/user/${fixture.userId}`)]),
+      ceilingBody: fixture.userBody,
+    },
+    {
+      name: 'get-document',
+      description: `GET one generic document, ${DOCUMENT_PATH}`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', DOCUMENT_PATH)]),
+      ceilingBody: fixture.documentBody,
+    },
+    {
+      name: 'get-random',
+      description: `GET a random document of all ${fixture.itemIds.length} (mostly not in any cache)`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: () => random(allGets),
+      ceilingBody: fixture.documentBody,
+    },
+    {
+      name: 'list-page',
+      description: `GET /${COLLECTION}?_limit=20 of a ${fixture.itemIds.length}-document collection`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', `/${COLLECTION}?_limit=20`)]),
+      ceilingBody: fixture.pageBody,
+    },
+    {
+      name: 'post',
+      description: 'POST a new document to /posts',
+      connections: 100,
+      server: 'plain',
+      nextRequest: () => post,
+      ceilingBody: Buffer.from(JSON.stringify({ id: '0000000000000', ...itemDoc(0) })),
+      writeCeiling: 'create',
+    },
+    {
+      name: 'put',
+      description: `PUT over one of ${hot.length} existing documents`,
+      connections: 100,
+      server: 'plain',
+      nextRequest: nextOf(puts),
+      ceilingBody: putAnswer,
+      writeCeiling: 'replace',
+    },
+    {
+      name: 'put-sync',
+      description: 'the same PUT, server started with --sync',
+      connections: 100,
+      server: 'sync',
+      nextRequest: nextOf(puts),
+      ceilingBody: putAnswer,
+      writeCeiling: 'replace-sync',
+    },
+    {
+      name: 'patch',
+      description: `PATCH one of ${hot.length} existing documents`,
+      connections: 100,
+      server: 'plain',
+      nextRequest: nextOf(patches),
+      ceilingBody: putAnswer,
+      writeCeiling: 'replace',
+    },
+    {
+      name: 'static-1k',
+      description: `GET a 1 KiB static file, /${SMALL_FILE}`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', `/${SMALL_FILE}`)]),
+      ceilingBody: fixture.smallFile,
+      ceilingType: 'text/plain; charset=utf-8',
+    },
+    {
+      name: 'static-1m',
+      description: `GET a 1 MiB static file, /${LARGE_FILE}`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', `/${LARGE_FILE}`)]),
+      ceilingBody: fixture.largeFile,
+      ceilingType: 'application/octet-stream',
+    },
+    {
+      name: 'mixed',
+      description: `90% GET / 10% PUT over ${hot.length} documents, 100 connections`,
+      connections: 100,
+      server: 'plain',
+      nextRequest: () => (Math.random() < 0.1 ? random(puts) : random(gets)),
+      ceilingBody: putAnswer,
+    },
+  ]
+}

@@ -1,0 +1,84 @@
+import { mkdir, open, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * The write ceiling: the file store's atomic write sequence (make the
+ * node's directory, write a temp file beside the document, rename it into
+ * place) in a bare loop with many writes in flight, no HTTP. No write
+ * through the server can beat it on this file system, so POST and PUT are
+ * reported as a fraction of it.
+ */
+export interface WriteCeilingOptions {
+  /** A scratch folder; it is emptied afterwards. */
+  dir: string
+  /** `create`: each write makes a new node (as POST does); `replace`: writes over existing documents (as PUT does). */
+  mode: 'create' | 'replace'
+  /** fsync the temp file and the directory, as `--sync` asks. */
+  sync: boolean
+  inFlight: number
+  /** Seconds. */
+  duration: number
+  /** The document text to write. */
+  text: string
+}
+
+export interface WriteCeilingResult {
+  writes: number
+  /** Writes per second. */
+  rps: number
+  p50: number
+  p99: number
+}
+
+export async function measureWriteCeiling(options: WriteCeilingOptions): Promise<WriteCeilingResult> {
+  const root = join(options.dir, `ceiling-${options.mode}`)
+  await mkdir(root, { recursive: true })
+  const replaceTargets = 1000
+  if (options.mode === 'replace') {
+    for (let index = 0; index < replaceTargets; index++) await atomicWrite(join(root, `n${index}`), `t${index}`, options.text, false)
+  }
+  const latencies: number[] = []
+  let counter = 0
+  let stopped = false
+  const startedAt = performance.now()
+  const loop = async (lane: number) => {
+    while (!stopped) {
+      const number = counter++
+      const directory = options.mode === 'create' ? join(root, `c${number}`) : join(root, `n${number % replaceTargets}`)
+      const begun = performance.now()
+      await atomicWrite(directory, `tmp-${lane}-${number}`, options.text, options.sync)
+      if (!stopped) latencies.push(performance.now() - begun)
+    }
+  }
+  const lanes = Array.from({ length: options.inFlight }, (_, lane) => loop(lane))
+  await new Promise((resolve) => setTimeout(resolve, options.duration * 1000))
+  stopped = true
+  const elapsed = (performance.now() - startedAt) / 1000
+  await Promise.all(lanes)
+  await rm(root, { recursive: true, force: true })
+  const sorted = Float64Array.from(latencies).sort()
+  const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]
+  return { writes: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) }
+}
+
+/** mkdir -p, temp file (fsynced with `sync`), rename, and with `sync` the directory flushed too. */
+async function atomicWrite(directory: string, tempName: string, text: string, sync: boolean): Promise<void> {
+  await mkdir(directory, { recursive: true })
+  const tempPath = join(directory, tempName)
+  const handle = await open(tempPath, 'wx')
+  try {
+    await handle.writeFile(text)
+    if (sync) await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  await rename(tempPath, join(directory, '@.json'))
+  if (sync) {
+    const directoryHandle = await open(directory, 'r')
+    try {
+      await directoryHandle.sync()
+    } finally {
+      await directoryHandle.close()
+    }
+  }
+}
