@@ -1,4 +1,4 @@
-import type { BigIntStats } from 'node:fs'
+import { statSync, type BigIntStats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { open, realpath, stat } from 'node:fs/promises'
@@ -81,6 +81,7 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, seg
  */
 async function findFile(segments: readonly string[], root: string): Promise<string | undefined> {
   if (!segments.every(isSafeSegment)) return undefined
+  if (!mayExist(join(root, ...segments))) return undefined
   const realRoot = await unlessMissing(realpath(root))
   if (realRoot === undefined) return undefined
 
@@ -96,6 +97,21 @@ async function findFile(segments: readonly string[], root: string): Promise<stri
   if (!isVisibleInside(realRoot, realFile)) return undefined
   // Only regular files: opening a FIFO would hang, and devices are never content.
   return stats?.isFile() ? realFile : undefined
+}
+
+/**
+ * A quick first look that rules out what cannot be served: every data URL
+ * outside a prefix passes through here, and most name nothing in the www
+ * folder. Finding nothing with one synchronous stat costs about 2 µs; the
+ * async realpath chain below costs some 50 µs of CPU (measured in bench/).
+ * Whatever exists, or cannot be told, gets the full checks.
+ */
+function mayExist(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined
+  } catch (error) {
+    return !missingCodes.has((error as NodeJS.ErrnoException).code ?? '')
+  }
 }
 
 /**
