@@ -24,12 +24,17 @@ export async function writeTempFile(tempPath: string, text: string, sync: boolea
  * crash sees the old file or the new one, never a torn one. A hard link only
  * succeeds where `target` does not exist yet, which tells a creation from a
  * replacement exactly, even under concurrency; `create` mode stops there.
+ * `overwrite` is for a caller that knows a document is there: one rename.
  */
 export async function placeFile(
   tempPath: string,
   target: string,
-  mode: 'create' | 'replace',
+  mode: 'create' | 'replace' | 'overwrite',
 ): Promise<'created' | 'replaced' | 'exists'> {
+  if (mode === 'overwrite') {
+    await rename(tempPath, target)
+    return 'replaced'
+  }
   try {
     await link(tempPath, target)
     await unlink(tempPath)

@@ -1,0 +1,106 @@
+import type { Stats } from 'node:fs'
+import type { Doc, StoredDoc } from './store.ts'
+
+/**
+ * One version of a document file. A person who edits the file changes its
+ * mtime (and mostly its size); an editor that saves by renaming a new file
+ * over it changes the inode. The ctime is left out: the store's own rename of
+ * a finished temp file changes it without changing the document.
+ */
+export interface FileVersion {
+  ino: number
+  size: number
+  mtimeMs: number
+}
+
+export function versionOf(stats: Stats): FileVersion {
+  return { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs }
+}
+
+function sameVersion(a: FileVersion, b: FileVersion): boolean {
+  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
+}
+
+interface Entry {
+  /** The file's text, as read or written. */
+  text: string
+  etag: string
+  version: FileVersion
+}
+
+export interface CacheLimits {
+  /** Most documents kept. */
+  maxEntries: number
+  /** Most bytes of document files kept. */
+  maxBytes: number
+}
+
+export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 }
+
+/**
+ * The text and ETag of recently used document files, so a read of a hot
+ * document costs one stat and a JSON.parse instead of open, read, close,
+ * JSON.parse and a hash. The file stays the truth: an entry only answers for
+ * the exact file version it was read from, which the caller checks with a
+ * fresh stat on every read. Bounded by entries and bytes; the least recently
+ * used entry goes first.
+ *
+ * Entries hold text, not parsed documents: each read gets its own copy to
+ * change as it likes (the Store contract), and text is the smallest form.
+ */
+export class DocumentCache {
+  readonly #limits: CacheLimits
+  // A Map iterates in insertion order: re-inserting on each hit keeps it in least-recently-used order.
+  readonly #entries = new Map<string, Entry>()
+  #bytes = 0
+
+  constructor(limits: CacheLimits = defaultCacheLimits) {
+    this.#limits = limits
+  }
+
+  /** The cached document of `file` (a fresh copy) when it was read from exactly this version. */
+  get(file: string, version: FileVersion): StoredDoc | undefined {
+    const entry = this.#entries.get(file)
+    if (entry === undefined) return undefined
+    if (!sameVersion(entry.version, version)) {
+      this.delete(file)
+      return undefined
+    }
+    this.#entries.delete(file)
+    this.#entries.set(file, entry)
+    return { doc: JSON.parse(entry.text) as Doc, etag: entry.etag }
+  }
+
+  /** True when `file` was cached: the store saw it exist at its last read or write. */
+  has(file: string): boolean {
+    return this.#entries.has(file)
+  }
+
+  /** Keeps the text of one version of `file` (as read from it or written to it). */
+  set(file: string, text: string, etag: string, version: FileVersion): void {
+    this.delete(file)
+    if (version.size > this.#limits.maxBytes) return
+    this.#entries.set(file, { text, etag, version })
+    this.#bytes += version.size
+    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) {
+      this.delete(this.#entries.keys().next().value!)
+    }
+  }
+
+  delete(file: string): void {
+    const entry = this.#entries.get(file)
+    if (entry === undefined) return
+    this.#entries.delete(file)
+    this.#bytes -= entry.version.size
+  }
+
+  /** Forgets every file inside `directory` (a removed subtree). */
+  deleteInside(directory: string, separator: string): void {
+    const prefix = directory.endsWith(separator) ? directory : directory + separator
+    for (const file of this.#entries.keys()) if (file.startsWith(prefix)) this.delete(file)
+  }
+
+  get size(): number {
+    return this.#entries.size
+  }
+}
