@@ -12,13 +12,16 @@ export interface Launcher {
   args: string[]
 }
 
-export function restdirLauncher(prefer: 'built' | 'source' | 'auto' = 'auto'): Launcher {
-  const built = `${root}dist/bin/restdir.js`
+/** `checkout` is the restdir folder to measure: this one by default, another (e.g. an older commit) to compare. */
+export function restdirLauncher(prefer: 'built' | 'source' | 'auto' = 'auto', checkout = root): Launcher {
+  const base = checkout.endsWith('/') ? checkout : checkout + '/'
+  const where = base === root ? '' : ` in ${base}`
+  const built = `${base}dist/bin/restdir.js`
   if (prefer === 'built' || (prefer === 'auto' && existsSync(built))) {
-    if (!existsSync(built)) throw new Error('There is no built binary (dist/bin/restdir.js); run npm run build first.')
-    return { label: 'built binary (node dist/bin/restdir.js)', command: process.execPath, args: [built] }
+    if (!existsSync(built)) throw new Error(`There is no built binary (${built}); run npm run build first.`)
+    return { label: `built binary (node dist/bin/restdir.js)${where}`, command: process.execPath, args: [built] }
   }
-  return { label: 'source (node --import tsx bin/restdir.ts)', command: process.execPath, args: ['--import', 'tsx', `${root}bin/restdir.ts`] }
+  return { label: `source (node --import tsx bin/restdir.ts)${where}`, command: process.execPath, args: ['--import', 'tsx', `${base}bin/restdir.ts`] }
 }
 
 export interface RunningServer {

@@ -9,11 +9,14 @@
  *   npm run bench -- --only get,list   only the workloads whose name contains one of these
  *   npm run bench -- --repeat 3        measure each workload three times
  *   npm run bench -- --json out.json   also write every figure as JSON
+ *   npm run bench -- --launcher source run bin/restdir.ts through tsx even when dist/ is built
+ *   npm run bench -- --checkout DIR    measure the restdir in another folder (e.g. an older commit)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { execFileSync } from 'node:child_process'
 import { runLoad, type LoadResult } from './load.ts'
 import { restdirLauncher, startCeiling, startRestdir, type RunningServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
@@ -30,6 +33,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     json: { type: 'string' },
     launcher: { type: 'string', default: 'auto' },
+    checkout: { type: 'string' },
   },
 })
 
@@ -39,7 +43,7 @@ const duration = Number(args.duration ?? (quick ? 1 : 8))
 const warmup = quick ? 0.3 : 1
 const repeat = Math.max(1, Number(args.repeat))
 const only = args.only?.split(',').filter(Boolean)
-const launcher = restdirLauncher(args.launcher as 'built' | 'source' | 'auto')
+const launcher = restdirLauncher(args.launcher as 'built' | 'source' | 'auto', args.checkout && resolve(args.checkout))
 const log = (line: string) => process.stderr.write(`  ${line}\n`)
 
 const work = await mkdtemp(join(tmpdir(), 'restdir-bench-'))
@@ -129,6 +133,7 @@ async function measure(
   const ceiling = await runLoad({ ...options, port: ceilingPort })
   let writeCeiling: WriteCeilingResult | undefined
   if (workload.writeCeiling) {
+    await settleDisk()
     log(`${workload.name}: write ceiling (${workload.writeCeiling})`)
     writeCeiling = await measureWriteCeiling({
       dir: join(work, 'scratch'),
@@ -139,10 +144,20 @@ async function measure(
       text: workload.ceilingBody.toString(),
     })
   }
+  if (workload.writeCeiling) await settleDisk()
   log(`${workload.name}: restdir`)
   const restdir: LoadResult = await runLoad({ ...options, port: server.port })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
   return { workload: workload.name, description: workload.description, connections: workload.connections, ceiling, writeCeiling, restdir }
+}
+
+/**
+ * Writes out what earlier phases left dirty before a write workload starts,
+ * so that one phase's writeback does not land in the next one's figures.
+ */
+async function settleDisk(): Promise<void> {
+  if (process.platform !== 'win32') execFileSync('sync')
+  await new Promise((resolve) => setTimeout(resolve, 300))
 }
 
 async function start(flags: string[]): Promise<RunningServer> {
