@@ -45,8 +45,32 @@ export class Documents {
 
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
   async list(path: NodePath): Promise<Doc[] | undefined> {
-    const names = await this.store.children(path)
+    const names = await this.#documentNames(path)
+    return names && this.#readAll(path, names)
+  }
+
+  /**
+   * Documents [start, end) of a node's children in ascending id order, and how
+   * many children hold a document, or undefined when the node does not exist.
+   * With a store that can name the children holding a document, this reads
+   * only the window's documents, however big the collection.
+   */
+  async window(path: NodePath, start: number, end: number | undefined): Promise<{ docs: Doc[]; total: number } | undefined> {
+    if (!this.store.documentChildren) {
+      const all = await this.list(path)
+      return all && { docs: all.slice(start, end), total: all.length }
+    }
+    const names = await this.store.documentChildren(path)
     if (!names) return undefined
+    // A document removed meanwhile is left out of the window.
+    return { docs: await this.#readAll(path, names.slice(start, end)), total: names.length }
+  }
+
+  #documentNames(path: NodePath): Promise<string[] | undefined> {
+    return this.store.documentChildren ? this.store.documentChildren(path) : this.store.children(path)
+  }
+
+  async #readAll(path: NodePath, names: readonly string[]): Promise<Doc[]> {
     const docs: Doc[] = []
     // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
     for (let start = 0; start < names.length; start += 64) {

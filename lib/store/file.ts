@@ -5,10 +5,11 @@ import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
 import { DocumentCache, defaultCacheLimits, versionOf, type CacheLimits } from './cache.ts'
 import { DirectoryFlusher } from './flush.ts'
+import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
 import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
 import { takeLock, releaseLock, type StoreLock } from './lock.ts'
-import { childSegment, childSegments, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
+import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, NodePath, Store, StoredDoc, WriteResult } from './store.ts'
@@ -35,6 +36,7 @@ export class FileStore implements Store {
   readonly #lock: StoreLock
   readonly #cache: DocumentCache
   readonly #flusher = new DirectoryFlusher()
+  readonly #indexes = new ChildIndexes()
   #tempCount = 0
   #closed: Promise<void> | undefined
 
@@ -87,19 +89,27 @@ export class FileStore implements Store {
     return stored
   }
 
+  /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
-    const directory = this.#directoryOf(path)
-    let entries
+    const list = await this.#childList(path)
+    return list && [...list.names]
+  }
+
+  async documentChildren(path: NodePath): Promise<string[] | undefined> {
+    const list = await this.#childList(path)
+    if (!list) return undefined
+    return list.withoutDocument.size === 0 ? [...list.names] : list.names.filter((name) => !list.withoutDocument.has(name))
+  }
+
+  /** The node's child list, or undefined when the node does not exist (no document, no children). */
+  async #childList(path: NodePath) {
     try {
-      entries = await readdir(directory, { withFileTypes: true })
+      const list = await this.#indexes.list(this.#directoryOf(path))
+      if (!list || (list.names.length === 0 && !list.hasDocument)) return undefined
+      return list
     } catch (error) {
-      if (isMissing(error)) return undefined
       throw toStoreError(error)
     }
-    const segments = await childSegments(directory, entries)
-    if (segments.length === 0 && !entries.some((entry) => entry.name === DOC_FILE)) return undefined
-    // The default sort compares UTF-16 code units, the order the interface promises.
-    return segments.sort()
   }
 
   async exists(path: NodePath): Promise<boolean> {
@@ -130,14 +140,20 @@ export class FileStore implements Store {
   async remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
     if (path.length === 0) return this.#removeRoot()
     this.#cache.deleteInside(this.#directoryOf(path), sep)
-    return removeSubtree({
-      root: this.dir,
-      directory: this.#directoryOf(path),
-      trash: join(this.dir, `@trash-${this.#runId}-${++this.#tempCount}`),
-      path,
-      sync: this.#sync,
-      tempPathIn: (parent) => this.#tempPath(parent),
-    })
+    const directories = this.#directoriesTo(path)
+    const removal = () =>
+      removeSubtree({
+        root: this.dir,
+        directory: directories[path.length],
+        trash: join(this.dir, `@trash-${this.#runId}-${++this.#tempCount}`),
+        path,
+        sync: this.#sync,
+        tempPathIn: (parent) => this.#tempPath(parent),
+      })
+    // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
+    const gone = (): ChildChange[] =>
+      path.flatMap((name, depth) => (exists(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
+    return this.#indexes.change(directories.slice(0, -1), removal, gone)
   }
 
   /** Waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
@@ -146,9 +162,19 @@ export class FileStore implements Store {
     return this.#closed
   }
 
-  async #place(path: NodePath, doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
-    const text = serializeDoc(doc)
+  #place(path: NodePath, doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     const directories = this.#directoriesTo(path)
+    // Each folder on the way now has the next as a child; the node's holds its document.
+    const made: ChildChange[] = path.map((name, depth) => ({
+      directory: directories[depth],
+      name,
+      kind: depth === path.length - 1 ? 'document' : 'node',
+    }))
+    return this.#indexes.change(directories, () => this.#placeFile(path, directories, doc, mode), () => made)
+  }
+
+  async #placeFile(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
+    const text = serializeDoc(doc)
     const file = join(directories[path.length], DOC_FILE)
     // The data layer reads a node before it replaces it, so the cache knows whether the
     // document is there: then the node's directory exists and a rename tells the outcome.
@@ -237,5 +263,13 @@ function statDocument(file: string): Stats | undefined {
   } catch (error) {
     if (isMissing(error)) return undefined
     throw toStoreError(error)
+  }
+}
+
+function exists(directory: string): boolean {
+  try {
+    return statSync(directory, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    return false
   }
 }

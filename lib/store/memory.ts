@@ -29,6 +29,12 @@ export class MemoryStore implements Store {
     return [...node.children.keys()].sort()
   }
 
+  async documentChildren(path: NodePath): Promise<string[] | undefined> {
+    const node = this.#find(path)
+    if (!node || !holdsSomething(node)) return undefined
+    return [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort()
+  }
+
   async exists(path: NodePath): Promise<boolean> {
     const node = this.#find(path)
     return node !== undefined && holdsSomething(node)

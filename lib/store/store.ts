@@ -36,6 +36,13 @@ export interface Store {
    * has a document or children of its own.
    */
   children(path: NodePath): Promise<string[] | undefined>
+  /**
+   * Optional, for listing big collections: the names of the node's children
+   * that hold a document, ascending (what `children` gives, less the children
+   * that only have children), without reading the documents; undefined when
+   * the node does not exist. Without it, a listing reads every child.
+   */
+  documentChildren?(path: NodePath): Promise<string[] | undefined>
   /** True when the node has a document or children. */
   exists(path: NodePath): Promise<boolean>
   /** Creates or replaces the node's document, creating ancestors as needed. Atomic. */

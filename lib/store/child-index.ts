@@ -1,0 +1,211 @@
+import { statSync, type Stats } from 'node:fs'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { encodeSegment } from './encode.ts'
+import { isMissing } from './fs-errors.ts'
+import { childSegments, DOC_FILE } from './names.ts'
+
+/** What a listing needs to know of a directory's children without reading them. */
+export interface ChildList {
+  /** Segments of the child nodes, ascending (UTF-16 code units). */
+  names: readonly string[]
+  /** The children without a document of their own (nodes that only have children). */
+  withoutDocument: ReadonlySet<string>
+  /** Whether the directory's node holds a document itself. */
+  hasDocument: boolean
+}
+
+interface DirectoryIndex {
+  /** The directory's identity and mtime when `names` were last known to be complete. */
+  ino: number
+  mtimeMs: number
+  names: string[]
+  withoutDocument: Set<string>
+}
+
+/** Most child names kept over all indexes (about 60 bytes each). */
+const MAX_NAMES = 500_000
+/** Children whose document is checked between two yields to the event loop while an index is built. */
+const CHECK_BATCH = 2000
+
+/**
+ * A per-directory index of child names, so that a page of a big collection
+ * and its X-Total-Count need one stat of the collection's folder instead of
+ * a directory listing and a read of every child.
+ *
+ * The folder stays the truth. An index answers only while the folder's inode
+ * and mtime are those it was made at: a person who adds, removes or renames a
+ * child folder changes the mtime, and the index is brought up to date by one
+ * directory listing that checks only the children it did not know. The
+ * store's own writes update the index as they go (see `change`), so writing
+ * does not cost the next listing a directory listing.
+ *
+ * Known gap: a document file deleted by hand from a child folder that stays
+ * (because it has children) changes only that child folder; the child goes on
+ * counting in X-Total-Count until the collection folder changes, though it is
+ * never listed. The reverse, a document added to such a folder, is seen at once.
+ */
+export class ChildIndexes {
+  // Least recently used first, like the document cache.
+  readonly #indexes = new Map<string, DirectoryIndex>()
+  readonly #building = new Map<string, Promise<DirectoryIndex | undefined>>()
+  #names = 0
+
+  /** The directory's children, or undefined when there is no such directory. */
+  async list(directory: string): Promise<ChildList | undefined> {
+    const stats = statDirectory(directory)
+    if (stats === undefined) {
+      this.#forget(directory)
+      return undefined
+    }
+    let index = this.#indexes.get(directory)
+    if (index === undefined || index.ino !== stats.ino || index.mtimeMs !== stats.mtimeMs) {
+      index = await this.#update(directory, index, stats)
+      if (index === undefined) return undefined
+    } else {
+      this.#indexes.delete(directory)
+      this.#indexes.set(directory, index)
+    }
+    // Few children lack a document; a person may have given one of them a document since.
+    for (const name of index.withoutDocument) {
+      if (hasDocument(join(directory, encodeSegment(name)))) index.withoutDocument.delete(name)
+    }
+    return { names: index.names, withoutDocument: index.withoutDocument, hasDocument: hasDocument(directory) }
+  }
+
+  /**
+   * Runs one of the store's own changes to `directories` (the folders on a
+   * node's path) and keeps their indexes up to date: `apply` does the change
+   * and returns how the children changed. An index that was current before
+   * the change is current after it; one that was not is brought up to date by
+   * its next listing.
+   */
+  async change<T>(directories: readonly string[], apply: () => Promise<T>, effects: (result: T) => ChildChange[]): Promise<T> {
+    const current = new Set<string>()
+    for (const directory of directories) {
+      const index = this.#indexes.get(directory)
+      if (index === undefined) continue
+      const stats = statDirectory(directory)
+      if (stats !== undefined && stats.ino === index.ino && stats.mtimeMs === index.mtimeMs) current.add(directory)
+    }
+    const result = await apply()
+    for (const effect of effects(result)) {
+      const index = this.#indexes.get(effect.directory)
+      if (index === undefined) continue
+      if (effect.kind === 'removed') this.#removeName(index, effect.name)
+      else this.#addName(index, effect.name, effect.kind === 'document')
+    }
+    for (const directory of current) {
+      const index = this.#indexes.get(directory)
+      const stats = statDirectory(directory)
+      if (index === undefined || stats === undefined) continue
+      index.ino = stats.ino
+      index.mtimeMs = stats.mtimeMs
+    }
+    return result
+  }
+
+  /** Builds the index, or brings a stale one up to date; concurrent listings share the work. */
+  #update(directory: string, stale: DirectoryIndex | undefined, stats: Stats): Promise<DirectoryIndex | undefined> {
+    let building = this.#building.get(directory)
+    if (building === undefined) {
+      building = this.#read(directory, stale, stats).finally(() => this.#building.delete(directory))
+      this.#building.set(directory, building)
+    }
+    return building
+  }
+
+  async #read(directory: string, stale: DirectoryIndex | undefined, stats: Stats): Promise<DirectoryIndex | undefined> {
+    // Stat first, list second: a change in between makes the next listing look again.
+    let entries
+    try {
+      entries = await readdir(directory, { withFileTypes: true })
+    } catch (error) {
+      if (isMissing(error)) return undefined
+      throw error
+    }
+    const names = (await childSegments(directory, entries)).sort()
+    const known = stale ? new Set(stale.names) : new Set<string>()
+    const withoutDocument = new Set<string>()
+    let checked = 0
+    for (const name of names) {
+      if (known.has(name)) {
+        if (stale!.withoutDocument.has(name)) withoutDocument.add(name)
+        continue
+      }
+      if (!hasDocument(join(directory, encodeSegment(name)))) withoutDocument.add(name)
+      // Checking 100 000 children takes a while: let other requests through now and then.
+      if (++checked % CHECK_BATCH === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    const index: DirectoryIndex = { ino: stats.ino, mtimeMs: stats.mtimeMs, names, withoutDocument }
+    this.#forget(directory)
+    this.#indexes.set(directory, index)
+    this.#names += names.length
+    while (this.#names > MAX_NAMES && this.#indexes.size > 1) this.#forget(this.#indexes.keys().next().value!)
+    return index
+  }
+
+  #addName(index: DirectoryIndex, name: string, document: boolean): void {
+    const at = insertionPoint(index.names, name)
+    if (index.names[at] !== name) {
+      index.names.splice(at, 0, name)
+      this.#names++
+      if (!document) index.withoutDocument.add(name)
+    }
+    if (document) index.withoutDocument.delete(name)
+  }
+
+  #removeName(index: DirectoryIndex, name: string): void {
+    const at = insertionPoint(index.names, name)
+    if (index.names[at] !== name) return
+    index.names.splice(at, 1)
+    index.withoutDocument.delete(name)
+    this.#names--
+  }
+
+  #forget(directory: string): void {
+    const index = this.#indexes.get(directory)
+    if (index === undefined) return
+    this.#indexes.delete(directory)
+    this.#names -= index.names.length
+  }
+}
+
+/** How one of the store's own changes changed a directory's children. */
+export interface ChildChange {
+  directory: string
+  name: string
+  /** `document`: the child now holds a document; `node`: it exists (maybe without one); `removed`: it is gone. */
+  kind: 'document' | 'node' | 'removed'
+}
+
+/** The first position in a sorted array at which `name` could be inserted. */
+function insertionPoint(names: readonly string[], name: string): number {
+  let low = 0
+  let high = names.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (names[middle] < name) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+function statDirectory(directory: string): Stats | undefined {
+  try {
+    const stats = statSync(directory, { throwIfNoEntry: false })
+    return stats?.isDirectory() ? stats : undefined
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    throw error
+  }
+}
+
+function hasDocument(directory: string): boolean {
+  try {
+    return statSync(join(directory, DOC_FILE), { throwIfNoEntry: false }) !== undefined
+  } catch (error) {
+    if (isMissing(error)) return false
+    throw error
+  }
+}

@@ -1,0 +1,116 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { cpSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { startServer, makeTempDir } from './helpers.ts'
+import { FileStore } from '../lib/store/index.ts'
+
+// The file store lists a folder's children from an index that follows its
+// own writes and the folder's mtime, so a person's changes still show (SPEC §11).
+
+/** A person's change lands a moment after the server's last one: make the folder's mtime say so, whatever the clock granularity. */
+function touchLater(directory: string): void {
+  const { atime, mtime } = statSync(directory)
+  utimesSync(directory, atime, new Date(mtime.getTime() + 2000))
+}
+
+const ids = (answer: { json: Array<{ id: string }> }) => answer.json.map((doc) => doc.id)
+
+test('a child folder a person adds shows in the next listing', async () => {
+  const server = await startServer()
+  try {
+    await server.request('PUT', '/notes/a', { body: { n: 1 } })
+    await server.request('PUT', '/notes/c', { body: { n: 3 } })
+    assert.equal(ids(await server.request('GET', '/notes')), ['a', 'c'])
+    const notes = join(server.dir, 'notes')
+    cpSync(join(notes, 'a'), join(notes, 'b'), { recursive: true })
+    writeFileSync(join(notes, 'b', '@.json'), JSON.stringify({ id: 'b', n: 2 }))
+    touchLater(notes)
+    assert.equal(ids(await server.request('GET', '/notes')), ['a', 'b', 'c'])
+    assert.equal((await server.request('GET', '/notes?_children')).json, ['a', 'b', 'c'])
+  } finally {
+    await server.close()
+  }
+})
+
+test('a child folder a person removes is gone from the next listing', async () => {
+  const server = await startServer()
+  try {
+    for (const id of ['a', 'b', 'c']) await server.request('PUT', `/notes/${id}`, { body: {} })
+    assert.equal(ids(await server.request('GET', '/notes')), ['a', 'b', 'c'])
+    rmSync(join(server.dir, 'notes', 'b'), { recursive: true })
+    touchLater(join(server.dir, 'notes'))
+    assert.equal(ids(await server.request('GET', '/notes')), ['a', 'c'])
+    assert.equal((await server.request('GET', '/notes?_children')).json, ['a', 'c'])
+  } finally {
+    await server.close()
+  }
+})
+
+test('a document a person adds to a child that only had children shows at once', async () => {
+  const server = await startServer()
+  try {
+    await server.request('PUT', '/shelf/a', { body: {} })
+    await server.request('PUT', '/shelf/b/sub', { body: {} })
+    assert.equal(ids(await server.request('GET', '/shelf')), ['a'], 'a child without a document is left out')
+    writeFileSync(join(server.dir, 'shelf', 'b', '@.json'), JSON.stringify({ id: 'b', byHand: true }))
+    assert.equal((await server.request('GET', '/shelf')).json, [{ id: 'a' }, { id: 'b', byHand: true }])
+  } finally {
+    await server.close()
+  }
+})
+
+test('listings follow the server\'s own creates, writes into children and removals', async () => {
+  const server = await startServer()
+  try {
+    const created: string[] = []
+    for (let n = 0; n < 5; n++) created.push((await server.request('POST', '/posts', { body: { n } })).json.id)
+    assert.equal(ids(await server.request('GET', '/posts')), created)
+    await server.request('PUT', `/posts/${created[1]}/comments/x`, { body: {} })
+    await server.request('PUT', '/posts/zz/comments/y', { body: {} })
+    assert.equal(ids(await server.request('GET', '/posts')), created, 'a child with only children is not listed')
+    await server.request('PUT', '/posts/zz', { body: {} })
+    assert.equal(ids(await server.request('GET', '/posts')), [...created, 'zz'])
+    await server.request('DELETE', `/posts/${created[0]}`)
+    assert.equal(ids(await server.request('GET', '/posts')), [...created.slice(1), 'zz'])
+  } finally {
+    await server.close()
+  }
+})
+
+test('a removal that empties its ancestors takes them out of their parents\' children', async () => {
+  const server = await startServer()
+  try {
+    await server.request('PUT', '/keep', { body: {} })
+    await server.request('PUT', '/deep/er/node', { body: {} })
+    assert.equal((await server.request('GET', '/?_children')).json, ['deep', 'keep'])
+    assert.equal((await server.request('GET', '/deep?_children')).json, ['er'])
+    await server.request('DELETE', '/deep/er/node')
+    assert.equal((await server.request('GET', '/?_children')).json, ['keep'])
+    assert.is((await server.request('GET', '/deep')).status, 404)
+  } finally {
+    await server.close()
+  }
+})
+
+test('the file store names the children holding a document, and none for a node that does not exist', async () => {
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir)
+  try {
+    await store.write(['c', 'b'], {})
+    await store.write(['c', 'a'], {})
+    await store.write(['c', 'only-children', 'x'], {})
+    assert.equal(await store.documentChildren(['c']), ['a', 'b'])
+    assert.equal(await store.children(['c']), ['a', 'b', 'only-children'])
+    assert.is(await store.documentChildren(['nothing']), undefined)
+    mkdirSync(join(dir, 'empty'))
+    assert.is(await store.documentChildren(['empty']), undefined, 'an empty folder is no node')
+    await store.remove(['c', 'a'])
+    assert.equal(await store.documentChildren(['c']), ['b'])
+  } finally {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test.run()
