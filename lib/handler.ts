@@ -22,6 +22,10 @@ export interface RestdirHandler {
   /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
   ready: Promise<void>
   settings: Settings
+  /** The data layer, once the store is open. */
+  readonly documents: Documents | undefined
+  /** How many event streams are open. */
+  readonly openStreams: number
   /** Ends every open event stream (so connections can drain before a shutdown). */
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
@@ -110,6 +114,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   handler.ready = ready
   handler.settings = settings
+  Object.defineProperty(handler, 'documents', { get: () => documents })
+  Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {
     for (const close of [...streams]) close()
   }
