@@ -204,8 +204,11 @@ test('a Content-Length shorter than the body: only the declared bytes are the bo
   const reply = await rawExchange(small.port, [
     `PUT /size/short HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 6\r\n\r\n${body}`,
   ])
-  assert.match(reply, /^HTTP\/1\.1 400 /)
-  assert.not.match(reply, /HTTP\/1\.1 (2\d\d|413)/)
+  // The six declared bytes get their own answer first; what follows them is not a request.
+  const answers = reply.split(/(?=HTTP\/1\.1 \d{3} )/)
+  assert.is(answers.length, 2, reply)
+  assert.match(answers[0], /^HTTP\/1\.1 400 [^]*not valid JSON/)
+  assert.match(answers[1], /^HTTP\/1\.1 400 [^]*application\/problem\+json[^]*not valid HTTP/)
   assertProblem(await small.request('GET', '/size/short'), 404)
 })
 
@@ -325,6 +328,27 @@ test('every kind of error answer is problem+json with type, title, status and de
     assertNothingInternal(answer, api.dir, small.dir, process.cwd())
   }
   assert.is(user.status, 201)
+})
+
+test('requests the HTTP parser refuses are answered with problem+json too, and the connection closed', async () => {
+  const cases: Array<[string, number, RegExp]> = [
+    ['GET /x HTTP/1.1\r\nBad Header\r\n\r\n', 400, /not valid HTTP/],
+    ['NOT A REQUEST\r\n\r\n', 400, /not valid HTTP/],
+    [`GET /x HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /headers are larger/],
+  ]
+  for (const [request, status, detail] of cases) {
+    const reply = await rawExchange(api.port, [request])
+    const [head, body] = reply.split('\r\n\r\n')
+    assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} `))
+    assert.match(head, /\r\nContent-Type: application\/problem\+json\r\n/i)
+    assert.match(head, /\r\nConnection: close/i)
+    const problem = JSON.parse(body)
+    assert.equal(Object.keys(problem).sort(), ['detail', 'status', 'title', 'type'])
+    assert.is(problem.status, status)
+    assert.match(problem.detail, detail)
+    assert.not.ok(body.includes('aaaa'), 'the answer does not echo the request')
+  }
+  assertJson(await api.request('GET', '/user'), 200)
 })
 
 test('an error answer to HEAD has the problem headers and no body', async () => {
