@@ -93,7 +93,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       return match.handler(context)
     }
     if (wantsEventStream(context)) return openEventStream(context, streams)
-    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD')) {
+    // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
+    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       if (await serveStaticFile(req, res, segments, settings)) return
     }
     return handleGeneric(context)

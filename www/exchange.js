@@ -97,7 +97,7 @@ export function renderExchange(container, exchange, { onFollow, relativeLocation
 }
 
 function renderRequest(exchange) {
-  const raw = h('pre', { class: 'raw request-raw', tabindex: '0', 'aria-label': 'Request as sent' },
+  const raw = h('pre', { class: 'raw request-raw', tabindex: '0', role: 'group', 'aria-label': 'Request as sent' },
     h('span', { class: 'start-line' },
       h('span', { class: `method-name method-${exchange.method.toLowerCase()}` }, exchange.method),
       ' ', exchange.target, ' ', h('span', { class: 'muted-token' }, 'HTTP/1.1')),
@@ -140,7 +140,7 @@ function renderAnswer(exchange, onFollow, relativeLocation) {
     ))
   }
 
-  part.append(h('pre', { class: 'raw response-headers', tabindex: '0', 'aria-label': 'Response headers' },
+  part.append(h('pre', { class: 'raw response-headers', tabindex: '0', role: 'group', 'aria-label': 'Response headers' },
     response.headers.map(([name, value]) => {
       const follow = name === 'Location' && onFollow
         ? h('button', { type: 'button', class: 'inline-action', onclick: () => onFollow(relativeLocation(value)) }, 'GET it')
@@ -157,8 +157,8 @@ function renderBody(exchange) {
   let content
   if (exchange.method === 'HEAD') content = h('p', { class: 'empty-body' }, 'No body: HEAD asks for the headers only, as if it were a GET.')
   else if (response.text === '') content = h('p', { class: 'empty-body' }, response.status === 204 || response.status === 304 ? `No body: a ${response.status} never has one.` : 'The body is empty.')
-  else if (response.json !== undefined) content = h('pre', { class: 'raw body', tabindex: '0', 'aria-label': 'Response body' }, renderJson(response.json))
-  else content = h('pre', { class: 'raw body', tabindex: '0', 'aria-label': 'Response body' }, response.text)
+  else if (response.json !== undefined) content = h('pre', { class: 'raw body', tabindex: '0', role: 'group', 'aria-label': 'Response body' }, renderJson(response.json))
+  else content = h('pre', { class: 'raw body', tabindex: '0', role: 'group', 'aria-label': 'Response body' }, response.text)
   return h('div', { class: 'body-block' }, content)
 }
 

@@ -76,8 +76,7 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
     node.loading = fetchChildNames(node).then((names) => {
       node.loading = null
       if (names === undefined) {
-        if (node.parent) removeNode(node)
-        else setChildren(node, [])
+        removeNode(node)
         return false
       }
       setChildren(node, names)
@@ -95,7 +94,8 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
     } catch {
       return known // The server is away; the live connection reports it, and a refresh follows the reconnect.
     }
-    if (response.status === 404) return undefined
+    // The root always exists, even when an empty store answers 404 for it.
+    if (response.status === 404) return node.parent ? undefined : []
     const names = await response.json().catch(() => undefined)
     if (!response.ok || !Array.isArray(names) || names.some((name) => typeof name !== 'string')) {
       onProblem?.(`Could not list what is inside ${pathOf(node)}: GET ${apiUrl(base, pathOf(node))}?_children answered ${response.status} without a list of names.`)
@@ -183,15 +183,14 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
 
   /**
    * After a delete the store prunes ancestors left with neither document nor
-   * children. Follow it by re-listing, from the closest ancestor that surely
-   * survived (the root, or one with other children), down to `node`: asking
-   * only nodes that exist keeps the console free of 404s.
+   * children, so `node` may be gone. Re-list from the closest ancestor that
+   * surely survived (the root, or one with other children) down to `node`:
+   * asking only nodes that exist keeps the console free of 404s.
    */
-  async function pruneEmptyAncestors(node) {
-    if (!node.parent || node.children?.length !== 0) return
+  async function recheck(node) {
     let top = node
-    while (top.parent.parent && top.parent.children?.length === 1) top = top.parent
-    let current = top.parent
+    while (top.parent?.parent && top.parent.children?.length === 1) top = top.parent
+    let current = top.parent ?? top
     while (current) {
       const names = await fetchChildNames(current)
       if (names === undefined) return
@@ -219,12 +218,11 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
     const segments = decodePath(payload.path ?? '/')
     if (type === 'delete') {
       const node = find(segments)
-      if (!node) return flash(deepestKnown(segments))
-      const parent = node.parent ?? node
-      if (node === root) setChildren(root, [])
-      else removeNode(node)
-      flash(parent)
-      pruneEmptyAncestors(parent)
+      if (node === root) return setChildren(root, [])
+      if (node) removeNode(node)
+      const closest = node ? node.parent : deepestKnown(segments)
+      flash(closest)
+      if (closest !== root && !closest.children?.length) recheck(closest)
       return
     }
     flash(reveal(segments))
