@@ -35,8 +35,9 @@ function parseSize(text: string): number {
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
 }
 
-function parsePort(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`--port "${text}" is not a port number (0-65535).`)
+/** `source` names where the value came from (`--port` or `PORT`), so the message points at what to fix. */
+function parsePort(text: string, source: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`${source} "${text}" is not a port number (0-65535).`)
   return Number(text)
 }
 
@@ -74,7 +75,7 @@ if (args.version) {
   process.exit(0)
 }
 
-const port = parsePort(args.port ?? process.env.PORT ?? '3000')
+const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePort(process.env.PORT ?? '3000', 'PORT')
 const storeDir = path.resolve(args.store)
 const server = createServer({
   store: storeDir,
