@@ -38,9 +38,9 @@ const { values: args } = parseArgs({
 })
 
 const quick = args.quick!
-const documentCount = Number(args.docs ?? (quick ? 2000 : 100_000))
-const duration = Number(args.duration ?? (quick ? 1 : 8))
-const warmup = quick ? 0.3 : 1
+const documentCount = Number(args.docs ?? (quick ? 500 : 100_000))
+const duration = Number(args.duration ?? (quick ? 0.5 : 8))
+const warmup = quick ? 0.2 : 1
 const repeat = Math.max(1, Number(args.repeat))
 const only = args.only?.split(',').filter(Boolean)
 const launcher = restdirLauncher(args.launcher as 'built' | 'source' | 'auto', args.checkout && resolve(args.checkout))
@@ -83,10 +83,11 @@ async function benchmark(): Promise<Report> {
 
   // Start-up on the filled store, three times: it must not depend on the store's size.
   const startups: number[] = []
-  for (let run = 0; run < 3; run++) {
+  const restarts = quick ? 1 : 3
+  for (let run = 0; run < restarts; run++) {
     server = await start(restdirFlags)
     startups.push(server.startupMs)
-    if (run < 2) await stop(server)
+    if (run < restarts - 1) await stop(server)
   }
   const idleRss = server.rss()
 

@@ -1,0 +1,41 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { makeTempDir } from './helpers.ts'
+import type { Report } from '../bench/report.ts'
+
+// The benchmark's quick mode, as a smoke test: every workload runs and gives
+// figures. It asserts nothing about speed (that is measured only in bench/).
+
+const workloads = ['get-user', 'get-document', 'get-random', 'list-page', 'post', 'put', 'put-sync', 'patch', 'static-1k', 'static-1m', 'mixed']
+const writeWorkloads = ['post', 'put', 'put-sync', 'patch']
+
+test('npm run bench -- --quick measures every workload beside its ceiling, with memory and start-up', async () => {
+  const dir = await makeTempDir('restdir-bench-spec-')
+  try {
+    const json = join(dir, 'report.json')
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--duration', '0.25', '--launcher', 'source', '--json', json], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+    assert.is(run.status, 0, run.stderr)
+    assert.match(run.stdout, '| workload | conns | ceiling req/s | restdir req/s | ratio |')
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report
+    assert.equal(report.measurements.map((m) => m.workload).sort(), [...workloads].sort())
+    for (const m of report.measurements) {
+      assert.ok(m.ceiling.requests > 0, `${m.workload}: the ceiling answered`)
+      assert.ok(m.restdir.requests > 0, `${m.workload}: restdir answered`)
+      assert.is(m.restdir.errors, 0, `${m.workload}: ${JSON.stringify(m.restdir.statuses)}`)
+      assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
+      assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
+    }
+    assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
+    assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test.run()
