@@ -17,10 +17,12 @@ interface Node<Handler> {
   variable?: { name: string; node: Node<Handler> }
   /** Handlers by method, for a pattern ending here. */
   handlers: Map<string, Handler>
+  /** The `Allow` list for this node, worked out once at `add` rather than on every request. */
+  allow: string[]
 }
 
 function newNode<Handler>(): Node<Handler> {
-  return { literals: new Map(), handlers: new Map() }
+  return { literals: new Map(), handlers: new Map(), allow: [] }
 }
 
 /**
@@ -59,6 +61,7 @@ export class Router<Handler> {
       if (node.handlers.has(upper)) throw new Error(`Route ${upper} ${pattern} is declared twice.`)
       node.handlers.set(upper, handler)
     }
+    node.allow = allowedMethods(node)
     return this
   }
 
@@ -77,9 +80,9 @@ export class Router<Handler> {
     const params: Params = Object.create(null)
     const node = this.walk(this.root, segments, 0, params)
     if (!node) return undefined
-    const allow = allowedMethods(node)
     const handler = node.handlers.get(method) ?? (method === 'HEAD' ? node.handlers.get('GET') : undefined)
-    return { handler, params, allow }
+    // A copy: a caller may change its match without changing the route.
+    return { handler, params, allow: [...node.allow] }
   }
 
   private walk(node: Node<Handler>, segments: readonly string[], index: number, params: Params): Node<Handler> | undefined {
