@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 
 /**
@@ -17,6 +18,8 @@ export interface LoadOptions {
   warmup?: number
   /** The next request to send on a connection, as raw HTTP/1.1 bytes (see `buildRequest`). */
   nextRequest: (connection: number) => Buffer
+  /** The server's process, to measure the CPU time it spends per answer (Linux). */
+  serverPid?: number
 }
 
 export interface LoadResult {
@@ -30,6 +33,8 @@ export interface LoadResult {
   errors: number
   statuses: Record<number, number>
   bytes: number
+  /** CPU time the server process spent per answer, in microseconds (NaN where it cannot be read). */
+  serverCpuUs: number
 }
 
 /** Raw bytes of one request with keep-alive; a body is sent as JSON. */
@@ -62,8 +67,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   await sleep((options.warmup ?? 0) * 1000)
   measuring = true
   const measuredFrom = performance.now()
+  const cpuFrom = cpuTimeOf(options.serverPid)
   await sleep(options.duration * 1000)
   const elapsed = (performance.now() - measuredFrom) / 1000
+  const cpuUs = cpuTimeOf(options.serverPid) - cpuFrom
+  measuring = false
+  await connections.drain(Math.max(5, options.duration) * 1000)
   connections.stop()
   const sorted = Float64Array.from(latencies).sort()
   return {
@@ -74,6 +83,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     errors: errors + connections.failures(),
     statuses,
     bytes,
+    serverCpuUs: cpuUs / latencies.length,
+  }
+}
+
+/** User and system CPU time of a process in microseconds, from /proc (Linux); NaN elsewhere. */
+function cpuTimeOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const ticksPerSecond = 100
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond
+  } catch {
+    return NaN
   }
 }
 
@@ -107,6 +130,11 @@ function isSuccess(status: number): boolean {
 interface Driver {
   /** Resolves once every connection is open. */
   opened: Promise<void>
+  /**
+   * Sends nothing more and waits (at most `limitMs`) for the answers still
+   * due, so a slow workload's requests do not run on into the next one.
+   */
+  drain(limitMs: number): Promise<void>
   stop(): void
   /** Connection errors seen so far. */
   failures(): number
@@ -126,6 +154,9 @@ function drive(
 ): Driver {
   const sockets = new Set<Socket>()
   let stopped = false
+  let draining = false
+  let inFlight = 0
+  let drained: (() => void) | undefined
   let failures = 0
   let opened = 0
   let allOpened!: () => void
@@ -141,13 +172,16 @@ function drive(
     let sentAt = 0
     let isHead = false
     let connected = false
+    let waiting = false
     const answer = new AnswerParser()
     const send = () => {
-      if (stopped) return
+      if (stopped || draining) return
       const request = next(index)
       if (request === undefined) return
       isHead = request[0] === 0x48 && request[1] === 0x45 // "HE"AD
       sentAt = performance.now()
+      waiting = true
+      inFlight++
       socket.write(request)
     }
     socket.on('connect', () => {
@@ -162,6 +196,8 @@ function drive(
         if (!answer.done) continue
         onAnswer(answer, performance.now() - sentAt)
         answer.reset()
+        waiting = false
+        if (--inFlight === 0 && drained) drained()
         send()
       }
     })
@@ -172,6 +208,11 @@ function drive(
     })
     socket.on('close', () => {
       sockets.delete(socket)
+      if (waiting) {
+        // Its request will not be answered now.
+        waiting = false
+        if (--inFlight === 0 && drained) drained()
+      }
       // A server may close a connection (e.g. after a 413); keep the load steady with a new one.
       if (!stopped && connected) startConnection(index)
     })
@@ -179,6 +220,17 @@ function drive(
   for (let index = 0; index < count; index++) startConnection(index)
   return {
     opened: openedPromise,
+    drain(limitMs) {
+      draining = true
+      if (inFlight === 0) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, limitMs)
+        drained = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+    },
     stop() {
       stopped = true
       for (const socket of sockets) socket.destroy()

@@ -59,6 +59,7 @@ export async function startRestdir(launcher: Launcher, flags: string[]): Promise
 
 export interface CeilingServer {
   port: number
+  pid: number
   /** Sets the body every request is answered with. */
   answerWith(body: Buffer, contentType?: string): Promise<void>
   stop(): Promise<void>
@@ -72,6 +73,7 @@ export async function startCeiling(): Promise<CeilingServer> {
   })
   return {
     port,
+    pid: child.pid!,
     answerWith(body, contentType) {
       return new Promise((resolve) => {
         child.once('message', () => resolve())

@@ -103,7 +103,7 @@ async function benchmark(): Promise<Report> {
       server = await start([...restdirFlags, '--sync'])
     }
     for (let run = 0; run < repeat; run++) {
-      for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.answerWith))
+      for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.pid, ceiling.answerWith))
     }
   }
   const rssAfterWorkloads = server.rss()
@@ -126,12 +126,13 @@ async function measure(
   workload: Workload,
   server: RunningServer,
   ceilingPort: number,
+  ceilingPid: number,
   answerWith: (body: Buffer, type?: string) => Promise<void>,
 ): Promise<Measurement> {
   log(`${workload.name}: ceiling`)
   await answerWith(workload.ceilingBody, workload.ceilingType)
   const options = { connections: workload.connections, duration, warmup, nextRequest: workload.nextRequest }
-  const ceiling = await runLoad({ ...options, port: ceilingPort })
+  const ceiling = await runLoad({ ...options, port: ceilingPort, serverPid: ceilingPid })
   let writeCeiling: WriteCeilingResult | undefined
   if (workload.writeCeiling) {
     await settleDisk()
@@ -147,7 +148,7 @@ async function measure(
   }
   if (workload.writeCeiling) await settleDisk()
   log(`${workload.name}: restdir`)
-  const restdir: LoadResult = await runLoad({ ...options, port: server.port })
+  const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
   return { workload: workload.name, description: workload.description, connections: workload.connections, ceiling, writeCeiling, restdir }
 }

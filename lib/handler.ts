@@ -8,7 +8,7 @@ import { HttpError, sendProblem, toHttpError } from './errors.ts'
 import { splitPath } from './path.ts'
 import { Router } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
-import { serveStatic } from './static.ts'
+import { mayBeFile, serveStatic } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
@@ -95,7 +95,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (wantsEventStream(context)) return openEventStream(context, streams)
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
-      if (await serveStaticFile(req, res, segments, settings)) return
+      // Checked synchronously first: most data URLs name no file, and they need not wait for one.
+      if (mayBeFile(segments, settings.www) && (await serveStaticFile(req, res, segments, settings))) return
     }
     return handleGeneric(context)
   }
