@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createServer } from '../lib/server.ts'
+import { packageVersion } from '../lib/package.ts'
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+const version = packageVersion()
 
 const usage = `Usage: restdir [options]
 
@@ -70,7 +70,7 @@ if (args.help) {
   process.exit(0)
 }
 if (args.version) {
-  process.stdout.write(`${packageJson.version}\n`)
+  process.stdout.write(`${version}\n`)
   process.exit(0)
 }
 
@@ -97,7 +97,7 @@ server.listen(port, args.host, () => {
   const host = args.host.includes(':') ? `[${args.host}]` : args.host
   const base = `http://${host}:${actualPort}`
   process.stdout.write(
-    `restdir ${packageJson.version} listening on ${base}/\n` +
+    `restdir ${version} listening on ${base}/\n` +
       `store: ${storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
       `routes:\n` +
       `  POST GET                    /user\n` +

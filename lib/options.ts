@@ -1,8 +1,8 @@
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Store } from './store/store.ts'
 import { defaultBodyLimits, type BodyLimits } from './body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
+import { packageRoot } from './package.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -38,7 +38,7 @@ export interface Settings {
   log?: (line: string) => void
 }
 
-export const bundledWww = fileURLToPath(new URL('../www', import.meta.url))
+export const bundledWww = path.join(packageRoot, 'www')
 
 export function resolveSettings(options: RestdirOptions): Settings {
   return {
