@@ -22,6 +22,8 @@ export interface RestdirOptions {
   maxPathLength?: number
   maxSegmentLength?: number
   maxPathDepth?: number
+  /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
+  delay?: number
   /** No request log. */
   quiet?: boolean
   /** Where the request log goes (default: console.log). */
@@ -33,6 +35,7 @@ export interface Settings {
   www: string
   prefix: string
   sync: boolean
+  delay: number
   bodyLimits: BodyLimits
   pathLimits: PathLimits
   log?: (line: string) => void
@@ -45,6 +48,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     www: path.resolve(options.www ?? bundledWww),
     prefix: normalizePrefix(options.prefix ?? ''),
     sync: options.sync ?? false,
+    delay: options.delay ?? 0,
     bodyLimits: {
       maxBody: options.maxBody ?? defaultBodyLimits.maxBody,
       maxDepth: options.maxJsonDepth ?? defaultBodyLimits.maxDepth,
