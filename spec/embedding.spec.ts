@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises'
 import * as restdir from '../lib/index.ts'
 import { createHandler, createServer, MemoryStore, Router, type Store, type StoredDoc, type NodePath, type Doc } from '../lib/index.ts'
 import { makeTempDir, openTestStore, send, type RequestOptions } from './helpers.ts'
+import { mountPathOf } from '../lib/mount.ts'
 
 // restdir embedded as a library (SPEC §14): inside a plain node:http server,
 // and as middleware in a Connect/Express-style chain written here, so the
@@ -203,8 +204,9 @@ for (const express of [false, true]) {
       for (let n = 0; n < 3; n++) await chain.request('PUT', `/data/pages/p${n}`, { body: {} })
       const page = await chain.request('GET', '/data/pages?_page=1&_limit=2')
       assert.match(String(page.headers.link), /^<\/data\/pages\?_page=1&_limit=2>; rel="first"/)
-      const home = await chain.request('GET', '/data/')
-      assert.is(home.headers['x-restdir-api'], '/data')
+      assert.is((await chain.request('GET', '/data/')).headers['x-restdir-api'], '/data')
+      assert.is((await chain.request('GET', '/data')).headers['x-restdir-api'], '/data')
+      assert.is((await chain.request('GET', '/data?x=/y')).headers['x-restdir-api'], '/data')
       assert.is((await chain.request('GET', '/elsewhere')).text, 'the app has nothing here')
     } finally {
       await chain.stop()
@@ -271,15 +273,32 @@ middleware('a body parsed by an earlier middleware (as express.json() does) is t
     app.use(handler)
   })
   try {
-    const created = await chain.request('POST', '/notes', { body: { text: 'parsed before' } })
+    // fetch with a time limit: a handler that waited for the body a second time would never answer.
+    const created = await fetch(`http://127.0.0.1:${chain.port}/notes`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ text: 'parsed before' }),
+      signal: AbortSignal.timeout(5000),
+    })
     assert.is(created.status, 201)
-    assert.is(created.json.text, 'parsed before')
+    assert.is(((await created.json()) as { text: string }).text, 'parsed before')
     const listBody = await chain.request('POST', '/notes', { body: [1, 2] })
     assert.is(listBody.status, 400)
     assert.match(listBody.json.detail, /JSON object/)
   } finally {
     await chain.stop()
   }
+})
+
+middleware('the mount path comes from Express\'s req.baseUrl first, else from what Connect cut off req.url', () => {
+  const request = (fields: Record<string, string>) => fields as unknown as IncomingMessage
+  assert.is(mountPathOf(request({ url: '/x', baseUrl: '/data', originalUrl: '/rewritten/x' })), '/data')
+  assert.is(mountPathOf(request({ url: '/x?q=/a', originalUrl: '/data/x?q=/a' })), '/data')
+  assert.is(mountPathOf(request({ url: '/', originalUrl: '/data/' })), '/data')
+  assert.is(mountPathOf(request({ url: '/', originalUrl: '/data?q=1' })), '/data')
+  assert.is(mountPathOf(request({ url: '/x', originalUrl: '/x' })), '')
+  assert.is(mountPathOf(request({ url: '/x' })), '')
+  assert.is(mountPathOf(request({ url: '/a', originalUrl: '/b' })), '', 'a rewritten URL names no mount')
 })
 
 middleware.run()

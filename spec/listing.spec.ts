@@ -221,4 +221,17 @@ declared("GET /user/:user_id/playlist pages a user's playlists and links with th
   }
 })
 
+declared('_page without _limit takes 10 a page', async () => {
+  const server = await startServer()
+  try {
+    for (let n = 10; n <= 21; n++) await server.request('PUT', `/many/${n}`, { body: {} })
+    const second = await server.request('GET', '/many?_page=2')
+    assert.equal(ids(second), ['20', '21'])
+    assert.is(second.headers['x-total-count'], '12')
+    assert.match(String(second.headers.link), /_page=1>; rel="prev"/)
+  } finally {
+    await server.close()
+  }
+})
+
 declared.run()
