@@ -123,6 +123,11 @@ export class Documents {
     return () => this.listeners.delete(listener)
   }
 
+  /** How many listeners are subscribed (event streams hold one each). */
+  get listenerCount(): number {
+    return this.listeners.size
+  }
+
   private emit(change: Change): void {
     for (const listener of this.listeners) listener(change)
   }

@@ -24,6 +24,10 @@ export interface RestdirHandler {
   /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
   ready: Promise<void>
   settings: Settings
+  /** The data layer, once the store is open. */
+  readonly documents: Documents | undefined
+  /** How many event streams are open. */
+  readonly openStreams: number
   /** Ends every open event stream (so connections can drain before a shutdown). */
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
@@ -96,7 +100,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       return match.handler(context)
     }
     if (wantsEventStream(context)) return openEventStream(context, streams)
-    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD')) {
+    // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
+    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       if (await serveStaticFile(req, res, segments, settings, base)) return
     }
     if (settings.delay > 0) await sleep(settings.delay)
@@ -119,6 +124,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   handler.ready = ready
   handler.settings = settings
+  Object.defineProperty(handler, 'documents', { get: () => documents })
+  Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {
     for (const close of [...streams]) close()
   }

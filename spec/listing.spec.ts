@@ -221,6 +221,18 @@ declared("GET /user/:user_id/playlist pages a user's playlists and links with th
   }
 })
 
+declared('the root of an empty store lists as an empty collection with a count of 0', async () => {
+  const server = await startServer({ prefix: '/api' })
+  try {
+    const root = await server.request('GET', '/api?_page=1')
+    assert.is(root.status, 200)
+    assert.equal(root.json, [])
+    assert.is(root.headers['x-total-count'], '0')
+  } finally {
+    await server.close()
+  }
+})
+
 declared('_page without _limit takes 10 a page', async () => {
   const server = await startServer()
   try {
