@@ -151,7 +151,7 @@ server.listen(port, args.host, () => {
       `  GET PUT PATCH DELETE        ${prefix}/user/:user_id\n` +
       `  POST GET                    ${prefix}/user/:user_id/playlist\n` +
       `  GET PUT PATCH DELETE        ${prefix}/user/:user_id/playlist/:playlist_id\n` +
-      `  GET                         /  and any file in ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
+      `  GET                         ${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
       `  GET POST PUT PATCH DELETE   any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document\n` +
       (args.delay ? `every data answer waits ${args.delay} ms (--delay)\n` : '') +
       `Press Ctrl+C to stop.\n`,
