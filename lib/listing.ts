@@ -72,7 +72,7 @@ async function readWindow(documents: Documents, path: NodePath, start: number, e
   return { docs: all.slice(start, end), total: all.length }
 }
 
-export function parseListingQuery(query: URLSearchParams): ListingQuery {
+function parseListingQuery(query: URLSearchParams): ListingQuery {
   const listing: ListingQuery = { filters: parseFilters(query), sort: parseSort(query), start: 0, end: undefined }
   const limit = wholeNumber(query, '_limit', 0)
   const page = wholeNumber(query, '_page', 1)
@@ -115,7 +115,7 @@ function listingHeaders(context: Context, path: NodePath, listing: ListingQuery,
  * and `last`, where they apply, as path URLs that repeat the query with
  * another `_page`. A collection that fits on one page has no links.
  */
-export function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
+function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
   const lastPage = Math.max(1, Math.ceil(total / page.limit))
   if (lastPage === 1) return undefined
   const linkTo = (number: number, rel: string) => {

@@ -109,9 +109,15 @@ test('installed offline, `npx restdir` starts and answers over HTTP, with the bu
   assert.is(created.headers.location, `/api/user/${created.json.user_id}`)
 
   // npx passes SIGTERM on; restdir finishes, closes the store (its lock goes) and lets go of the output pipe.
-  const closed = new Promise<void>((done) => server?.stdout?.once('close', () => done()))
+  const closed = new Promise<boolean>((done) => {
+    const timer = setTimeout(() => done(false), 15_000)
+    server?.stdout?.once('close', () => {
+      clearTimeout(timer)
+      done(true)
+    })
+  })
   process.kill(-(server.pid as number), 'SIGTERM')
-  await closed
+  assert.ok(await closed, 'SIGTERM stops it within 15 s')
   server = undefined
   assert.not.ok(existsSync(join(app, 'data', '@lock')), 'the store lock was released')
 })
