@@ -41,8 +41,9 @@ function parseSize(text: string): number {
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
 }
 
-function parsePort(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`--port "${text}" is not a port number (0-65535).`)
+/** `source` names where the value came from (`--port` or `PORT`), so the message points at what to fix. */
+function parsePort(text: string, source: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`${source} "${text}" is not a port number (0-65535).`)
   return Number(text)
 }
 
@@ -119,7 +120,7 @@ const storeDir = path.resolve(args.store)
 if (args.force && args.import === undefined) fail('--force only goes with --import FILE.')
 if (args.import !== undefined) await importAndExit(args.import, storeDir, args.force, args.sync)
 
-const port = parsePort(args.port ?? process.env.PORT ?? '3000')
+const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePort(process.env.PORT ?? '3000', 'PORT')
 const prefix = args.prefix === undefined ? '' : parsePrefix(args.prefix)
 const server = createServer({
   store: storeDir,

@@ -3,6 +3,7 @@ import type { Documents, Preconditions } from './documents.ts'
 import type { Params } from './router.ts'
 import type { NodePath } from './store/store.ts'
 import type { Settings } from './options.ts'
+import { joinPath } from './path.ts'
 
 /** Everything a resource handler needs to answer one request. */
 export interface Context {
@@ -23,7 +24,7 @@ export type RouteHandler = (context: Context) => Promise<void>
 
 /** The URL path of a node as clients reach it, with the mount path and the API prefix. */
 export function urlOf(context: Context, path: NodePath): string {
-  return context.base + '/' + path.map(encodeURIComponent).join('/')
+  return context.base + joinPath(path)
 }
 
 export function preconditionsOf(context: Context): Preconditions {

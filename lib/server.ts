@@ -1,6 +1,7 @@
 import http from 'node:http'
 import { createHandler, type RestdirHandler } from './handler.ts'
 import type { RestdirOptions } from './options.ts'
+import { answerClientErrors } from './client-errors.ts'
 
 export interface RestdirServer extends http.Server {
   /** Resolves once the store is open. */
@@ -17,6 +18,7 @@ export interface RestdirServer extends http.Server {
 export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
   const server = http.createServer(handler) as RestdirServer
+  answerClientErrors(server)
   server.ready = handler.ready
   server.handler = handler
   handler.ready.catch((error) => server.emit('error', error))
