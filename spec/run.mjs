@@ -1,18 +1,20 @@
 // Runs the spec files with uvu and closes with one plain summary line,
 // `tests: N passed, N failed`, that CI reads. An extra argument narrows the files (a pattern).
 //
-// Every spec that gets its store from helpers (`startServer`, `openTestStore`) runs twice:
-// once on a FileStore in a temporary folder, once on a MemoryStore, so the
-// whole HTTP API must answer the same on both stores.
+// Every spec that gets its store from the helpers runs twice: once on a
+// FileStore in a temporary folder, once on a MemoryStore, so the whole HTTP
+// API must answer the same on both stores.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 
 const pattern = new RegExp(process.argv[2] ?? '\\.spec\\.ts$')
 const specs = readdirSync('spec').filter((name) => name.endsWith('.spec.ts') && pattern.test(name)).sort()
-// Browser specs check the page, not the store: they run once.
+// A spec takes part when some server or store of it is the helpers' choice (a
+// `startServer(...)` without `store:`, or `openTestStore()`); specs whose servers
+// all bring their own store, and browser specs (they check the page), run once.
 const apiSpecs = specs.filter((name) => {
   const source = readFileSync(`spec/${name}`, 'utf8')
-  return /\b(startServer|openTestStore)\(/.test(source) && !source.includes("from 'playwright-core'")
+  return /\b(startServer\((?![^)]*\bstore:)|openTestStore\()/.test(source) && !source.includes("from 'playwright-core'")
 })
 
 const passes = [{ label: 'file store', files: specs, store: 'file' }]
