@@ -12,6 +12,8 @@ export interface Context {
   method: string
   /** Decoded path segments below the API base. */
   path: NodePath
+  /** The API base as clients reach it: mount path (Express, Connect) and prefix; `` at the root. */
+  base: string
   params: Params
   query: URLSearchParams
   documents: Documents
@@ -20,9 +22,9 @@ export interface Context {
 
 export type RouteHandler = (context: Context) => Promise<void>
 
-/** The URL path of a node as clients reach it, with the API prefix. */
+/** The URL path of a node as clients reach it, with the mount path and the API prefix. */
 export function urlOf(context: Context, path: NodePath): string {
-  return context.settings.prefix + joinPath(path)
+  return context.base + joinPath(path)
 }
 
 export function preconditionsOf(context: Context): Preconditions {

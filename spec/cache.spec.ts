@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startServer } from './helpers.ts'
+import { makeTempDir, startServer, type TestServer } from './helpers.ts'
 import { DocumentCache } from '../lib/store/cache.ts'
 
 // The file store keeps hot documents in memory; the files stay the truth (SPEC §11).
@@ -16,8 +16,15 @@ function touchLater(file: string): void {
   utimesSync(file, atime, new Date(mtime.getTime() + 2000))
 }
 
+/** These tests look at the files, so they bring their own folder (a file store, whichever store the run tests). */
+async function startOnFolder(): Promise<TestServer> {
+  const dir = await makeTempDir()
+  const server = await startServer({ store: dir })
+  return { ...server, close: () => server.close().then(() => rmSync(dir, { recursive: true, force: true })) }
+}
+
 test('a document file edited by hand in place is what the next GET returns', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/a', { body: { text: 'written by the server' } })
     assert.equal((await server.request('GET', '/notes/a')).json, { id: 'a', text: 'written by the server' })
@@ -31,7 +38,7 @@ test('a document file edited by hand in place is what the next GET returns', asy
 })
 
 test('an edit that keeps the size is seen through the file modification time', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/b', { body: { text: 'aaaa' } })
     const before = await server.request('GET', '/notes/b')
@@ -47,7 +54,7 @@ test('an edit that keeps the size is seen through the file modification time', a
 })
 
 test('a document saved the way editors do, a new file renamed over the old one, is seen', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/c', { body: { text: 'old!' } })
     const file = fileOf(server.dir, 'c')
@@ -66,7 +73,7 @@ test('a document saved the way editors do, a new file renamed over the old one, 
 })
 
 test('an ETag from before a hand edit no longer gets a 304', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     const put = await server.request('PUT', '/notes/d', { body: { n: 1 } })
     const etag = String(put.headers.etag)
@@ -81,7 +88,7 @@ test('an ETag from before a hand edit no longer gets a 304', async () => {
 })
 
 test('a PATCH after a hand edit merges into the edited document', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/e', { body: { a: 1 } })
     await server.request('GET', '/notes/e')
@@ -95,7 +102,7 @@ test('a PATCH after a hand edit merges into the edited document', async () => {
 })
 
 test('a document deleted by hand is a 404, and a PUT there creates it again with a 201', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/f', { body: { n: 1 } })
     await server.request('PUT', '/notes/f', { body: { n: 2 } })
@@ -111,7 +118,7 @@ test('a document deleted by hand is a 404, and a PUT there creates it again with
 })
 
 test('a document written by the server is read back at once, with the ETag its write answered', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     for (let n = 0; n < 5; n++) {
       const put = await server.request('PUT', '/notes/g', { body: { n } })

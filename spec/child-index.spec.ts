@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cpSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startServer, makeTempDir } from './helpers.ts'
+import { makeTempDir, startServer, type TestServer } from './helpers.ts'
 import { FileStore } from '../lib/store/index.ts'
 
 // The file store lists a folder's children from an index that follows its
@@ -16,8 +16,15 @@ function touchLater(directory: string): void {
 
 const ids = (answer: { json: Array<{ id: string }> }) => answer.json.map((doc) => doc.id)
 
+/** These tests look at the files, so they bring their own folder (a file store, whichever store the run tests). */
+async function startOnFolder(): Promise<TestServer> {
+  const dir = await makeTempDir()
+  const server = await startServer({ store: dir })
+  return { ...server, close: () => server.close().then(() => rmSync(dir, { recursive: true, force: true })) }
+}
+
 test('a child folder a person adds shows in the next listing', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/notes/a', { body: { n: 1 } })
     await server.request('PUT', '/notes/c', { body: { n: 3 } })
@@ -34,7 +41,7 @@ test('a child folder a person adds shows in the next listing', async () => {
 })
 
 test('a child folder a person removes is gone from the next listing', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     for (const id of ['a', 'b', 'c']) await server.request('PUT', `/notes/${id}`, { body: {} })
     assert.equal(ids(await server.request('GET', '/notes')), ['a', 'b', 'c'])
@@ -48,7 +55,7 @@ test('a child folder a person removes is gone from the next listing', async () =
 })
 
 test('a document a person adds to a child that only had children shows at once', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/shelf/a', { body: {} })
     await server.request('PUT', '/shelf/b/sub', { body: {} })
@@ -60,8 +67,23 @@ test('a document a person adds to a child that only had children shows at once',
   }
 })
 
+test('a page counts and lists only the children holding a document, reading just the page', async () => {
+  const server = await startOnFolder()
+  try {
+    for (const id of ['a', 'b', 'c', 'd']) await server.request('PUT', `/shelf/${id}`, { body: { id } })
+    await server.request('PUT', '/shelf/bb/sub', { body: {} })
+    const page = await server.request('GET', '/shelf?_page=2&_limit=2')
+    assert.equal(ids(page), ['c', 'd'])
+    assert.is(page.headers['x-total-count'], '4')
+    const window = await server.request('GET', '/shelf?_start=1&_limit=2')
+    assert.equal(ids(window), ['b', 'c'], 'the child with only children takes no place in the window')
+  } finally {
+    await server.close()
+  }
+})
+
 test('listings follow the server\'s own creates, writes into children and removals', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     const created: string[] = []
     for (let n = 0; n < 5; n++) created.push((await server.request('POST', '/posts', { body: { n } })).json.id)
@@ -79,7 +101,7 @@ test('listings follow the server\'s own creates, writes into children and remova
 })
 
 test('a removal that empties its ancestors takes them out of their parents\' children', async () => {
-  const server = await startServer()
+  const server = await startOnFolder()
   try {
     await server.request('PUT', '/keep', { body: {} })
     await server.request('PUT', '/deep/er/node', { body: {} })

@@ -6,7 +6,7 @@ import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { sendCollection } from '../listing.ts'
+import { sendCollection, sendEmptyCollection } from '../listing.ts'
 import { requireOwners } from './owners.ts'
 
 /**
@@ -52,7 +52,7 @@ export async function readNode(context: Context, path: NodePath = context.path):
   if (stored) return sendDocument(context, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.
-  if (path.length === 0) return sendJson(context, 200, [])
+  if (path.length === 0) return sendEmptyCollection(context, path)
   throw notFound(path)
 }
 

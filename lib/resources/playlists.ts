@@ -44,7 +44,8 @@ async function createPlaylist(context: Context): Promise<void> {
 
 async function listPlaylists(context: Context): Promise<void> {
   await requireOwners(context, ['user', context.params.user_id, 'playlist'])
-  await readNode(context, ['user', context.params.user_id, 'playlist']).catch(emptyWhenMissing(context))
+  const path = ['user', context.params.user_id, 'playlist']
+  await readNode(context, path).catch(emptyWhenMissing(context, path))
 }
 
 async function readPlaylist(context: Context): Promise<void> {
