@@ -46,7 +46,9 @@ export class Documents {
 
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
   async list(path: NodePath): Promise<Doc[] | undefined> {
-    const names = await this.#documentNames(path)
+    const names = this.store.documentChildren
+      ? (await this.store.documentChildren(path, 0, undefined))?.names
+      : await this.store.children(path)
     return names && this.#readAll(path, names)
   }
 
@@ -61,14 +63,10 @@ export class Documents {
       const all = await this.list(path)
       return all && { docs: all.slice(start, end), total: all.length }
     }
-    const names = await this.store.documentChildren(path)
-    if (!names) return undefined
+    const children = await this.store.documentChildren(path, start, end)
+    if (!children) return undefined
     // A document removed meanwhile is left out of the window.
-    return { docs: await this.#readAll(path, names.slice(start, end)), total: names.length }
-  }
-
-  #documentNames(path: NodePath): Promise<string[] | undefined> {
-    return this.store.documentChildren ? this.store.documentChildren(path) : this.store.children(path)
+    return { docs: await this.#readAll(path, children.names), total: children.total }
   }
 
   async #readAll(path: NodePath, names: readonly string[]): Promise<Doc[]> {

@@ -92,13 +92,18 @@ export class FileStore implements Store {
   /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
     const list = await this.#childList(path)
-    return list && [...list.names]
+    // slice, not spread: for 100 000 names it is a copy of memory, many times faster.
+    return list?.names.slice()
   }
 
-  async documentChildren(path: NodePath): Promise<string[] | undefined> {
+  async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     const list = await this.#childList(path)
     if (!list) return undefined
-    return list.withoutDocument.size === 0 ? [...list.names] : list.names.filter((name) => !list.withoutDocument.has(name))
+    const { names, withoutDocument } = list
+    // Only the window is copied: a copy of 100 000 names per page would cost more than the page.
+    if (withoutDocument.size === 0) return { names: names.slice(start, end), total: names.length }
+    const holding = names.filter((name) => !withoutDocument.has(name))
+    return { names: holding.slice(start, end), total: holding.length }
   }
 
   /** The node's child list, or undefined when the node does not exist (no document, no children). */

@@ -29,10 +29,11 @@ export class MemoryStore implements Store {
     return [...node.children.keys()].sort()
   }
 
-  async documentChildren(path: NodePath): Promise<string[] | undefined> {
+  async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     const node = this.#find(path)
     if (!node || !holdsSomething(node)) return undefined
-    return [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort()
+    const names = [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort()
+    return { names: names.slice(start, end), total: names.length }
   }
 
   async exists(path: NodePath): Promise<boolean> {

@@ -37,12 +37,13 @@ export interface Store {
    */
   children(path: NodePath): Promise<string[] | undefined>
   /**
-   * Optional, for listing big collections: the names of the node's children
-   * that hold a document, ascending (what `children` gives, less the children
-   * that only have children), without reading the documents; undefined when
+   * Optional, for listing big collections: of the node's children that hold a
+   * document (what `children` gives, less those that only have children of
+   * their own), in ascending order, the names at positions [start, end) and
+   * how many there are in all, without reading any document; undefined when
    * the node does not exist. Without it, a listing reads every child.
    */
-  documentChildren?(path: NodePath): Promise<string[] | undefined>
+  documentChildren?(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined>
   /** True when the node has a document or children. */
   exists(path: NodePath): Promise<boolean>
   /** Creates or replaces the node's document, creating ancestors as needed. Atomic. */
