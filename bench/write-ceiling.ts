@@ -28,6 +28,8 @@ export interface WriteCeilingResult {
   rps: number
   p50: number
   p99: number
+  /** CPU time of this process (all its threads, the kernel's work for them included) per write, in microseconds. */
+  cpuUs: number
 }
 
 export async function measureWriteCeiling(options: WriteCeilingOptions): Promise<WriteCeilingResult> {
@@ -41,6 +43,7 @@ export async function measureWriteCeiling(options: WriteCeilingOptions): Promise
   let counter = 0
   let stopped = false
   const startedAt = performance.now()
+  const cpuFrom = process.cpuUsage()
   const loop = async (lane: number) => {
     while (!stopped) {
       const number = counter++
@@ -55,10 +58,11 @@ export async function measureWriteCeiling(options: WriteCeilingOptions): Promise
   stopped = true
   const elapsed = (performance.now() - startedAt) / 1000
   await Promise.all(lanes)
+  const cpu = process.cpuUsage(cpuFrom)
   await rm(root, { recursive: true, force: true })
   const sorted = Float64Array.from(latencies).sort()
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]
-  return { writes: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99) }
+  return { writes: latencies.length, rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), cpuUs: (cpu.user + cpu.system) / latencies.length }
 }
 
 /** mkdir -p, temp file (fsynced with `sync`), rename, and with `sync` the directory flushed too. */
