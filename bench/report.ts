@@ -7,6 +7,8 @@ export interface Measurement {
   workload: string
   description: string
   connections: number
+  /** Milliseconds for one request alone before the load: the cold case. */
+  firstMs: number
   ceiling: LoadResult
   writeCeiling?: WriteCeilingResult
   restdir: LoadResult
@@ -71,9 +73,9 @@ export function printReport(report: Report): void {
     )
   }
   lines.push('')
-  lines.push('| workload | description |')
-  lines.push('|---|---|')
-  for (const m of unique(report.measurements)) lines.push(`| ${m.workload} | ${m.description} |`)
+  lines.push('| workload | description | first request alone, ms |')
+  lines.push('|---|---|--:|')
+  for (const m of unique(report.measurements)) lines.push(`| ${m.workload} | ${m.description} | ${m.firstMs.toFixed(1)} |`)
   lines.push('')
   const { memory, startup } = report
   const growth = Math.max(memory.afterAll, memory.afterReadingAll) - memory.afterTenth

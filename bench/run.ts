@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
-import { runLoad, type LoadResult } from './load.ts'
+import { runLoad, sendAll, type LoadResult } from './load.ts'
 import { restdirLauncher, startCeiling, startRestdir, type RunningServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
@@ -148,9 +148,15 @@ async function measure(
   }
   if (workload.writeCeiling) await settleDisk()
   log(`${workload.name}: restdir`)
+  // One request alone first: it proves the workload is answered, and times the cold case
+  // (for a page of a big collection, the first listing after start builds the folder's index).
+  const firstFrom = performance.now()
+  const first = await sendAll(server.port, 1, [workload.nextRequest(0)])
+  const firstMs = performance.now() - firstFrom
+  if (first.errors > 0) log(`${workload.name}: the first request failed`)
   const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
-  return { workload: workload.name, description: workload.description, connections: workload.connections, ceiling, writeCeiling, restdir }
+  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, writeCeiling, restdir }
 }
 
 /**

@@ -29,6 +29,7 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(m.restdir.requests > 0, `${m.workload}: restdir answered`)
       assert.is(m.restdir.errors, 0, `${m.workload}: ${JSON.stringify(m.restdir.statuses)}`)
       assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
+      assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
       assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
     }
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
