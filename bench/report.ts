@@ -58,7 +58,7 @@ export function printReport(report: Report): void {
   lines.push(`- store: ${report.documents} documents in one collection; ${report.duration} s a measurement`)
   lines.push(`- load average before / after: ${report.loadAverage.before.join(' ')} / ${report.loadAverage.after.join(' ')}`)
   lines.push('')
-  lines.push('| workload | conns | ceiling req/s | restdir req/s | ratio | p50 ms | p99 ms | server CPU µs/req, ceiling / restdir | write loop/s (CPU µs/write) | ratio to loop | target |')
+  lines.push('| workload | conns | ceiling req/s | restdir req/s | ratio | p50 ms | p99 ms | server CPU µs/req, ceiling / restdir (ratio) | write loop/s (CPU µs/write) | ratio to loop | target |')
   lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|')
   const plainPut = median(report.measurements.filter((m) => m.workload === 'put').map((m) => m.restdir.rps))
   for (const m of report.measurements) {
@@ -67,7 +67,7 @@ export function printReport(report: Report): void {
     const failed = m.restdir.errors > 0 ? ` (${m.restdir.errors} failed)` : ''
     lines.push(
       `| ${m.workload}${failed} | ${m.connections} | ${whole(m.ceiling.rps)} | ${whole(m.restdir.rps)} | ${ratio.toFixed(2)} | ` +
-        `${m.restdir.p50.toFixed(2)} | ${m.restdir.p99.toFixed(2)} | ${whole(m.ceiling.serverCpuUs)} / ${whole(m.restdir.serverCpuUs)} | ` +
+        `${m.restdir.p50.toFixed(2)} | ${m.restdir.p99.toFixed(2)} | ${whole(m.ceiling.serverCpuUs)} / ${whole(m.restdir.serverCpuUs)} (${(m.ceiling.serverCpuUs / m.restdir.serverCpuUs).toFixed(2)}) | ` +
         `${m.writeCeiling ? `${whole(m.writeCeiling.rps)} (${whole(m.writeCeiling.cpuUs)})` : ''} | ` +
         `${loopRatio === undefined ? '' : loopRatio.toFixed(2)} | ${verdict(m, ratio, loopRatio, plainPut)} |`,
     )
