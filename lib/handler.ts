@@ -12,6 +12,7 @@ import { serveStatic } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
+import { answerByGuards } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
 
@@ -55,6 +56,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const target = req.url ?? '/'
     const segments = splitPath(target, settings.pathLimits)
     const apiPath = belowPrefix(segments, prefixSegments)
+    // As middleware, what lies outside the prefix belongs to the host app, which guards its own.
+    const hostAppsRequest = apiPath === undefined && next !== undefined
+    if (!hostAppsRequest && answerByGuards(req, res, settings.guards)) return
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (SPEC §2).

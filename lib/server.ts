@@ -16,7 +16,19 @@ export interface RestdirServer extends http.Server {
 /** A `node:http` server wired to restdir's handler (SPEC §14). */
 export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
-  const server = http.createServer(handler) as RestdirServer
+  const { headers, request } = handler.settings.timeouts
+  // Slow clients (slow-loris) are cut off with a 408: headers must arrive within `headers` ms,
+  // the whole request, body included, within `request` ms. Node checks every
+  // connectionsCheckingInterval ms, 30 s by default: often enough to keep to the limits.
+  const server = http.createServer(
+    { headersTimeout: headers, requestTimeout: request, connectionsCheckingInterval: Math.max(50, Math.min(1000, headers / 4)) },
+    handler,
+  ) as RestdirServer
+  // The DNS-rebinding guard needs the address really bound, whatever `listen` was given.
+  server.on('listening', () => {
+    const address = server.address()
+    handler.settings.guards.host = typeof address === 'object' && address ? address.address : (address ?? undefined)
+  })
   server.ready = handler.ready
   server.handler = handler
   handler.ready.catch((error) => server.emit('error', error))
