@@ -107,7 +107,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     }
     handle(req, res, next).catch((error: unknown) => {
       const httpError = toHttpError(error)
-      if (httpError.status >= 500) console.error(error)
+      if (!(error instanceof HttpError)) console.error(error) // an unexpected fault; refusals are answers, not faults
       sendProblem(res, httpError, req.method === 'HEAD')
     })
   }) as RestdirHandler
