@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createServer } from '../lib/server.ts'
 import { isLoopbackHost } from '../lib/guards.ts'
+import { packageVersion } from '../lib/package.ts'
+import { FileStore } from '../lib/store/index.ts'
+import { importDatabase, readDatabaseFile } from '../lib/import.ts'
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+const version = packageVersion()
 
 const usage = `Usage: restdir [options]
 
@@ -16,8 +18,12 @@ Options:
   --host HOST      address to bind (default 127.0.0.1; 0.0.0.0 exposes it)
   --store DIR      data folder (default ./store)
   --www DIR        folder of static files (default: the bundled playground)
+  --prefix PATH    serve the data API under PATH, e.g. /api; other URLs are static only
   --sync           fsync every write before answering (survives power loss)
   --max-body SIZE  largest request body, e.g. 512kb, 2mb (default 1mb)
+  --delay MS       wait MS milliseconds before every data answer (to see loading states)
+  --import FILE    load a json-server database (db.json) into the store, then exit
+  --force          with --import: replace documents that exist already
   --cors LIST      origins allowed besides localhost ones: '*' or https://a.example,https://b.example
   --token SECRET   every write needs "Authorization: Bearer SECRET" (or set $RESTDIR_TOKEN)
   --readonly       refuse every write (405)
@@ -63,9 +69,41 @@ function parseCount(flag: string, text: string | undefined): number | undefined 
   return Number(text)
 }
 
-function parsePort(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`--port "${text}" is not a port number (0-65535).`)
+/** `source` names where the value came from (`--port` or `PORT`), so the message points at what to fix. */
+function parsePort(text: string, source: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) fail(`${source} "${text}" is not a port number (0-65535).`)
   return Number(text)
+}
+
+/** `api`, `/api` and `/api/` all mean `/api`; `/` means none. Only plain segments: the prefix is matched before decoding matters. */
+function parsePrefix(text: string): string {
+  const segments = text.split('/').filter(Boolean)
+  if (segments.some((segment) => segment === '.' || segment === '..' || /[?#%\\\s]/.test(segment))) {
+    fail(`--prefix "${text}" is not a plain path such as /api.`)
+  }
+  return segments.length === 0 ? '' : '/' + segments.join('/')
+}
+
+function parseDelay(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 600_000) fail(`--delay "${text}" is not a number of milliseconds (0-600000).`)
+  return Number(text)
+}
+
+/** `--import db.json`: loads a json-server database into the store folder and exits (0 when done, 1 when refused). */
+async function importAndExit(file: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
+  let store: FileStore | undefined
+  try {
+    const database = await readDatabaseFile(file)
+    store = await FileStore.open(storeDir, { sync })
+    const summary = await importDatabase(store, database, { force })
+    await store.close()
+    process.stdout.write(`imported ${summary.documents} document${summary.documents === 1 ? '' : 's'} (${summary.collections} collection${summary.collections === 1 ? '' : 's'}) from ${file} into ${storeDir}\n`)
+    process.exit(0)
+  } catch (error) {
+    await store?.close().catch(() => {})
+    process.stderr.write(`restdir: ${(error as Error).message}\n`)
+    process.exit(1)
+  }
 }
 
 function parseOptions() {
@@ -75,6 +113,10 @@ function parseOptions() {
       host: { type: 'string', default: '127.0.0.1' },
       store: { type: 'string', default: './store' },
       www: { type: 'string' },
+      prefix: { type: 'string' },
+      delay: { type: 'string' },
+      import: { type: 'string' },
+      force: { type: 'boolean', default: false },
       sync: { type: 'boolean', default: false },
       'max-body': { type: 'string' },
       cors: { type: 'string' },
@@ -108,12 +150,16 @@ if (args.help) {
   process.exit(0)
 }
 if (args.version) {
-  process.stdout.write(`${packageJson.version}\n`)
+  process.stdout.write(`${version}\n`)
   process.exit(0)
 }
 
-const port = parsePort(args.port ?? process.env.PORT ?? '3000')
 const storeDir = path.resolve(args.store)
+if (args.force && args.import === undefined) fail('--force only goes with --import FILE.')
+if (args.import !== undefined) await importAndExit(args.import, storeDir, args.force, args.sync)
+
+const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePort(process.env.PORT ?? '3000', 'PORT')
+const prefix = args.prefix === undefined ? '' : parsePrefix(args.prefix)
 const token = args.token ?? process.env.RESTDIR_TOKEN
 if (token !== undefined && token.trim() === '') fail('--token (or $RESTDIR_TOKEN) must not be empty.')
 let server: ReturnType<typeof createServer>
@@ -122,6 +168,8 @@ try {
     store: storeDir,
     www: args.www,
     sync: args.sync,
+    prefix,
+    delay: args.delay === undefined ? undefined : parseDelay(args.delay),
     maxBody: args['max-body'] === undefined ? undefined : parseSize(args['max-body']),
     cors: args.cors,
     token,
@@ -152,15 +200,16 @@ server.listen(port, args.host, () => {
   const host = args.host.includes(':') ? `[${args.host}]` : args.host
   const base = `http://${host}:${actualPort}`
   process.stdout.write(
-    `restdir ${packageJson.version} listening on ${base}/\n` +
+    `restdir ${version} listening on ${base}/\n` +
       `store: ${storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
       `routes:\n` +
-      `  POST GET                    /user\n` +
-      `  GET PUT PATCH DELETE        /user/:user_id\n` +
-      `  POST GET                    /user/:user_id/playlist\n` +
-      `  GET PUT PATCH DELETE        /user/:user_id/playlist/:playlist_id\n` +
-      `  GET                         /  and any file in ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
-      `  GET POST PUT PATCH DELETE   any other URL: a JSON document\n` +
+      `  POST GET                    ${prefix}/user\n` +
+      `  GET PUT PATCH DELETE        ${prefix}/user/:user_id\n` +
+      `  POST GET                    ${prefix}/user/:user_id/playlist\n` +
+      `  GET PUT PATCH DELETE        ${prefix}/user/:user_id/playlist/:playlist_id\n` +
+      `  GET                         ${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
+      `  GET POST PUT PATCH DELETE   any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document\n` +
+      (args.delay ? `every data answer waits ${args.delay} ms (--delay)\n` : '') +
       `Press Ctrl+C to stop.\n`,
   )
   if (!isLoopbackHost(args.host) && token === undefined && !args.readonly) {

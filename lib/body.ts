@@ -20,10 +20,14 @@ export const defaultBodyLimits: BodyLimits = { maxBody: 1024 * 1024, maxDepth: 6
  */
 export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<JsonObject> {
   const kind = bodyKind(req.headers['content-type'])
+  // Embedded after a body parser (express.json(), say), the stream has been read: its end will not come again.
+  if (req.readableEnded) return bodyReadEarlier(req, kind, limits)
   const declaredLength = Number(req.headers['content-length'])
   if (declaredLength > limits.maxBody) throw tooLarge(req, limits)
+  return parseBody(await readBytes(req, limits), kind, req, limits)
+}
 
-  const bytes = await readBytes(req, limits)
+function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: BodyLimits): JsonObject {
   if (bytes.length === 0 && kind !== 'unsupported') return {}
   if (kind === 'missing') {
     throw new HttpError(415, 'The request has a body but no Content-Type; send it as JSON with "Content-Type: application/json".')
@@ -34,12 +38,26 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = de
   const text = decodeUtf8(bytes)
   if (kind === 'form') return Object.fromEntries(new URLSearchParams(text))
   checkDepth(text, limits.maxDepth)
-  const value = parseJson(text)
+  return requireObject(parseJson(text))
+}
+
+function requireObject(value: unknown): JsonObject {
   if (!isObject(value)) {
     const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
     throw new HttpError(400, `The body must be a JSON object ({ ... }), not ${what}.`)
   }
   return value
+}
+
+/** The body as an earlier middleware left it in `req.body`: parsed (express.json()), raw bytes or text, or nothing. */
+function bodyReadEarlier(req: IncomingMessage, kind: BodyKind, limits: BodyLimits): JsonObject {
+  const earlier = (req as IncomingMessage & { body?: unknown }).body
+  if (earlier === undefined) {
+    // A fault of the embedding app, not of the client: a 500 whose log line says what to change.
+    throw new Error('The request body was read before restdir saw it and req.body holds nothing: mount restdir before the middleware that read it.')
+  }
+  if (Buffer.isBuffer(earlier) || typeof earlier === 'string') return parseBody(Buffer.from(earlier), kind, req, limits)
+  return requireObject(earlier)
 }
 
 type BodyKind = 'json' | 'form' | 'missing' | 'unsupported'

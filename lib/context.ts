@@ -3,6 +3,7 @@ import type { Documents, Preconditions } from './documents.ts'
 import type { Params } from './router.ts'
 import type { NodePath } from './store/store.ts'
 import type { Settings } from './options.ts'
+import { joinPath } from './path.ts'
 
 /** Everything a resource handler needs to answer one request. */
 export interface Context {
@@ -11,6 +12,8 @@ export interface Context {
   method: string
   /** Decoded path segments below the API base. */
   path: NodePath
+  /** The API base as clients reach it: mount path (Express, Connect) and prefix; `` at the root. */
+  base: string
   params: Params
   query: URLSearchParams
   documents: Documents
@@ -19,9 +22,9 @@ export interface Context {
 
 export type RouteHandler = (context: Context) => Promise<void>
 
-/** The URL path of a node as clients reach it, with the API prefix. */
+/** The URL path of a node as clients reach it, with the mount path and the API prefix. */
 export function urlOf(context: Context, path: NodePath): string {
-  return context.settings.prefix + '/' + path.map(encodeURIComponent).join('/')
+  return context.base + joinPath(path)
 }
 
 export function preconditionsOf(context: Context): Preconditions {

@@ -2,6 +2,7 @@ import type { Doc, NodePath, Store, StoredDoc } from './store/store.ts'
 import { HttpError } from './errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
+import { joinPath } from './path.ts'
 
 /** A change, as the event streams (SSE) report it. */
 export interface Change {
@@ -129,6 +130,11 @@ export class Documents {
     return () => this.listeners.delete(listener)
   }
 
+  /** How many listeners are subscribed (event streams hold one each). */
+  get listenerCount(): number {
+    return this.listeners.size
+  }
+
   private emit(change: Change): void {
     for (const listener of this.listeners) listener(change)
   }
@@ -139,7 +145,7 @@ function nodeKey(path: NodePath): string {
 }
 
 export function displayPath(path: NodePath): string {
-  return '/' + path.map(encodeURIComponent).join('/')
+  return joinPath(path)
 }
 
 /** If-Match and If-None-Match for writes (RFC 9110 §13.1.1, §13.1.2); a failed one is a 412. */

@@ -25,18 +25,22 @@ export function sendProblem(res: ServerResponse, error: HttpError, head = false)
     res.destroy()
     return
   }
-  const title = STATUS_CODES[error.status] ?? 'Error'
-  const body = JSON.stringify({
-    type: 'about:blank',
-    title,
-    status: error.status,
-    detail: error.detail,
-  })
+  const body = problemJson(error)
   res.statusCode = error.status
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value)
   res.setHeader('Content-Type', 'application/problem+json')
   res.setHeader('Content-Length', Buffer.byteLength(body))
   res.end(head ? undefined : body)
+}
+
+/** The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, nothing else. */
+export function problemJson(error: HttpError): string {
+  return JSON.stringify({
+    type: 'about:blank',
+    title: STATUS_CODES[error.status] ?? 'Error',
+    status: error.status,
+    detail: error.detail,
+  })
 }
 
 /** Turns anything thrown into an HttpError; unknown faults become a 500 that says nothing internal. */

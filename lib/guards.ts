@@ -21,8 +21,6 @@ export interface GuardSettings {
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 const ALL_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'
-/** Headers a page on another origin may read (SPEC §6, §9): listings, creations and versions. */
-const EXPOSED_HEADERS = 'X-Total-Count, Link, Location, ETag'
 const PREFLIGHT_MAX_AGE = '600'
 
 /**
@@ -105,7 +103,6 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
     return false
   }
   res.setHeader('Access-Control-Allow-Origin', guards.cors === '*' ? '*' : origin)
-  res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS)
   if (!preflight) return false
 
   const requestedHeaders = req.headers['access-control-request-headers']
@@ -120,6 +117,11 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
   res.setHeader('Content-Length', '0')
   res.end()
   return true
+}
+
+/** As middleware, an answer handed on to the next handler is that handler's: it gets none of restdir's CORS headers. */
+export function forgetCorsHeaders(res: ServerResponse): void {
+  for (const name of ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Vary']) res.removeHeader(name)
 }
 
 function originAllowed(origin: string, host: string | undefined, allowed: GuardSettings['cors']): boolean {

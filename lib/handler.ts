@@ -12,9 +12,11 @@ import { serveStatic } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
-import { answerByGuards } from './guards.ts'
+import { answerByGuards, forgetCorsHeaders } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
+import { mountPathOf } from './mount.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export type Next = (error?: unknown) => void
 
@@ -23,6 +25,10 @@ export interface RestdirHandler {
   /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
   ready: Promise<void>
   settings: Settings
+  /** The data layer, once the store is open. */
+  readonly documents: Documents | undefined
+  /** How many event streams are open. */
+  readonly openStreams: number
   /** Ends every open event stream (so connections can drain before a shutdown). */
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
@@ -40,6 +46,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   addUserRoutes(router)
   addPlaylistRoutes(router)
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
+  const prefixUrl = prefixSegments.map((segment) => '/' + encodeURIComponent(segment)).join('')
   const streams = new Set<() => void>()
 
   const opening: Promise<Store> = typeof options.store === 'object'
@@ -56,26 +63,29 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const target = req.url ?? '/'
     const segments = splitPath(target, settings.pathLimits)
     const apiPath = belowPrefix(segments, prefixSegments)
+    const base = mountPathOf(req) + prefixUrl
     // As middleware, what lies outside the prefix belongs to the host app, which guards its own.
     const hostAppsRequest = apiPath === undefined && next !== undefined
     if (!hostAppsRequest && answerByGuards(req, res, settings.guards)) return
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (SPEC §2).
-      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings))) return
+      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base))) return
       if (next) return next()
-      throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${settings.prefix}/.`)
+      throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${base}/.`)
     }
 
     if (!documents) await ready.catch(() => {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders)
     const queryStart = target.indexOf('?')
     const context: Context = {
       req,
       res,
       method,
       path: apiPath,
+      base,
       params: Object.create(null),
       query: new URLSearchParams(queryStart === -1 ? '' : target.slice(queryStart + 1)),
       documents: documents!,
@@ -90,12 +100,16 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       if (!match.handler) {
         throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
       }
+      if (settings.delay > 0) await sleep(settings.delay)
       return match.handler(context)
     }
     if (wantsEventStream(context)) return openEventStream(context, streams)
-    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD')) {
-      if (await serveStaticFile(req, res, segments, settings)) return
+    // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
+    if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
+      if (await serveStaticFile(req, res, segments, settings, base)) return
     }
+    if (settings.delay > 0) await sleep(settings.delay)
+    if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context).catch(passNotFoundTo(next, res))
     return handleGeneric(context)
   }
 
@@ -114,6 +128,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   handler.ready = ready
   handler.settings = settings
+  Object.defineProperty(handler, 'documents', { get: () => documents })
+  Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {
     for (const close of [...streams]) close()
   }
@@ -125,6 +141,22 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   return handler
 }
 
+/**
+ * Headers a browser script may read on a cross-origin answer (Fetch standard,
+ * CORS protocol): listing totals and pages, where a new document went, versions.
+ * It only takes effect beside `Access-Control-Allow-Origin`, which decides who may read at all.
+ */
+const exposedHeaders = 'X-Total-Count, Link, Location, ETag'
+
+/** As middleware, a read that finds nothing (no document, no collection, no file) goes on to the next middleware. */
+function passNotFoundTo(next: Next, res: ServerResponse) {
+  return (error: unknown) => {
+    if (!(error instanceof HttpError && error.status === 404) || res.headersSent) throw error
+    forgetCorsHeaders(res)
+    next()
+  }
+}
+
 /** The segments below the API prefix, or undefined when the path is outside it. */
 function belowPrefix(segments: string[], prefix: string[]): string[] | undefined {
   if (prefix.length === 0) return segments
@@ -133,9 +165,9 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
   return segments.slice(prefix.length)
 }
 
-/** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix. */
-async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings): Promise<boolean> {
-  res.setHeader('X-Restdir-Api', settings.prefix || '/')
+/** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path. */
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings, base: string): Promise<boolean> {
+  res.setHeader('X-Restdir-Api', base || '/')
   if (await serveStatic(req, res, segments, settings.www)) return true
   res.removeHeader('X-Restdir-Api')
   return false

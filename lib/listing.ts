@@ -1,14 +1,131 @@
 import type { Context } from './context.ts'
-import type { NodePath } from './store/store.ts'
+import { urlOf } from './context.ts'
+import type { Documents } from './documents.ts'
+import type { Doc, NodePath } from './store/store.ts'
 import { sendJson } from './respond.ts'
+import { matchesFilters, parseFilters, type Filter } from './listing-filters.ts'
+import { parseSort, sortDocs, type SortKey } from './listing-sort.ts'
+import { HttpError } from './errors.ts'
+
+/**
+ * A listing query in json-server's dialect (SPEC §6), so its clients work
+ * unchanged: filters, full-text `q`, `_sort`/`_order`, and a window given by
+ * `_start`/`_end`/`_limit` or `_page`/`_limit`. Other `_` parameters are ignored.
+ */
+export interface ListingQuery {
+  filters: Filter[]
+  sort: SortKey[]
+  /** Documents [start, end) of the filtered, sorted list; end undefined means to the last. */
+  start: number
+  end: number | undefined
+  /** Set for `_page` queries: they answer with a Link header. */
+  page?: { number: number; limit: number }
+}
 
 /**
  * Answers GET on a collection: the documents of the node's children in
- * ascending id order. Returns false when the node does not exist.
+ * ascending id order, narrowed by the listing query, with `X-Total-Count`
+ * (the count before the window) and, for `_page`, a `Link` header.
+ * Returns false when the node does not exist.
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  const docs = await context.documents.list(path)
-  if (!docs) return false
-  sendJson(context, 200, docs)
+  const listing = parseListingQuery(context.query)
+  const selection = needsEveryDocument(listing)
+    ? await selectFromAll(context.documents, path, listing)
+    : await readWindow(context.documents, path, listing.start, listing.end)
+  if (!selection) return false
+  sendJson(context, 200, selection.docs, listingHeaders(context, path, listing, selection.total))
   return true
+}
+
+/** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
+export function sendEmptyCollection(context: Context, path: NodePath): void {
+  const listing = parseListingQuery(context.query)
+  sendJson(context, 200, [], listingHeaders(context, path, listing, 0))
+}
+
+interface Selection {
+  docs: Doc[]
+  /** How many documents matched, before the window. */
+  total: number
+}
+
+function needsEveryDocument(listing: ListingQuery): boolean {
+  return listing.filters.length > 0 || listing.sort.length > 0
+}
+
+async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+  const all = await documents.list(path)
+  if (!all) return undefined
+  const matching = sortDocs(all.filter((doc) => matchesFilters(doc, listing.filters)), listing.sort)
+  return { docs: matching.slice(listing.start, listing.end), total: matching.length }
+}
+
+/**
+ * A window of a collection in its natural (id) order, with the collection's
+ * size. Without filters or sorting this is all a page needs, so this is the
+ * one place where a page can be read without reading every document.
+ */
+async function readWindow(documents: Documents, path: NodePath, start: number, end: number | undefined): Promise<Selection | undefined> {
+  const all = await documents.list(path)
+  if (!all) return undefined
+  return { docs: all.slice(start, end), total: all.length }
+}
+
+function parseListingQuery(query: URLSearchParams): ListingQuery {
+  const listing: ListingQuery = { filters: parseFilters(query), sort: parseSort(query), start: 0, end: undefined }
+  const limit = wholeNumber(query, '_limit', 0)
+  const page = wholeNumber(query, '_page', 1)
+  if (page !== undefined) {
+    // `_page` counts from 1 and takes 10 per page unless `_limit` says otherwise (as json-server does).
+    const perPage = limit ?? 10
+    if (perPage === 0) throw new HttpError(400, '_limit must be at least 1 with _page.')
+    listing.page = { number: page, limit: perPage }
+    listing.start = (page - 1) * perPage
+    listing.end = listing.start + perPage
+    return listing
+  }
+  listing.start = wholeNumber(query, '_start', 0) ?? 0
+  const end = wholeNumber(query, '_end', 0)
+  listing.end = end ?? (limit === undefined ? undefined : listing.start + limit)
+  return listing
+}
+
+/** A query parameter that must be a whole number of at least `min`; undefined when absent. */
+function wholeNumber(query: URLSearchParams, name: string, min: number): number | undefined {
+  const text = query.get(name)
+  if (text === null) return undefined
+  if (!/^\d{1,15}$/.test(text.trim()) || Number(text) < min) {
+    throw new HttpError(400, `${name} must be a whole number${min > 0 ? ` from ${min}` : ''} (got ${JSON.stringify(text)}).`)
+  }
+  return Number(text)
+}
+
+function listingHeaders(context: Context, path: NodePath, listing: ListingQuery, total: number): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Total-Count': String(total) }
+  if (listing.page) {
+    const link = pageLinks(urlOf(context, path), context.query, listing.page, total)
+    if (link) headers.Link = link
+  }
+  return headers
+}
+
+/**
+ * The `Link` header of a paged answer (RFC 8288 §3): `first`, `prev`, `next`
+ * and `last`, where they apply, as path URLs that repeat the query with
+ * another `_page`. A collection that fits on one page has no links.
+ */
+function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
+  const lastPage = Math.max(1, Math.ceil(total / page.limit))
+  if (lastPage === 1) return undefined
+  const linkTo = (number: number, rel: string) => {
+    const params = new URLSearchParams(query)
+    params.set('_page', String(number))
+    return `<${collectionUrl}?${params}>; rel="${rel}"`
+  }
+  const links = [linkTo(1, 'first')]
+  if (page.number > 1) links.push(linkTo(Math.min(page.number - 1, lastPage), 'prev'))
+  if (page.number < lastPage) links.push(linkTo(page.number + 1, 'next'))
+  links.push(linkTo(lastPage, 'last'))
+  return links.join(', ')
 }

@@ -1,9 +1,9 @@
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import type { Store } from './store/store.ts'
 import { defaultBodyLimits, type BodyLimits } from './body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
 import { parseCorsList, type GuardSettings } from './guards.ts'
+import { packageRoot } from './package.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -41,6 +41,8 @@ export interface RestdirOptions {
   requestTimeout?: number
   /** Most event streams open at once (default 1000). */
   maxStreams?: number
+  /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
+  delay?: number
   /** No request log. */
   quiet?: boolean
   /** Where the request log goes (default: console.log). */
@@ -52,6 +54,7 @@ export interface Settings {
   www: string
   prefix: string
   sync: boolean
+  delay: number
   bodyLimits: BodyLimits
   pathLimits: PathLimits
   guards: GuardSettings
@@ -69,13 +72,14 @@ export interface Timeouts {
 export const defaultTimeouts: Timeouts = { headers: 10_000, request: 30_000 }
 export const defaultMaxStreams = 1000
 
-export const bundledWww = fileURLToPath(new URL('../www', import.meta.url))
+export const bundledWww = path.join(packageRoot, 'www')
 
 export function resolveSettings(options: RestdirOptions): Settings {
   return {
     www: path.resolve(options.www ?? bundledWww),
     prefix: normalizePrefix(options.prefix ?? ''),
     sync: options.sync ?? false,
+    delay: options.delay ?? 0,
     bodyLimits: {
       maxBody: options.maxBody ?? defaultBodyLimits.maxBody,
       maxDepth: options.maxJsonDepth ?? defaultBodyLimits.maxDepth,

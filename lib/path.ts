@@ -64,5 +64,15 @@ function decodeSegment(raw: string): string {
 
 /** Joins decoded segments back into a URL path, encoding each segment. */
 export function joinPath(segments: readonly string[]): string {
-  return '/' + segments.map(encodeURIComponent).join('/')
+  return '/' + segments.map(encodePathSegment).join('/')
+}
+
+/**
+ * Encodes one decoded segment for a URL. A segment that is `.` or `..` is
+ * spelled `%2E`/`%2E%2E`: clients remove dot segments before sending
+ * (RFC 3986 §5.2.4), so a Location of `/a/..` would lead to `/`.
+ */
+export function encodePathSegment(segment: string): string {
+  const encoded = encodeURIComponent(segment)
+  return encoded === '.' || encoded === '..' ? encoded.replaceAll('.', '%2E') : encoded
 }

@@ -1,6 +1,7 @@
 import http from 'node:http'
 import { createHandler, type RestdirHandler } from './handler.ts'
 import type { RestdirOptions } from './options.ts'
+import { answerClientErrors } from './client-errors.ts'
 
 export interface RestdirServer extends http.Server {
   /** Resolves once the store is open. */
@@ -29,6 +30,7 @@ export function createServer(options: RestdirOptions = {}): RestdirServer {
     const address = server.address()
     handler.settings.guards.host = typeof address === 'object' && address ? address.address : (address ?? undefined)
   })
+  answerClientErrors(server)
   server.ready = handler.ready
   server.handler = handler
   handler.ready.catch((error) => server.emit('error', error))

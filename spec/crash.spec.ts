@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send, type Answer } from './helpers.ts'
-import { startCli, type ChildServer } from './child-server.ts'
+import { startCli, type RunningCli } from './process.ts'
 import { canonical, mergePatchModel, seeded, seedFrom, type Random } from './random.ts'
 
 // SPEC §11: after a process crash at any instant, every acknowledged write is
@@ -60,7 +60,7 @@ test(`acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no d
     seq: 0,
   }))
   try {
-    let server = await startCli(['--store', store])
+    let server = await startCli(['--port', '0', '--store', store, '--quiet'])
     for (const writer of writers) {
       const answer = await send(server.port, 'POST', '/user', { body: { username: `crash-w${writer.index}` } })
       assert.is(answer.status, 201, answer.text)
@@ -72,21 +72,20 @@ test(`acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no d
       const killAfter = random.chance(0.2) ? random.between(5, 60) : random.between(300, 1500)
       const running = writers.map((writer) => runWriter(server.port, writer))
       await new Promise((resolve) => setTimeout(resolve, killAfter))
-      await server.kill()
+      await server.stop('SIGKILL')
       const stopped = await Promise.all(running)
       assert.ok(stopped.every(Boolean), 'every writer saw the server go')
       figures.rounds++
 
       await checkFilesWhole(store)
-      server = await startCli(['--store', store, ...(round % 2 === 0 ? ['--sync'] : [])])
+      server = await startCli(['--port', '0', '--store', store, '--quiet', ...(round % 2 === 0 ? ['--sync'] : [])])
       await checkLockTakenOver(store, server)
       await reconcile(server.port, writers)
       assert.equal(problems, [], `seed ${SEED}, after kill ${round}`)
     }
 
     await reconcile(server.port, writers)
-    await server.stop()
-    assert.equal(await server.exited, { code: 0, signal: null })
+    assert.equal(await server.stop(), { code: 0, signal: null })
     const leftovers = await leftoverEntries(store)
     assert.equal(leftovers, [], 'a clean stop leaves no lock, temp files or trash')
   } finally {
@@ -239,7 +238,7 @@ async function checkFilesWhole(directory: string): Promise<void> {
 }
 
 /** The dead server's lock does not keep the store shut: the new one holds it now. */
-async function checkLockTakenOver(store: string, server: ChildServer): Promise<void> {
+async function checkLockTakenOver(store: string, server: RunningCli): Promise<void> {
   const lock = JSON.parse(await readFile(join(store, '@lock'), 'utf8')) as { pid: number }
   assert.is(lock.pid, server.child.pid, 'the restarted server holds the lock')
   figures.lockTakeovers++

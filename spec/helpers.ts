@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createServer, type RestdirServer } from '../lib/server.ts'
 import type { RestdirOptions } from '../lib/options.ts'
+import { FileStore, MemoryStore, type Store } from '../lib/store/index.ts'
 
 export interface Answer {
   status: number
@@ -35,10 +36,37 @@ export async function makeTempDir(prefix = 'restdir-'): Promise<string> {
   return mkdtemp(path.join(tmpdir(), prefix))
 }
 
-/** Starts restdir on port 0 with a fresh temporary store folder (or the given options). */
+/**
+ * Which store a test server gets when the test names none: a temporary folder
+ * (FileStore), or a MemoryStore when RESTDIR_TEST_STORE=memory. spec/run.mjs
+ * runs every spec that uses `startServer` or `openTestStore` once with each,
+ * so the whole API is held to the same answers on both stores. A test that
+ * looks at the files passes its own `store` folder.
+ */
+export const testStoreKind: 'file' | 'memory' = process.env.RESTDIR_TEST_STORE === 'memory' ? 'memory' : 'file'
+
+/** A fresh store of the kind this run tests (see testStoreKind), for tests that build their own handler; `dispose` closes and removes it. */
+export async function openTestStore(): Promise<{ store: Store; dispose(): Promise<void> }> {
+  if (testStoreKind === 'memory') {
+    const store = new MemoryStore()
+    return { store, dispose: () => store.close() }
+  }
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir)
+  return {
+    store,
+    async dispose() {
+      await store.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Starts restdir on port 0 with a fresh temporary store (or the given options). */
 export async function startServer(options: RestdirOptions = {}): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
-  const server = createServer({ quiet: true, ...options, store: options.store ?? dir })
+  const defaultStore = testStoreKind === 'memory' ? new MemoryStore() : dir
+  const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
   await server.ready
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises'
 import { createHandler } from '../lib/handler.ts'
 import { createServer } from '../lib/server.ts'
 import { makeTempDir, send, startServer, type Answer } from './helpers.ts'
-import { startCli } from './child-server.ts'
+import { startCli } from './process.ts'
 import { MemoryStore } from '../lib/store/index.ts'
 
 // SPEC §12: loopback by default, the DNS-rebinding Host check, CORS for
@@ -32,9 +32,10 @@ const WRITES: Array<[string, string, unknown]> = [
 const binding = suite('binding and the Host check')
 
 binding('the command line binds 127.0.0.1 by default and takes its token from RESTDIR_TOKEN', async () => {
-  const cli = await startCli([], { RESTDIR_TOKEN: 'from-the-environment' })
+  const store = await makeTempDir()
+  const cli = await startCli(['--port', '0', '--store', store, '--quiet'], { env: { RESTDIR_TOKEN: 'from-the-environment' } })
   try {
-    assert.match(cli.banner, /listening on http:\/\/127\.0\.0\.1:\d+\//)
+    assert.match(cli.stdout(), /listening on http:\/\/127\.0\.0\.1:\d+\//)
     // No other interface answers: a machine with an external address must not reach it.
     const external = Object.values(networkInterfaces()).flat().find((info) => info && info.family === 'IPv4' && !info.internal)
     if (external) assert.is(await canConnect(external.address, cli.port), false, `reachable on ${external.address}`)
@@ -45,6 +46,7 @@ binding('the command line binds 127.0.0.1 by default and takes its token from RE
     assert.is(allowed.status, 201)
   } finally {
     await cli.stop()
+    await rm(store, { recursive: true, force: true })
   }
 })
 

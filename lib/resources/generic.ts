@@ -6,7 +6,7 @@ import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { sendCollection } from '../listing.ts'
+import { sendCollection, sendEmptyCollection } from '../listing.ts'
 import { requireOwners } from './owners.ts'
 
 /**
@@ -44,12 +44,16 @@ export async function handleGeneric(context: Context): Promise<void> {
 export async function readNode(context: Context, path: NodePath = context.path): Promise<void> {
   if (context.query.has('_children')) {
     const names = await context.documents.store.children(path)
-    if (!names) throw notFound(path)
-    return sendJson(context, 200, names)
+    if (names) return sendJson(context, 200, names)
+    if (path.length === 0) return sendJson(context, 200, [])
+    throw notFound(path)
   }
   const stored = await context.documents.read(path)
   if (stored) return sendDocument(context, stored)
-  if (!(await sendCollection(context, path))) throw notFound(path)
+  if (await sendCollection(context, path)) return
+  // The root always exists: an empty store is an empty collection, not a 404.
+  if (path.length === 0) return sendEmptyCollection(context, path)
+  throw notFound(path)
 }
 
 export function notFound(path: NodePath): HttpError {

@@ -44,7 +44,8 @@ async function createPlaylist(context: Context): Promise<void> {
 
 async function listPlaylists(context: Context): Promise<void> {
   await requireOwners(context, ['user', context.params.user_id, 'playlist'])
-  await readNode(context, ['user', context.params.user_id, 'playlist']).catch(emptyWhenMissing(context))
+  const path = ['user', context.params.user_id, 'playlist']
+  await readNode(context, path).catch(emptyWhenMissing(context, path))
 }
 
 async function readPlaylist(context: Context): Promise<void> {
@@ -94,10 +95,16 @@ function noPlaylist(context: Context): HttpError {
   return new HttpError(404, `User ${JSON.stringify(userId)} has no playlist ${JSON.stringify(playlistId)}.`)
 }
 
-/** `songs` defaults to an empty list and must be an array. */
+/**
+ * `songs` defaults to an empty list and must be an array: `null` is refused
+ * too. (In a PATCH, `null` removes the key first, RFC 7396, so the list resets to [].)
+ */
 function songsOf(doc: JsonObject): unknown[] {
-  if (!Object.hasOwn(doc, 'songs') || doc.songs === null) return []
-  if (!Array.isArray(doc.songs)) throw new HttpError(400, `songs must be an array (got ${typeof doc.songs}); a song can be any JSON value.`)
+  if (!Object.hasOwn(doc, 'songs')) return []
+  if (!Array.isArray(doc.songs)) {
+    const got = doc.songs === null ? 'null' : typeof doc.songs
+    throw new HttpError(400, `songs must be an array (got ${got}); leave it out for an empty list. A song can be any JSON value.`)
+  }
   return doc.songs
 }
 

@@ -1,12 +1,13 @@
 import type { Context, RouteHandler } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Router } from '../router.ts'
-import type { Doc } from '../store/store.ts'
+import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { readNode } from './generic.ts'
+import { sendEmptyCollection } from '../listing.ts'
 
 /**
  * Users (SPEC §4): `{ "user_id": …, …fields }`. The service assigns
@@ -14,7 +15,7 @@ import { readNode } from './generic.ts'
  */
 export function addUserRoutes(router: Router<RouteHandler>): void {
   router.add('POST', '/user', createUser)
-  router.add('GET', '/user', (context) => readNode(context, ['user']).catch(emptyWhenMissing(context)))
+  router.add('GET', '/user', (context) => readNode(context, ['user']).catch(emptyWhenMissing(context, ['user'])))
   router.add('GET', '/user/:user_id', readUser)
   router.add('PUT', '/user/:user_id', replaceUser)
   router.add('PATCH', '/user/:user_id', patchUser)
@@ -22,9 +23,9 @@ export function addUserRoutes(router: Router<RouteHandler>): void {
 }
 
 /** `/user` exists before the first user does: an empty store lists no users rather than 404. */
-export function emptyWhenMissing(context: Context) {
+export function emptyWhenMissing(context: Context, path: NodePath) {
   return (error: unknown) => {
-    if (error instanceof HttpError && error.status === 404) return sendJson(context, 200, [])
+    if (error instanceof HttpError && error.status === 404) return sendEmptyCollection(context, path)
     throw error
   }
 }

@@ -1,0 +1,73 @@
+import type { Server, ServerResponse } from 'node:http'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import { HttpError, problemJson } from './errors.ts'
+
+/**
+ * Node's HTTP parser refuses some requests before any handler sees them: a
+ * malformed request line or header, headers that are too large, a request
+ * that is too slow. Node's own answer has no body; this one is
+ * problem+json like every other error (SPEC §8), and it never writes over an
+ * answer still in progress on the same connection.
+ */
+export function answerClientErrors(server: Server): void {
+  const answering = new WeakMap<Socket, ServerResponse>()
+  server.on('request', (req, res: ServerResponse) => {
+    const socket = req.socket
+    answering.set(socket, res)
+    res.once('close', () => {
+      if (answering.get(socket) === res) answering.delete(socket)
+    })
+  })
+  server.on('clientError', (error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket) => {
+    const inProgress = answering.get(socket)
+    if (inProgress && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !inProgress.req.complete) cutOff(error, socket, inProgress)
+    else if (inProgress) inProgress.once('close', () => refuse(error, socket))
+    else refuse(error, socket)
+  })
+}
+
+/**
+ * The request in progress is the slow one: its body is still trickling in
+ * (a slow-loris). Waiting for its answer would wait for the client, so it
+ * gets its 408 now, unless an answer has begun, and the connection closes at
+ * once: no late byte can complete the request and have it stored.
+ */
+function cutOff(error: NodeJS.ErrnoException, socket: Socket, res: ServerResponse): void {
+  if (!res.headersSent && socket.writable) socket.write(rawProblem(problemFor(error)))
+  socket.destroy()
+}
+
+function refuse(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  socket.end(rawProblem(problemFor(error)))
+}
+
+/** A whole problem+json answer as bytes for the socket, for requests that never reached a ServerResponse. */
+function rawProblem(problem: HttpError): string {
+  const body = problemJson(problem)
+  return (
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+    'Content-Type: application/problem+json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  )
+}
+
+function problemFor(error: NodeJS.ErrnoException & { reason?: unknown }): HttpError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new HttpError(431, 'The request headers are larger than the server accepts; send fewer or shorter headers.')
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new HttpError(408, 'The request took too long to arrive and was cut off; send it again, whole.')
+    default: {
+      // llhttp's reason is a fixed phrase such as "Invalid header token"; it never carries request data.
+      const reason = typeof error.reason === 'string' ? ` (${error.reason.replace(/[^\w .,'-]/g, '')})` : ''
+      return new HttpError(400, `The request is not valid HTTP/1.1${reason}; check the request line and the headers.`)
+    }
+  }
+}

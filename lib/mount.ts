@@ -1,0 +1,35 @@
+import type { IncomingMessage } from 'node:http'
+
+/** What Express and Connect add to a request when they pass it to mounted middleware. */
+interface MountedRequest extends IncomingMessage {
+  /** Express: the path the middleware is mounted at (`app.use('/data', …)` → `/data`). */
+  baseUrl?: unknown
+  /** Express and Connect: the request target before the mount path was cut off `url`. */
+  originalUrl?: unknown
+}
+
+/**
+ * The path restdir is mounted at by Express or Connect, as the client sent
+ * it (`/data` for `app.use('/data', restdir)`), or `` when it is not mounted.
+ * Both frameworks cut the mount path off `req.url`; URLs restdir hands out
+ * (`Location`, `Link`) must put it back.
+ */
+export function mountPathOf(req: IncomingMessage): string {
+  const { baseUrl, originalUrl } = req as MountedRequest
+  if (typeof baseUrl === 'string') return withoutTrailingSlash(baseUrl)
+  if (typeof originalUrl !== 'string') return ''
+  const original = pathOf(originalUrl)
+  const current = pathOf(req.url ?? '/')
+  if (original === current) return ''
+  if (current === '/') return withoutTrailingSlash(original)
+  return original.endsWith(current) ? original.slice(0, original.length - current.length) : ''
+}
+
+function pathOf(target: string): string {
+  const end = target.search(/[?#]/)
+  return end === -1 ? target : target.slice(0, end)
+}
+
+function withoutTrailingSlash(path: string): string {
+  return path.replace(/\/+$/, '')
+}

@@ -1,0 +1,68 @@
+import { link, open, rename, unlink } from 'node:fs/promises'
+import { errorCode } from './fs-errors.ts'
+
+/**
+ * Writes `text` to a new file `tempPath`, which must not exist yet; with
+ * `sync`, flushes it to disk before returning, so that renaming it into place
+ * can never expose a file whose contents are still only in memory.
+ */
+export async function writeTempFile(tempPath: string, text: string, sync: boolean): Promise<void> {
+  const handle = await open(tempPath, 'wx')
+  try {
+    await handle.writeFile(text)
+    if (sync) await handle.sync()
+  } catch (error) {
+    await handle.close()
+    await unlink(tempPath).catch(() => {})
+    throw error
+  }
+  await handle.close()
+}
+
+/**
+ * Moves a finished temp file to `target` in one atomic step, so a reader or a
+ * crash sees the old file or the new one, never a torn one. A hard link only
+ * succeeds where `target` does not exist yet, which tells a creation from a
+ * replacement exactly, even under concurrency; `create` mode stops there.
+ */
+export async function placeFile(
+  tempPath: string,
+  target: string,
+  mode: 'create' | 'replace',
+): Promise<'created' | 'replaced' | 'exists'> {
+  try {
+    await link(tempPath, target)
+    await unlink(tempPath)
+    return 'created'
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST' || mode === 'create') {
+      await unlink(tempPath).catch(() => {})
+      if (errorCode(error) === 'EEXIST') return 'exists'
+      throw error
+    }
+  }
+  await rename(tempPath, target)
+  return 'replaced'
+}
+
+/** Writes a whole file at `target` only if none is there; false when one was. */
+export async function createFileAtomically(tempPath: string, target: string, text: string, sync: boolean): Promise<boolean> {
+  await writeTempFile(tempPath, text, sync)
+  return (await placeFile(tempPath, target, 'create')) === 'created'
+}
+
+/**
+ * Makes a directory's entries durable: a new or renamed file survives power
+ * loss only once the directory holding it is flushed too (fsync(2), NOTES).
+ * Node cannot open a directory on Windows (EISDIR); there the file's own
+ * flush is all it offers.
+ */
+export async function fsyncDirectory(directory: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const handle = await open(directory, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,104 @@
+import { etagOf, serializeDoc } from './serialize.ts'
+import type { Doc, NodePath, Store, StoredDoc, WriteResult } from './store.ts'
+
+/** One node: its document as JSON text (so no caller can change what is stored) and its children. */
+interface MemoryNode {
+  text?: string
+  etag?: string
+  readonly children: Map<string, MemoryNode>
+}
+
+/**
+ * The store in memory, for tests and throw-away servers: a tree of nodes, so
+ * every operation walks only its own path, never the whole store. Same
+ * answers as the file store, ETags included.
+ */
+export class MemoryStore implements Store {
+  readonly #root: MemoryNode = { children: new Map() }
+
+  async read(path: NodePath): Promise<StoredDoc | undefined> {
+    const node = this.#find(path)
+    if (node?.text === undefined) return undefined
+    return { doc: JSON.parse(node.text) as Doc, etag: node.etag as string }
+  }
+
+  async children(path: NodePath): Promise<string[] | undefined> {
+    const node = this.#find(path)
+    if (!node || !holdsSomething(node)) return undefined
+    // The default sort compares UTF-16 code units, the order the interface promises.
+    return [...node.children.keys()].sort()
+  }
+
+  async exists(path: NodePath): Promise<boolean> {
+    const node = this.#find(path)
+    return node !== undefined && holdsSomething(node)
+  }
+
+  async write(path: NodePath, doc: Doc): Promise<WriteResult> {
+    const text = serializeDoc(doc)
+    const node = this.#make(path)
+    const created = node.text === undefined
+    node.text = text
+    node.etag = etagOf(text)
+    return { created, etag: node.etag }
+  }
+
+  async create(path: NodePath, doc: Doc): Promise<WriteResult | undefined> {
+    if (this.#find(path)?.text !== undefined) return undefined
+    return this.write(path, doc)
+  }
+
+  async remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
+    const trail = this.#trail(path)
+    const node = trail[path.length]
+    if (!node || !holdsSomething(node)) return { existed: false }
+    const doc = node.text === undefined ? undefined : (JSON.parse(node.text) as Doc)
+    if (path.length === 0) {
+      node.children.clear()
+      node.text = node.etag = undefined
+      return { existed: true, doc }
+    }
+    // Detach the subtree, then the ancestors it leaves with nothing, up to the root.
+    for (let depth = path.length; depth > 0; depth--) {
+      trail[depth - 1].children.delete(path[depth - 1])
+      if (holdsSomething(trail[depth - 1])) break
+    }
+    return doc === undefined ? { existed: true } : { existed: true, doc }
+  }
+
+  async close(): Promise<void> {}
+
+  #find(path: NodePath): MemoryNode | undefined {
+    let node: MemoryNode | undefined = this.#root
+    for (const segment of path) {
+      node = node.children.get(segment)
+      if (!node) return undefined
+    }
+    return node
+  }
+
+  /** The nodes from the root down the path, as far as they exist. */
+  #trail(path: NodePath): MemoryNode[] {
+    const trail = [this.#root]
+    for (const segment of path) {
+      const next = trail[trail.length - 1].children.get(segment)
+      if (!next) break
+      trail.push(next)
+    }
+    return trail
+  }
+
+  #make(path: NodePath): MemoryNode {
+    let node = this.#root
+    for (const segment of path) {
+      let next = node.children.get(segment)
+      if (!next) node.children.set(segment, (next = { children: new Map() }))
+      node = next
+    }
+    return node
+  }
+}
+
+function holdsSomething(node: MemoryNode): boolean {
+  return node.text !== undefined || node.children.size > 0
+}

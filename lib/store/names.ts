@@ -1,0 +1,101 @@
+import type { Dirent } from 'node:fs'
+import { access, opendir, readFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import { createFileAtomically } from './atomic.ts'
+import { decodeSegment, encodeSegment, isHashedName } from './encode.ts'
+import { isMissing } from './fs-errors.ts'
+import type { NodePath } from './store.ts'
+
+/** A node's document, inside the node's directory. */
+export const DOC_FILE = '@.json'
+
+/** In a hashed directory: the whole segment in UTF-8, since its cut name cannot be decoded. */
+export const NAME_FILE = '@name'
+
+/**
+ * Gives every hashed directory on a node's path (`directories`: the store
+ * folder, then one per segment) its `@name`, unless it has one already (then
+ * it is complete: it is placed atomically), so that listing can tell it.
+ */
+export async function ensureNameFiles(
+  directories: readonly string[],
+  path: NodePath,
+  tempPathIn: (directory: string) => string,
+  sync: boolean,
+): Promise<void> {
+  for (let depth = 1; depth < directories.length; depth++) {
+    const directory = directories[depth]
+    if (!isHashedName(basename(directory))) continue
+    const nameFile = join(directory, NAME_FILE)
+    try {
+      await access(nameFile)
+    } catch (error) {
+      if (!isMissing(error)) throw error
+      await createFileAtomically(tempPathIn(directory), nameFile, path[depth - 1], sync)
+    }
+  }
+}
+
+/**
+ * The segment a child directory stands for, or undefined when the entry is
+ * not a node: the store's own `@` files, a file a person dropped there, a
+ * folder whose name encodeSegment would not make.
+ */
+export async function childSegment(directory: string, entry: Dirent): Promise<string | undefined> {
+  if (!mayBeNode(entry)) return undefined
+  return isHashedName(entry.name) ? readNameFile(join(directory, entry.name)) : decodeOrUndefined(entry.name)
+}
+
+/** The segments of a directory's children, in no particular order. */
+export async function childSegments(directory: string, entries: Dirent[]): Promise<string[]> {
+  const segments: string[] = []
+  const hashed: Promise<string | undefined>[] = []
+  for (const entry of entries) {
+    if (!mayBeNode(entry)) continue
+    // Most names decode on the spot; only hashed ones need a file read.
+    if (isHashedName(entry.name)) hashed.push(readNameFile(join(directory, entry.name)))
+    else {
+      const segment = decodeOrUndefined(entry.name)
+      if (segment !== undefined) segments.push(segment)
+    }
+  }
+  for (const segment of await Promise.all(hashed)) if (segment !== undefined) segments.push(segment)
+  return segments
+}
+
+/** True when the first child that is a node turns up; stops there, so a big collection costs little. */
+export async function hasChildNode(directory: string): Promise<boolean> {
+  for await (const entry of await opendir(directory)) {
+    if ((await childSegment(directory, entry)) !== undefined) return true
+  }
+  return false
+}
+
+/** A directory name that may stand for a node (a hashed one is confirmed by its `@name`). */
+export function isNodeName(name: string): boolean {
+  return !name.startsWith('@') && (isHashedName(name) || decodeOrUndefined(name) !== undefined)
+}
+
+function mayBeNode(entry: Dirent): boolean {
+  return !entry.name.startsWith('@') && !entry.isFile()
+}
+
+function decodeOrUndefined(name: string): string | undefined {
+  try {
+    return decodeSegment(name)
+  } catch {
+    return undefined
+  }
+}
+
+/** Reads a hashed directory's `@name`, trusting it only when it really hashes to that directory. */
+export async function readNameFile(directory: string): Promise<string | undefined> {
+  let segment: string
+  try {
+    segment = await readFile(join(directory, NAME_FILE), 'utf8')
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    throw error
+  }
+  return encodeSegment(segment) === basename(directory) ? segment : undefined
+}

@@ -1,0 +1,57 @@
+import { readdir, readFile, rename, rm } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fsyncDirectory } from './atomic.ts'
+import { isMissing, toStoreError } from './fs-errors.ts'
+import { childSegments, DOC_FILE } from './names.ts'
+import { pruneEmptyDirectories } from './prune.ts'
+import { parseStoredDoc } from './serialize.ts'
+import type { Doc, NodePath } from './store.ts'
+
+export interface Removal {
+  /** The store folder. */
+  root: string
+  /** The node's directory. */
+  directory: string
+  /** A fresh name in the store folder to move the subtree to. */
+  trash: string
+  path: NodePath
+  sync: boolean
+  tempPathIn: (directory: string) => string
+}
+
+/**
+ * Removes a node's directory and everything below it, then the ancestors it
+ * leaves empty. One rename makes the whole subtree disappear at once; a crash
+ * while it is being deleted leaves only a `@trash-*` folder to sweep.
+ */
+export async function removeSubtree({ root, directory, trash, path, sync, tempPathIn }: Removal): Promise<{ existed: boolean; doc?: Doc }> {
+  try {
+    await rename(directory, trash)
+  } catch (error) {
+    if (isMissing(error)) return { existed: false }
+    throw toStoreError(error)
+  }
+  if (sync) await Promise.all([fsyncDirectory(dirname(directory)), fsyncDirectory(root)])
+  const removed = await inspectRemoved(trash, path)
+  await rm(trash, { recursive: true, force: true })
+  await pruneEmptyDirectories(root, dirname(directory), tempPathIn)
+  return removed
+}
+
+/**
+ * What a removal took away, read after the directory was moved aside, so it is
+ * exactly what disappeared. `existed` when it held a document or a child; a
+ * document too broken to parse is removed all the same.
+ */
+export async function inspectRemoved(directory: string, path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
+  const text = await readFile(join(directory, DOC_FILE), 'utf8').catch(() => undefined)
+  if (text !== undefined) {
+    try {
+      return { existed: true, doc: parseStoredDoc(text, path) }
+    } catch {
+      return { existed: true }
+    }
+  }
+  const entries = await readdir(directory, { withFileTypes: true }).catch(() => [])
+  return { existed: (await childSegments(directory, entries)).length > 0 }
+}

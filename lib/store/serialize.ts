@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto'
+import { HttpError } from '../errors.ts'
+import { joinPath } from '../path.ts'
+import type { Doc, NodePath } from './store.ts'
+
+/** A document as both stores keep it: pretty JSON with a final newline, so a person can read and edit the file. */
+export function serializeDoc(doc: Doc): string {
+  return JSON.stringify(doc, null, 2) + '\n'
+}
+
+/**
+ * A strong ETag (RFC 9110 §8.8.3) for a stored document: 22 base64url
+ * characters (132 bits) of the SHA-1 of its exact bytes, so it changes
+ * whenever the document does, hand edits included, and only then.
+ */
+export function etagOf(stored: string | Buffer): string {
+  return `"${createHash('sha1').update(stored).digest('base64url').slice(0, 22)}"`
+}
+
+/** Parses a stored document; a file that a person broke is a 500 that says which node to repair. */
+export function parseStoredDoc(text: string, path: NodePath): Doc {
+  let value: unknown
+  try {
+    // Editors on Windows may save a byte-order mark, which JSON.parse refuses (RFC 8259 §8.1 allows ignoring it).
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+  } catch {
+    throw new HttpError(500, `The document file for ${joinPath(path)} is not valid JSON; fix or delete it.`)
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new HttpError(500, `The document file for ${joinPath(path)} holds JSON that is not an object; fix or delete it.`)
+  }
+  return value as Doc
+}

@@ -1,0 +1,249 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { startServer, type TestServer } from './helpers.ts'
+
+// Listing queries in json-server's dialect (SPEC §6), on generic and declared collections.
+
+const books = [
+  { id: 'b1', title: 'Dune', author: { name: 'Herbert', born: 1920 }, year: 1965, genre: 'sf', rating: 4.5 },
+  { id: 'b2', title: 'Emma', author: { name: 'Austen', born: 1775 }, year: 1815, genre: 'novel', rating: 4 },
+  { id: 'b3', title: 'Solaris', author: { name: 'Lem', born: 1921 }, year: 1961, genre: 'sf', rating: '4' },
+  { id: 'b4', title: 'Persuasion', author: { name: 'Austen', born: 1775 }, year: 1817, genre: 'novel' },
+  { id: 'b5', title: 'Ubik', author: { name: 'Dick', born: 1928 }, year: 1969, genre: 'sf', rating: 3 },
+]
+
+const listing = suite<{ server: TestServer }>('listing', { server: undefined as unknown as TestServer })
+
+listing.before(async (context) => {
+  context.server = await startServer()
+  for (const { id, ...book } of books) {
+    const answer = await context.server.request('PUT', `/books/${id}`, { body: book })
+    assert.is(answer.status, 201)
+  }
+})
+
+listing.after(async (context) => {
+  await context.server.close()
+})
+
+const ids = (answer: { json: any }) => (answer.json as { id: string }[]).map((doc) => doc.id)
+
+listing('a plain listing has every document in id order and says how many there are', async ({ server }) => {
+  const answer = await server.request('GET', '/books')
+  assert.is(answer.status, 200)
+  assert.equal(ids(answer), ['b1', 'b2', 'b3', 'b4', 'b5'])
+  assert.is(answer.headers['x-total-count'], '5')
+  assert.is(answer.headers.link, undefined)
+})
+
+listing('the total count can be read by a cross-origin script', async ({ server }) => {
+  const answer = await server.request('GET', '/books?_page=1&_limit=2')
+  const exposed = String(answer.headers['access-control-expose-headers']).split(/\s*,\s*/).map((name) => name.toLowerCase())
+  for (const name of ['x-total-count', 'link', 'location', 'etag']) assert.ok(exposed.includes(name), `${name} is exposed`)
+})
+
+listing('field=value keeps the documents whose field equals the value', async ({ server }) => {
+  const answer = await server.request('GET', '/books?genre=sf')
+  assert.equal(ids(answer), ['b1', 'b3', 'b5'])
+  assert.is(answer.headers['x-total-count'], '3')
+})
+
+listing('values compare as strings, so a number matches its digits and a string of them alike', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?rating=4')), ['b2', 'b3'])
+  assert.equal(ids(await server.request('GET', '/books?year=1965')), ['b1'])
+})
+
+listing('a repeated key means any of its values', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?id=b4&id=b1&id=nope')), ['b1', 'b4'])
+})
+
+listing('different keys must all match', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?genre=novel&title=Emma')), ['b2'])
+})
+
+listing('a dotted key reaches a nested field', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?author.name=Austen')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?author.born=1921')), ['b3'])
+})
+
+listing('a document without the field never equals a value', async ({ server }) => {
+  const answer = await server.request('GET', '/books?rating=undefined')
+  assert.equal(ids(answer), [])
+  assert.is(answer.headers['x-total-count'], '0')
+})
+
+listing('_ne, _gte, _lte and _like compare as json-server does', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?genre_ne=sf')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?year_gte=1961&year_lte=1965')), ['b1', 'b3'])
+  assert.equal(ids(await server.request('GET', '/books?title_like=SOL')), ['b3'])
+})
+
+listing('_like takes plain text, so a pattern that would make a regular expression run away is harmless', async ({ server }) => {
+  const answer = await server.request('GET', `/books?title_like=${encodeURIComponent('(a+)+$')}`)
+  assert.is(answer.status, 200)
+  assert.equal(ids(answer), [])
+})
+
+listing('q searches every text in the document, nested ones too, ignoring case', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?q=austen')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?q=UBI')), ['b5'])
+})
+
+listing('_sort sorts ascending by default, and _order=desc reverses it', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?_sort=year')), ['b2', 'b4', 'b3', 'b1', 'b5'])
+  assert.equal(ids(await server.request('GET', '/books?_sort=year&_order=desc')), ['b5', 'b1', 'b3', 'b4', 'b2'])
+  assert.equal(ids(await server.request('GET', '/books?_sort=title&_order=DESC')), ['b5', 'b3', 'b4', 'b2', 'b1'])
+})
+
+listing('several sort fields each take their own order', async ({ server }) => {
+  const answer = await server.request('GET', '/books?_sort=genre,year&_order=asc,desc')
+  assert.equal(ids(answer), ['b4', 'b2', 'b5', 'b1', 'b3'])
+  assert.equal(ids(await server.request('GET', '/books?_sort=genre,-year')), ['b4', 'b2', 'b5', 'b1', 'b3'])
+})
+
+listing('sorting reaches nested fields and puts documents without the field last', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?_sort=author.born,title')), ['b2', 'b4', 'b1', 'b3', 'b5'])
+  assert.equal(ids(await server.request('GET', '/books?_sort=rating')), ['b5', 'b2', 'b3', 'b1', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?_sort=rating&_order=desc')), ['b1', 'b2', 'b3', 'b5', 'b4'])
+})
+
+listing('_start and _end slice after filtering and sorting, and the count is taken before', async ({ server }) => {
+  const answer = await server.request('GET', '/books?_sort=year&_start=1&_end=3')
+  assert.equal(ids(answer), ['b4', 'b3'])
+  assert.is(answer.headers['x-total-count'], '5')
+  const filtered = await server.request('GET', '/books?genre=sf&_start=1&_end=10')
+  assert.equal(ids(filtered), ['b3', 'b5'])
+  assert.is(filtered.headers['x-total-count'], '3')
+})
+
+listing('_start with _limit slices too, and _end alone starts at the first', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?_start=3&_limit=1')), ['b4'])
+  assert.equal(ids(await server.request('GET', '/books?_end=2')), ['b1', 'b2'])
+  assert.equal(ids(await server.request('GET', '/books?_start=4')), ['b5'])
+  assert.equal(ids(await server.request('GET', '/books?_start=9&_end=12')), [])
+})
+
+listing('_page counts from 1 and takes _limit documents, 10 unless told otherwise', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?_page=2&_limit=2')), ['b3', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?_page=3&_limit=2')), ['b5'])
+  assert.equal(ids(await server.request('GET', '/books?_page=1')), ['b1', 'b2', 'b3', 'b4', 'b5'])
+  const past = await server.request('GET', '/books?_page=9&_limit=2')
+  assert.equal(ids(past), [])
+  assert.is(past.headers['x-total-count'], '5')
+})
+
+listing('a page answer links to the first, previous, next and last pages, keeping the rest of the query', async ({ server }) => {
+  const middle = await server.request('GET', '/books?genre_ne=none&_page=2&_limit=2')
+  assert.is(
+    middle.headers.link,
+    '</books?genre_ne=none&_page=1&_limit=2>; rel="first", </books?genre_ne=none&_page=1&_limit=2>; rel="prev", ' +
+      '</books?genre_ne=none&_page=3&_limit=2>; rel="next", </books?genre_ne=none&_page=3&_limit=2>; rel="last"',
+  )
+  const first = await server.request('GET', '/books?_page=1&_limit=2')
+  assert.is(first.headers.link, '</books?_page=1&_limit=2>; rel="first", </books?_page=2&_limit=2>; rel="next", </books?_page=3&_limit=2>; rel="last"')
+  const last = await server.request('GET', '/books?_page=3&_limit=2')
+  assert.is(last.headers.link, '</books?_page=1&_limit=2>; rel="first", </books?_page=2&_limit=2>; rel="prev", </books?_page=3&_limit=2>; rel="last"')
+  const single = await server.request('GET', '/books?_page=1&_limit=10')
+  assert.is(single.headers.link, undefined)
+})
+
+listing('unknown underscore parameters are ignored rather than taken as fields', async ({ server }) => {
+  const answer = await server.request('GET', '/books?_embed=comments&_=12345&_expand=x')
+  assert.equal(ids(answer), ['b1', 'b2', 'b3', 'b4', 'b5'])
+})
+
+listing('a malformed window or order is a 400 that says which parameter', async ({ server }) => {
+  for (const query of ['_page=0', '_page=two', '_limit=-1', '_start=1.5', '_end=x', '_page=1&_limit=0', '_sort=year&_order=up', '_sort=,']) {
+    const answer = await server.request('GET', `/books?${query}`)
+    assert.is(answer.status, 400, query)
+    assert.is(answer.headers['content-type'], 'application/problem+json', query)
+    assert.match(answer.json.detail, /_page|_limit|_start|_end|_order|_sort/, query)
+  }
+})
+
+listing('HEAD of a listing carries the same headers and no body', async ({ server }) => {
+  const answer = await server.request('HEAD', '/books?_page=1&_limit=2')
+  assert.is(answer.status, 200)
+  assert.is(answer.text, '')
+  assert.is(answer.headers['x-total-count'], '5')
+  assert.match(String(answer.headers.link), /rel="next"/)
+})
+
+listing('a query on a document rather than a collection leaves the document whole', async ({ server }) => {
+  const answer = await server.request('GET', '/books/b1?_page=2&genre=novel')
+  assert.is(answer.status, 200)
+  assert.is(answer.json.title, 'Dune')
+})
+
+listing.run()
+
+const declared = suite('listing declared collections')
+
+declared('GET /user takes the same queries, and an empty store lists no users with a count of 0', async () => {
+  const server = await startServer()
+  try {
+    const empty = await server.request('GET', '/user?_page=1&_limit=5')
+    assert.is(empty.status, 200)
+    assert.equal(empty.json, [])
+    assert.is(empty.headers['x-total-count'], '0')
+    for (const username of ['cy', 'ada', 'bo']) {
+      assert.is((await server.request('POST', '/user', { body: { username, team: username === 'bo' ? 'red' : 'blue' } })).status, 201)
+    }
+    const sorted = await server.request('GET', '/user?_sort=username&_start=0&_end=2')
+    assert.equal(sorted.json.map((user: { username: string }) => user.username), ['ada', 'bo'])
+    assert.is(sorted.headers['x-total-count'], '3')
+    const blue = await server.request('GET', '/user?team=blue&_sort=username&_order=desc')
+    assert.equal(blue.json.map((user: { username: string }) => user.username), ['cy', 'ada'])
+    assert.is((await server.request('GET', '/user?_limit=x')).status, 400)
+  } finally {
+    await server.close()
+  }
+})
+
+declared("GET /user/:user_id/playlist pages a user's playlists and links with the collection's own URL", async () => {
+  const server = await startServer()
+  try {
+    const user = (await server.request('POST', '/user', { body: { username: 'ada' } })).json
+    const none = await server.request('GET', `/user/${user.user_id}/playlist?_page=1`)
+    assert.equal(none.json, [])
+    assert.is(none.headers['x-total-count'], '0')
+    for (const name of ['a', 'b', 'c']) {
+      assert.is((await server.request('POST', `/user/${user.user_id}/playlist`, { body: { name, songs: name === 'b' ? ['x'] : [] } })).status, 201)
+    }
+    const page = await server.request('GET', `/user/${user.user_id}/playlist?_page=2&_limit=2`)
+    assert.equal(page.json.map((playlist: { name: string }) => playlist.name), ['c'])
+    assert.is(page.headers['x-total-count'], '3')
+    assert.is(page.headers.link, `</user/${user.user_id}/playlist?_page=1&_limit=2>; rel="first", </user/${user.user_id}/playlist?_page=1&_limit=2>; rel="prev", </user/${user.user_id}/playlist?_page=2&_limit=2>; rel="last"`)
+    const named = await server.request('GET', `/user/${user.user_id}/playlist?name=b`)
+    assert.equal(named.json.map((playlist: { name: string }) => playlist.name), ['b'])
+  } finally {
+    await server.close()
+  }
+})
+
+declared('the root of an empty store lists as an empty collection with a count of 0', async () => {
+  const server = await startServer({ prefix: '/api' })
+  try {
+    const root = await server.request('GET', '/api?_page=1')
+    assert.is(root.status, 200)
+    assert.equal(root.json, [])
+    assert.is(root.headers['x-total-count'], '0')
+  } finally {
+    await server.close()
+  }
+})
+
+declared('_page without _limit takes 10 a page', async () => {
+  const server = await startServer()
+  try {
+    for (let n = 10; n <= 21; n++) await server.request('PUT', `/many/${n}`, { body: {} })
+    const second = await server.request('GET', '/many?_page=2')
+    assert.equal(ids(second), ['20', '21'])
+    assert.is(second.headers['x-total-count'], '12')
+    assert.match(String(second.headers.link), /_page=1>; rel="prev"/)
+  } finally {
+    await server.close()
+  }
+})
+
+declared.run()

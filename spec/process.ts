@@ -1,0 +1,164 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readdir, readFile } from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The repository root, where `bin/restdir.ts` and `package.json` live. */
+export const root = fileURLToPath(new URL('..', import.meta.url))
+
+export interface Exit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+export interface CliProcess {
+  child: ChildProcess
+  stdout(): string
+  stderr(): string
+  exited: Promise<Exit>
+  /** Resolves with the first match of `pattern` in stdout (or stderr); rejects on exit or after `timeoutMs`. */
+  waitFor(pattern: RegExp, stream?: 'stdout' | 'stderr', timeoutMs?: number): Promise<RegExpMatchArray>
+}
+
+export interface RunningCli extends CliProcess {
+  url: string
+  port: number
+  /** Sends a signal and waits for the process to exit. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>
+}
+
+/** Processes started here and not yet ended, with whether each leads its own process group. */
+const running = new Map<ChildProcess, boolean>()
+
+/**
+ * Runs `command` (by default the CLI: `node --import tsx bin/restdir.ts ...args`)
+ * in the repository root. `detached` puts it in its own process group, so
+ * `killGroup` can end a tree such as npm → sh → tsx → node.
+ */
+export function spawnCli(args: string[], options: { env?: NodeJS.ProcessEnv; command?: string[]; detached?: boolean } = {}): CliProcess {
+  const [program, ...programArgs] = options.command ?? [process.execPath, '--import', 'tsx', 'bin/restdir.ts']
+  const child = spawn(program, [...programArgs, ...args], {
+    cwd: root,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  })
+  running.set(child, options.detached ?? false)
+  const output = { stdout: '', stderr: '' }
+  const listeners = new Set<() => void>()
+  const notify = () => {
+    for (const listener of [...listeners]) listener()
+  }
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+    output.stdout += text
+    notify()
+  })
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    output.stderr += text
+    notify()
+  })
+  let hasExited = false
+  // 'close' comes after the process exited and its output streams ended, so the output is complete.
+  const exited = new Promise<Exit>((resolve) => {
+    child.on('close', (code, signal) => {
+      running.delete(child)
+      hasExited = true
+      resolve({ code, signal })
+      notify()
+    })
+  })
+
+  function waitFor(pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout', timeoutMs = 20_000): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = pattern.exec(output[stream])
+        if (match) return finish(() => resolve(match))
+        if (hasExited) return finish(() => reject(new Error(`restdir exited before printing ${pattern}.\nstdout: ${output.stdout}\nstderr: ${output.stderr}`)))
+      }
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`restdir printed no ${pattern} within ${timeoutMs} ms.\nstdout: ${output.stdout}\nstderr: ${output.stderr}`))),
+        timeoutMs,
+      )
+      const finish = (settle: () => void) => {
+        clearTimeout(timer)
+        listeners.delete(check)
+        settle()
+      }
+      listeners.add(check)
+      check()
+    })
+  }
+
+  return { child, stdout: () => output.stdout, stderr: () => output.stderr, exited, waitFor }
+}
+
+/** Starts the CLI and waits for its banner; the URL and port come from the banner (so `--port 0` works). */
+export async function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; command?: string[]; detached?: boolean } = {}): Promise<RunningCli> {
+  const cli = spawnCli(args, options)
+  const [, url, port] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:(\d+))\/\n/)
+  return {
+    ...cli,
+    url,
+    port: Number(port),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill(signal)
+      return cli.exited
+    },
+  }
+}
+
+/** Runs the CLI to its end (for --help, --version and bad flags). */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Exit & { stdout: string; stderr: string }> {
+  const cli = spawnCli(args, { env })
+  const exit = await cli.exited
+  return { ...exit, stdout: cli.stdout(), stderr: cli.stderr() }
+}
+
+/** Ends every process these helpers started that is still running (for `test.after`). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map(([child, detached]) => {
+    const closed = new Promise((resolve) => child.once('close', resolve))
+    if (detached) killGroup(child, 'SIGKILL')
+    else child.kill('SIGKILL')
+    return closed
+  }))
+}
+
+/** Sends a signal to the process group a detached child leads. */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  process.kill(-child.pid!, signal)
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Every `@.json` document file under a store folder, with its parsed content (throws if one does not parse). */
+export async function readDocumentFiles(dir: string): Promise<Map<string, unknown>> {
+  const found = new Map<string, unknown>()
+  async function walk(folder: string): Promise<void> {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name)
+      if (entry.isDirectory()) await walk(full)
+      else if (entry.name === '@.json') {
+        const text = await readFile(full, 'utf8')
+        try {
+          found.set(path.relative(dir, full), JSON.parse(text))
+        } catch {
+          throw new Error(`${path.relative(dir, full)} does not parse: ${JSON.stringify(text.slice(0, 200))}`)
+        }
+      }
+    }
+  }
+  await walk(dir)
+  return found
+}

@@ -1,0 +1,55 @@
+/**
+ * Where the data API lives. `restdir --prefix /api` moves it under a prefix;
+ * the server names the base in an `X-Restdir-Api` header on the page itself.
+ */
+
+/** Asks the server for the API base: "/" or a prefix such as "/api". */
+export async function discoverApiBase() {
+  try {
+    const response = await fetch(location.pathname, { method: 'HEAD', cache: 'no-store' })
+    return normalizeBase(response.headers.get('X-Restdir-Api'))
+  } catch {
+    return '/'
+  }
+}
+
+function normalizeBase(header) {
+  const base = (header ?? '').trim()
+  if (!base.startsWith('/')) return '/'
+  return base.length > 1 ? base.replace(/\/+$/, '') || '/' : '/'
+}
+
+/**
+ * The real URL path for a path relative to the API base:
+ * ("/api", "/user?_sort=name") → "/api/user?_sort=name"; ("/api", "/") → "/api/".
+ */
+export function apiUrl(base, relativePath) {
+  const path = relativePath.startsWith('/') ? relativePath : '/' + relativePath
+  return base === '/' ? path : base + path
+}
+
+/** The path relative to the API base, for a real URL path (a Location header, say). */
+export function relativeToBase(base, urlPath) {
+  const path = urlPath.replace(/^[a-z]+:\/\/[^/]+/i, '')
+  if (base === '/') return path
+  if (path === base) return '/'
+  return path.startsWith(base + '/') ? path.slice(base.length) : path
+}
+
+/** Decoded segments → "/a/b%20c". The root is "/". */
+export function encodePath(segments) {
+  return '/' + segments.map(encodeURIComponent).join('/')
+}
+
+/** "/a/b%20c" → ["a", "b c"]. Leaves a segment as it is when it is not valid percent-encoding. */
+export function decodePath(path) {
+  return path.split('?')[0].split('/').filter(Boolean).map(decodeSegment)
+}
+
+function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}

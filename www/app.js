@@ -1,0 +1,122 @@
+import { discoverApiBase, relativeToBase } from './api.js'
+import { h, fill } from './dom.js'
+import { renderExchange, sendExchange } from './exchange.js'
+import { createLessons } from './lessons.js'
+import { createRequestForm } from './request-form.js'
+import { reasonPhrase } from './statuses.js'
+import { createTree } from './tree.js'
+
+/** How many past exchanges the history keeps. */
+const HISTORY_SIZE = 10
+
+const base = await discoverApiBase()
+const history = []
+let shownExchange
+
+document.getElementById('api-base').textContent = base
+document.getElementById('path-base').textContent = base === '/' ? '' : base
+document.documentElement.dataset.ready = 'true'
+showShortcut()
+
+const exchangeView = document.getElementById('exchange')
+const historyBox = document.getElementById('history-box')
+const historyList = document.getElementById('history')
+const announcer = document.getElementById('announcer')
+
+const form = createRequestForm(document.getElementById('request-form'), { onSubmit: send })
+
+const lessons = createLessons(document.getElementById('lessons'), {
+  base,
+  onFill: (request) => {
+    form.fill(request)
+    document.getElementById('path').focus()
+  },
+  onSend: (request) => {
+    form.fill(request)
+    form.submit()
+  },
+})
+
+const liveLabels = { live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline, retrying' }
+const liveIndicator = document.getElementById('live')
+const treeProblem = document.getElementById('tree-problem')
+const tree = createTree(document.getElementById('tree'), {
+  base,
+  onSelect: (path) => {
+    form.fill({ method: 'GET', path })
+    const formElement = document.getElementById('request-form')
+    if (!isInView(formElement)) formElement.scrollIntoView({ block: 'nearest', behavior: smoothScroll() })
+  },
+  onLiveChange: (state) => {
+    liveIndicator.dataset.state = state
+    liveIndicator.lastChild.textContent = liveLabels[state]
+  },
+  onProblem: (message) => {
+    treeProblem.hidden = !message
+    treeProblem.textContent = message ?? ''
+  },
+})
+document.getElementById('tree-refresh').addEventListener('click', () => tree.refresh())
+
+async function send(request) {
+  form.setBusy(true)
+  try {
+    const exchange = await sendExchange(base, request)
+    history.unshift(exchange)
+    history.length = Math.min(history.length, HISTORY_SIZE)
+    show(exchange)
+    lessons.observe(exchange)
+    announcer.textContent = exchange.response
+      ? `${exchange.method} ${exchange.path}: ${exchange.response.status} ${exchange.response.statusText}`
+      : `${exchange.method} ${exchange.path}: no answer`
+    // The answer may be out of sight (below the form, or below a long request): bring its status line into view.
+    const statusLine = exchangeView.querySelector('.status-line, .problem')
+    if (statusLine && !isInView(statusLine)) statusLine.scrollIntoView({ block: 'center', behavior: smoothScroll() })
+  } finally {
+    form.setBusy(false)
+  }
+}
+
+function show(exchange) {
+  shownExchange = exchange
+  renderExchange(exchangeView, exchange, {
+    onFollow: (path) => {
+      form.fill({ method: 'GET', path })
+      document.getElementById('send').focus()
+    },
+    relativeLocation: (location) => relativeToBase(base, location),
+  })
+  renderHistory()
+}
+
+function renderHistory() {
+  historyBox.hidden = history.length < 2
+  fill(historyList, history.map((exchange) => {
+    const status = exchange.response?.status
+    return h('li', {},
+      h('button', {
+        type: 'button',
+        class: 'history-item',
+        'aria-current': exchange === shownExchange ? 'true' : null,
+        onclick: () => show(exchange),
+      },
+      h('span', { class: `method-tag method-${exchange.method.toLowerCase()}` }, exchange.method),
+      h('span', { class: 'history-path' }, exchange.path),
+      h('span', { class: `history-status status-${status ? Math.floor(status / 100) : 0}xx`, title: status ? `${status} ${reasonPhrase(status)}` : 'No answer' }, status ?? '—'),
+      ))
+  }))
+}
+
+function isInView(element) {
+  const box = element.getBoundingClientRect()
+  return box.top >= 0 && box.bottom <= window.innerHeight
+}
+
+function smoothScroll() {
+  return matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth'
+}
+
+function showShortcut() {
+  const isMac = /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent)
+  document.getElementById('send-shortcut').textContent = isMac ? '⌘ Enter' : 'Ctrl Enter'
+}
