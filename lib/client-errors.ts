@@ -1,7 +1,7 @@
 import type { Server, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { HttpError, problemJson } from './errors.ts'
+import { HttpError, problemJson, sendProblem } from './errors.ts'
 
 /**
  * Node's HTTP parser refuses some requests before any handler sees them: a
@@ -21,17 +21,29 @@ export function answerClientErrors(server: Server): void {
   })
   server.on('clientError', (error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket) => {
     const inProgress = answering.get(socket)
-    if (inProgress && error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !inProgress.req.complete) cutOff(error, socket, inProgress)
+    if (inProgress && !inProgress.req.complete) cutOff(error, socket, inProgress)
     else if (inProgress) inProgress.once('close', () => refuse(error, socket))
     else refuse(error, socket)
+  })
+  // Nobody listening for CONNECT means node drops the connection without a word; restdir is no proxy.
+  server.on('connect', (_req, socket: Socket) => {
+    socket.on('error', () => {})
+    socket.end(rawProblem(new HttpError(405, 'restdir is not a proxy: CONNECT is not supported.')))
+  })
+  // Node's own 417 has no body (RFC 9110 §10.1.1: a server may refuse an expectation it does not know).
+  server.on('checkExpectation', (req, res: ServerResponse) => {
+    const expectation = String(req.headers.expect).slice(0, 100)
+    sendProblem(res, new HttpError(417, `Expect: ${JSON.stringify(expectation)} is not understood; the only expectation restdir meets is 100-continue.`, { Connection: 'close' }))
   })
 }
 
 /**
- * The request in progress is the slow one: its body is still trickling in
- * (a slow-loris). Waiting for its answer would wait for the client, so it
- * gets its 408 now, unless an answer has begun, and the connection closes at
- * once: no late byte can complete the request and have it stored.
+ * The request in progress is the broken or slow one: its body is still
+ * arriving when the parser fails on it (a bad chunk) or the time-out strikes
+ * (a slow-loris). Waiting for its answer would wait for a body that cannot
+ * come whole, so it gets its problem answer now, unless an answer has begun,
+ * and the connection closes at once: no late byte can complete the request
+ * and have it stored.
  */
 function cutOff(error: NodeJS.ErrnoException, socket: Socket, res: ServerResponse): void {
   if (!res.headersSent && socket.writable) socket.write(rawProblem(problemFor(error)))

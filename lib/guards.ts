@@ -50,10 +50,13 @@ export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards
  * loopback names (RFC 9110 §7.2).
  */
 function checkHost(req: IncomingMessage, guards: GuardSettings): void {
+  if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
+    throw new HttpError(400, 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).')
+  }
   const boundAddress = guards.host ?? req.socket.localAddress
   if (boundAddress === undefined || !isLoopbackHost(boundAddress)) return
   const host = req.headers.host
-  // HTTP/1.1 requires Host (node answers 400 without one); only HTTP/1.0 may omit it, and browsers never do.
+  // Only HTTP/1.0 may omit Host, and browsers never do.
   if (host === undefined) return
   if (isLoopbackHost(hostnameOf(host))) return
   throw new HttpError(

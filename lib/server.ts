@@ -22,7 +22,13 @@ export function createServer(options: RestdirOptions = {}): RestdirServer {
   // the whole request, body included, within `request` ms. Node checks every
   // connectionsCheckingInterval ms, 30 s by default: often enough to keep to the limits.
   const server = http.createServer(
-    { headersTimeout: headers, requestTimeout: request, connectionsCheckingInterval: Math.max(50, Math.min(1000, headers / 4)) },
+    {
+      headersTimeout: headers,
+      requestTimeout: request,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, headers / 4)),
+      // The guards answer a missing Host themselves, as problem+json (node's own 400 has no body).
+      requireHostHeader: false,
+    },
     handler,
   ) as RestdirServer
   // The DNS-rebinding guard needs the address really bound, whatever `listen` was given.
