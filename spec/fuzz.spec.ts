@@ -2,7 +2,7 @@ import { suite, test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { request as httpRequest } from 'node:http'
 import { rm } from 'node:fs/promises'
-import { makeTempDir, startServer } from './helpers.ts'
+import { makeTempDir, startServerOnFolder } from './helpers.ts'
 import { startCli } from './process.ts'
 import { canonical, seeded, seedFrom, type Random } from './random.ts'
 import { rawExchange, type RawAnswer, type RawExchange } from './raw-http.ts'
@@ -30,18 +30,8 @@ const SEED = seedFrom('FUZZ_SEED')
 
 const hostile = suite('hostile requests the HTTP layer meets first')
 
-/** These meet the HTTP layer before any store: one run on a folder is enough. */
-async function startHostileServer(options: Parameters<typeof startServer>[0] = {}) {
-  const dir = await makeTempDir()
-  const server = await startServer({ ...options, store: dir })
-  return { ...server, close: async () => {
-    await server.close()
-    await rm(dir, { recursive: true, force: true })
-  } }
-}
-
 hostile('CONNECT is refused with a problem answer, not a silent close', async () => {
-  const server = await startHostileServer()
+  const server = await startServerOnFolder()
   try {
     const exchange = await rawExchange(server.port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
     assertProblemAnswer(exchange, 405)
@@ -51,7 +41,7 @@ hostile('CONNECT is refused with a problem answer, not a silent close', async ()
 })
 
 hostile('an expectation other than 100-continue is 417 with a problem answer, and nothing is stored', async () => {
-  const server = await startHostileServer()
+  const server = await startServerOnFolder()
   try {
     const exchange = await rawExchange(server.port, httpText('PUT', '/expect/doc', ['Expect: teapot', 'Content-Type: application/json'], '{}'))
     assertProblemAnswer(exchange, 417)
@@ -64,7 +54,7 @@ hostile('an expectation other than 100-continue is 417 with a problem answer, an
 })
 
 hostile('an HTTP/1.1 request without Host is 400 with a problem answer; HTTP/1.0 may omit it', async () => {
-  const server = await startHostileServer()
+  const server = await startServerOnFolder()
   try {
     assertProblemAnswer(await rawExchange(server.port, 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'), 400)
     const old = await rawExchange(server.port, 'GET /?_children HTTP/1.0\r\n\r\n')
@@ -75,7 +65,7 @@ hostile('an HTTP/1.1 request without Host is 400 with a problem answer; HTTP/1.0
 })
 
 hostile('a broken chunk in a body being read is answered at once, not after the request time-out', async () => {
-  const server = await startHostileServer({ requestTimeout: 60_000, headersTimeout: 60_000 })
+  const server = await startServerOnFolder({ requestTimeout: 60_000, headersTimeout: 60_000 })
   try {
     const broken = 'PUT /chunks/doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'
     const exchange = await rawExchange(server.port, broken, { waitMs: 5000 })
@@ -88,7 +78,7 @@ hostile('a broken chunk in a body being read is answered at once, not after the 
 })
 
 hostile('Content-Length with Transfer-Encoding, or two Content-Lengths, is 400 and stores nothing (request smuggling)', async () => {
-  const server = await startHostileServer()
+  const server = await startServerOnFolder()
   try {
     for (const framing of [['Content-Length: 2', 'Transfer-Encoding: chunked'], ['Content-Length: 2', 'Content-Length: 3']]) {
       const text = `PUT /smuggle/doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${framing.join('\r\n')}\r\nConnection: close\r\n\r\n{}`

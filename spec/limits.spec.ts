@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { connect, type Socket } from 'node:net'
 import { request as httpRequest } from 'node:http'
 import { rm } from 'node:fs/promises'
-import { makeTempDir, send, startServer, type Answer, type TestServer } from './helpers.ts'
+import { makeTempDir, send, startServerOnFolder, type Answer, type TestServer } from './helpers.ts'
 import { runCli, startCli } from './process.ts'
 
 // SPEC §12: every limit a flag with a default, and a clear answer past it:
@@ -26,7 +26,7 @@ function nested(depth: number): string {
 const sizes = suite<{ server: TestServer }>('size limits')
 
 sizes.before(async (context) => {
-  context.server = await startServer({ maxBody: 1000, maxPathLength: 200, maxSegmentLength: 40, maxPathDepth: 5, maxJsonDepth: 6 })
+  context.server = await startServerOnFolder({ maxBody: 1000, maxPathLength: 200, maxSegmentLength: 40, maxPathDepth: 5, maxJsonDepth: 6 })
 })
 sizes.after(async (context) => {
   await context.server.close()
@@ -115,7 +115,7 @@ sizes.run()
 const timeouts = suite<{ server: TestServer }>('time-outs')
 
 timeouts.before(async (context) => {
-  context.server = await startServer({ headersTimeout: 1500, requestTimeout: 2000 })
+  context.server = await startServerOnFolder({ headersTimeout: 1500, requestTimeout: 2000 })
 })
 timeouts.after(async (context) => {
   await context.server.close()
@@ -155,7 +155,7 @@ timeouts('slow-loris clients sending one byte a second are cut off while other c
 })
 
 timeouts('an event stream outlives the request time-out and keeps delivering changes', async () => {
-  const server = await startServer({ headersTimeout: 300, requestTimeout: 500 })
+  const server = await startServerOnFolder({ headersTimeout: 300, requestTimeout: 500 })
   const stream = await openStream(server.port, '/live')
   try {
     const cut = await slowClient(server.port, '', '').closed // the time-outs are at work on this server
@@ -176,7 +176,7 @@ timeouts.run()
 const streams = suite('the event-stream cap')
 
 streams('past the cap a new stream is 503 with Retry-After; closing one makes room', async () => {
-  const server = await startServer({ maxStreams: 3 })
+  const server = await startServerOnFolder({ maxStreams: 3 })
   const open = await Promise.all([openStream(server.port, '/a'), openStream(server.port, '/b'), openStream(server.port, '/c')])
   try {
     const refused = await within(5000, server.request('GET', '/d', { headers: { accept: 'text/event-stream' } }))

@@ -6,7 +6,7 @@ import { connect, type AddressInfo } from 'node:net'
 import { rm } from 'node:fs/promises'
 import { createHandler } from '../lib/handler.ts'
 import { createServer } from '../lib/server.ts'
-import { makeTempDir, send, startServer, type Answer } from './helpers.ts'
+import { makeTempDir, send, startServer, startServerOnFolder, type Answer } from './helpers.ts'
 import { startCli } from './process.ts'
 import { MemoryStore } from '../lib/store/index.ts'
 
@@ -51,7 +51,7 @@ binding('the command line binds 127.0.0.1 by default and takes its token from RE
 })
 
 binding('while bound to loopback, a request addressed to another host name is 403 (DNS rebinding)', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     for (const host of ['evil.example', `evil.example:${server.port}`, `192.168.1.20:${server.port}`, 'localhost.evil.example', '[2001:db8::1]:80']) {
       assertProblem(await server.request('GET', '/', { headers: { host } }), 403, /DNS rebinding/)
@@ -65,7 +65,7 @@ binding('while bound to loopback, a request addressed to another host name is 40
 })
 
 binding('while bound to loopback, loopback host names are served', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     const { port } = server
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, `app.localhost:${port}`, `127.0.0.2:${port}`, 'localhost']) {
@@ -130,7 +130,7 @@ binding.run()
 const cors = suite('CORS')
 
 cors('a loopback origin gets CORS headers, with the headers a page needs exposed', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080', 'https://localhost', 'http://[::1]:3000']) {
       const answer = await server.request('POST', '/cors/items', { body: { origin }, headers: { origin } })
@@ -146,7 +146,7 @@ cors('a loopback origin gets CORS headers, with the headers a page needs exposed
 })
 
 cors('another origin may read without CORS headers, so its page never sees the answer', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/public/doc', { body: { v: 1 } })
     const answer = await server.request('GET', '/public/doc', { headers: { origin: 'https://evil.example' } })
@@ -159,7 +159,7 @@ cors('another origin may read without CORS headers, so its page never sees the a
 })
 
 cors('another origin cannot write, not even with a form a browser sends without asking (CSRF)', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     const form = await server.request('POST', '/user', {
       body: 'username=mallory',
@@ -198,7 +198,7 @@ cors('the playground keeps working: a page served by the server writes to its ow
 })
 
 cors('a preflight from an allowed origin is answered 204 before routing', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     const origin = 'http://localhost:5173'
     for (const [method, target] of [['PUT', '/anything/at/all'], ['PATCH', '/user/nobody'], ['DELETE', '/user/nobody/playlist/none'], ['POST', '/']]) {
@@ -224,7 +224,7 @@ cors('a preflight from an allowed origin is answered 204 before routing', async 
 })
 
 cors('a preflight from another origin is 403 without CORS headers', async () => {
-  const server = await startServer()
+  const server = await startServerOnFolder()
   try {
     const answer = await server.request('OPTIONS', '/user', {
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
@@ -238,7 +238,7 @@ cors('a preflight from another origin is 403 without CORS headers', async () => 
 })
 
 cors('--cors with a list widens CORS to exactly those origins', async () => {
-  const server = await startServer({ cors: 'https://a.example, https://b.example:8443' })
+  const server = await startServerOnFolder({ cors: 'https://a.example, https://b.example:8443' })
   try {
     for (const origin of ['https://a.example', 'https://b.example:8443', 'http://localhost:3000']) {
       const answer = await server.request('PUT', '/wide/doc', { body: {}, headers: { origin } })
@@ -254,7 +254,7 @@ cors('--cors with a list widens CORS to exactly those origins', async () => {
 })
 
 cors("--cors '*' lets every origin in", async () => {
-  const server = await startServer({ cors: '*' })
+  const server = await startServerOnFolder({ cors: '*' })
   try {
     const answer = await server.request('POST', '/open', { body: {}, headers: { origin: 'https://anyone.example' } })
     assert.is(answer.status, 201)
@@ -280,7 +280,7 @@ const token = suite('the write token')
 const SECRET = 's3cret-token'
 
 token('without the token every write is 401 with WWW-Authenticate, and nothing changes', async () => {
-  const server = await startServer({ token: SECRET })
+  const server = await startServerOnFolder({ token: SECRET })
   try {
     await server.request('PUT', '/guarded/doc', { body: { a: 0 }, headers: { authorization: `Bearer ${SECRET}` } })
     for (const [method, target, body] of WRITES) {
@@ -302,7 +302,7 @@ token('without the token every write is 401 with WWW-Authenticate, and nothing c
 })
 
 token('a wrong token is reported as invalid_token (RFC 6750 §3.1)', async () => {
-  const server = await startServer({ token: SECRET })
+  const server = await startServerOnFolder({ token: SECRET })
   try {
     const answer = await server.request('POST', '/guarded', { body: {}, headers: { authorization: 'Bearer nope' } })
     assert.is(answer.headers['www-authenticate'], 'Bearer realm="restdir", error="invalid_token"')
@@ -312,7 +312,7 @@ token('a wrong token is reported as invalid_token (RFC 6750 §3.1)', async () =>
 })
 
 token('with the token every write goes through; reads and preflights never need it', async () => {
-  const server = await startServer({ token: SECRET })
+  const server = await startServerOnFolder({ token: SECRET })
   try {
     for (const [method, target, body] of WRITES) {
       const scheme = method === 'PATCH' ? 'bearer' : 'Bearer' // the scheme is case-insensitive (RFC 9110 §11.1)
@@ -331,7 +331,7 @@ token('with the token every write goes through; reads and preflights never need 
 })
 
 token('a 401 to an allowed origin carries CORS headers, so the page can read why', async () => {
-  const server = await startServer({ token: SECRET })
+  const server = await startServerOnFolder({ token: SECRET })
   try {
     const answer = await server.request('POST', '/guarded', { body: {}, headers: { origin: 'http://localhost:5173' } })
     assertProblem(answer, 401)
