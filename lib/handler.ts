@@ -121,7 +121,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     }
     handle(req, res, next).catch((error: unknown) => {
       const httpError = toHttpError(error)
-      if (!(error instanceof HttpError)) console.error(error) // an unexpected fault; refusals are answers, not faults
+      if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
       sendProblem(res, httpError, req.method === 'HEAD')
     })
   }) as RestdirHandler

@@ -19,8 +19,8 @@ export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
   const { headers, request } = handler.settings.timeouts
   // Slow clients (slow-loris) are cut off with a 408: headers must arrive within `headers` ms,
-  // the whole request, body included, within `request` ms. Node checks every
-  // connectionsCheckingInterval ms, 30 s by default: often enough to keep to the limits.
+  // the whole request, body included, within `request` ms. Node looks for late ones only every
+  // connectionsCheckingInterval ms (30 s by default): here at least every second, sooner for short limits.
   const server = http.createServer(
     {
       headersTimeout: headers,
