@@ -5,7 +5,7 @@ import type { Store } from './store/store.ts'
 import { FileStore } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
-import { splitPath } from './path.ts'
+import { queryOf, splitPath } from './path.ts'
 import { Router } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { serveStatic } from './static.ts'
@@ -79,7 +79,6 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })
     res.setHeader('Access-Control-Expose-Headers', exposedHeaders)
-    const queryStart = target.indexOf('?')
     const context: Context = {
       req,
       res,
@@ -87,7 +86,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       path: apiPath,
       base,
       params: Object.create(null),
-      query: new URLSearchParams(queryStart === -1 ? '' : target.slice(queryStart + 1)),
+      query: queryOf(target),
       documents: documents!,
       settings,
     }
