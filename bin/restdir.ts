@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util'
 import path from 'node:path'
 import { createServer } from '../lib/server.ts'
+import { isLoopbackHost } from '../lib/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
 import { importDatabase, readDatabaseFile } from '../lib/import.ts'
@@ -23,9 +24,21 @@ Options:
   --delay MS       wait MS milliseconds before every data answer (to see loading states)
   --import FILE    load a json-server database (db.json) into the store, then exit
   --force          with --import: replace documents that exist already
+  --cors LIST      origins allowed besides localhost ones: '*' or https://a.example,https://b.example
+  --token SECRET   every write needs "Authorization: Bearer SECRET" (or set $RESTDIR_TOKEN)
+  --readonly       refuse every write (405)
   --quiet          no request log
   --help           show this help
   --version        show the version
+
+Limits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):
+  --max-path N            longest URL path in characters (default 8192)
+  --max-segment N         longest path segment in characters (default 1024)
+  --max-depth N           most path segments (default 32)
+  --max-json-depth N      deepest JSON nesting in a body (default 64)
+  --header-timeout TIME   time to send the request headers (default 10s)
+  --request-timeout TIME  time to send the whole request, body included (default 30s)
+  --max-streams N         most event streams open at once (default 1000)
 `
 
 function fail(message: string): never {
@@ -39,6 +52,21 @@ function parseSize(text: string): number {
   if (!match) fail(`--max-body "${text}" is not a size such as 512kb or 2mb.`)
   const units: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 }
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
+}
+
+/** `500ms`, `10s`, `2m`; a bare number is milliseconds. */
+function parseDuration(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(text.trim())
+  if (!match || Number(match[1]) <= 0) fail(`--${flag} "${text}" is not a duration such as 500ms, 10s or 2m.`)
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000 }
+  return Math.ceil(Number(match[1]) * units[(match[2] ?? 'ms').toLowerCase()])
+}
+
+function parseCount(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  if (!/^\d+$/.test(text) || Number(text) < 1) fail(`--${flag} "${text}" is not a whole number of at least 1.`)
+  return Number(text)
 }
 
 /** `source` names where the value came from (`--port` or `PORT`), so the message points at what to fix. */
@@ -91,6 +119,16 @@ function parseOptions() {
       force: { type: 'boolean', default: false },
       sync: { type: 'boolean', default: false },
       'max-body': { type: 'string' },
+      cors: { type: 'string' },
+      token: { type: 'string' },
+      readonly: { type: 'boolean', default: false },
+      'max-path': { type: 'string' },
+      'max-segment': { type: 'string' },
+      'max-depth': { type: 'string' },
+      'max-json-depth': { type: 'string' },
+      'header-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'max-streams': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -122,15 +160,32 @@ if (args.import !== undefined) await importAndExit(args.import, storeDir, args.f
 
 const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePort(process.env.PORT ?? '3000', 'PORT')
 const prefix = args.prefix === undefined ? '' : parsePrefix(args.prefix)
-const server = createServer({
-  store: storeDir,
-  www: args.www,
-  sync: args.sync,
-  prefix,
-  delay: args.delay === undefined ? undefined : parseDelay(args.delay),
-  maxBody: args['max-body'] === undefined ? undefined : parseSize(args['max-body']),
-  quiet: args.quiet,
-})
+const token = args.token ?? process.env.RESTDIR_TOKEN
+if (token !== undefined && token.trim() === '') fail('--token (or $RESTDIR_TOKEN) must not be empty.')
+let server: ReturnType<typeof createServer>
+try {
+  server = createServer({
+    store: storeDir,
+    www: args.www,
+    sync: args.sync,
+    prefix,
+    delay: args.delay === undefined ? undefined : parseDelay(args.delay),
+    maxBody: args['max-body'] === undefined ? undefined : parseSize(args['max-body']),
+    cors: args.cors,
+    token,
+    readonly: args.readonly,
+    maxPathLength: parseCount('max-path', args['max-path']),
+    maxSegmentLength: parseCount('max-segment', args['max-segment']),
+    maxPathDepth: parseCount('max-depth', args['max-depth']),
+    maxJsonDepth: parseCount('max-json-depth', args['max-json-depth']),
+    headersTimeout: parseDuration('header-timeout', args['header-timeout']),
+    requestTimeout: parseDuration('request-timeout', args['request-timeout']),
+    maxStreams: parseCount('max-streams', args['max-streams']),
+    quiet: args.quiet,
+  })
+} catch (error) {
+  fail((error as Error).message) // an option out of range, e.g. a --cors entry that is not an origin
+}
 
 server.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EADDRINUSE') process.stderr.write(`restdir: port ${port} is in use; pick another with --port.\n`)
@@ -157,6 +212,9 @@ server.listen(port, args.host, () => {
       (args.delay ? `every data answer waits ${args.delay} ms (--delay)\n` : '') +
       `Press Ctrl+C to stop.\n`,
   )
+  if (!isLoopbackHost(args.host) && token === undefined && !args.readonly) {
+    process.stderr.write(`restdir: warning: ${args.host} is reachable from other machines and anyone there can write; consider --token or --readonly.\n`)
+  }
 })
 
 let stopping = false

@@ -1,7 +1,7 @@
 import type { Server, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { HttpError, problemJson } from './errors.ts'
+import { HttpError, problemJson, sendProblem } from './errors.ts'
 
 /**
  * Node's HTTP parser refuses some requests before any handler sees them: a
@@ -12,6 +12,16 @@ import { HttpError, problemJson } from './errors.ts'
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket) => refuseAfterAnswer(error, socket))
+  // Nobody listening for CONNECT means node drops the connection without a word; restdir is no proxy.
+  server.on('connect', (_req, socket: Socket) => {
+    socket.on('error', () => {})
+    socket.end(rawProblem(new HttpError(405, 'restdir is not a proxy: CONNECT is not supported.')))
+  })
+  // Node's own 417 has no body (RFC 9110 §10.1.1: a server may refuse an expectation it does not know).
+  server.on('checkExpectation', (req, res: ServerResponse) => {
+    const expectation = String(req.headers.expect).slice(0, 100)
+    sendProblem(res, new HttpError(417, `Expect: ${JSON.stringify(expectation)} is not understood; the only expectation restdir meets is 100-continue.`, { Connection: 'close' }))
+  })
 }
 
 /**
@@ -21,14 +31,32 @@ export function answerClientErrors(server: Server): void {
  * per request, where tracking every request cost some 12 µs of CPU each.
  */
 function refuseAfterAnswer(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket): void {
-  const inProgress = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  const inProgress = answerOn(socket)
   if (!inProgress) return refuse(error, socket)
+  if (!inProgress.req.complete) return cutOff(error, socket, inProgress)
   inProgress.once('close', () => {
     // A pipelined answer may follow this one on the socket: wait for it too.
-    const next = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    const next = answerOn(socket)
     if (next && next !== inProgress) refuseAfterAnswer(error, socket)
     else refuse(error, socket)
   })
+}
+
+function answerOn(socket: Socket): ServerResponse | undefined {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined
+}
+
+/**
+ * The request in progress is the broken or slow one: its body is still
+ * arriving when the parser fails on it (a bad chunk) or the time-out strikes
+ * (a slow-loris). Waiting for its answer would wait for a body that cannot
+ * come whole, so it gets its problem answer now, unless an answer has begun,
+ * and the connection closes at once: no late byte can complete the request
+ * and have it stored.
+ */
+function cutOff(error: NodeJS.ErrnoException, socket: Socket, res: ServerResponse): void {
+  if (!res.headersSent && socket.writable) socket.write(rawProblem(problemFor(error)))
+  socket.destroy()
 }
 
 function refuse(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket): void {
@@ -36,14 +64,18 @@ function refuse(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Soc
     socket.destroy()
     return
   }
-  const problem = problemFor(error)
+  socket.end(rawProblem(problemFor(error)))
+}
+
+/** A whole problem+json answer as bytes for the socket, for requests that never reached a ServerResponse. */
+function rawProblem(problem: HttpError): string {
   const body = problemJson(problem)
-  socket.end(
+  return (
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
-      'Content-Type: application/problem+json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
+    'Content-Type: application/problem+json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
   )
 }
 

@@ -87,7 +87,8 @@ export class Documents {
   /**
    * Read-modify-write of one node under its lock. `compute` gets the current
    * document (undefined when none) and returns the document to store; it may
-   * throw an HttpError to refuse. Preconditions are checked against the current version.
+   * throw an HttpError to refuse, and must have no side effects: preconditions
+   * are checked after it, against the same current version, before anything is stored.
    */
   write(
     path: NodePath,
@@ -97,8 +98,10 @@ export class Documents {
     return this.treeLock.runShared(() =>
       this.nodeLocks.run(nodeKey(path), async () => {
         const current = await this.store.read(path)
-        checkPreconditions(current, options.preconditions)
+        // Compute first: a request that would fail anyway (404, 409, 400) gets that answer,
+        // since preconditions only count for one that would otherwise succeed (RFC 9110 §13.2.1).
         const doc = await compute(current)
+        checkPreconditions(current, options.preconditions)
         const { created, etag } = await this.store.write(path, doc)
         this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
         return { doc, etag, created }
@@ -131,7 +134,10 @@ export class Documents {
   remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
     return this.treeLock.runExclusive(async () => {
       if (preconditions?.ifMatch !== undefined || preconditions?.ifNoneMatch !== undefined) {
-        checkPreconditions(await this.store.read(path), preconditions)
+        const current = await this.store.read(path)
+        // Nothing to delete is a 404 whatever the preconditions say (RFC 9110 §13.2.1).
+        if (!current && !(await this.store.exists(path))) throw new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
+        checkPreconditions(current, preconditions)
       }
       const { existed, doc } = await this.store.remove(path)
       if (!existed) throw new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)

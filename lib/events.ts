@@ -2,6 +2,7 @@ import type { Context } from './context.ts'
 import type { Change } from './documents.ts'
 import type { NodePath } from './store/store.ts'
 import { displayPath } from './documents.ts'
+import { HttpError } from './errors.ts'
 
 const KEEP_ALIVE_MS = 30_000
 
@@ -19,6 +20,12 @@ export function wantsEventStream(context: Context): boolean {
  */
 export async function openEventStream(context: Context, streams: Set<() => void>): Promise<void> {
   const { req, res, documents, path } = context
+  // Each stream holds a connection and a file descriptor for as long as it lives: cap them.
+  if (streams.size >= context.settings.maxStreams) {
+    throw new HttpError(503, `Too many event streams are open (the limit is ${context.settings.maxStreams}); close one or try again later.`, {
+      'Retry-After': '5',
+    })
+  }
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache',

@@ -5,13 +5,14 @@ import type { Store } from './store/store.ts'
 import { FileStore } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
-import { splitPath } from './path.ts'
+import { queryOf, splitPath } from './path.ts'
 import { Router } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { mayBeFile, serveStatic } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
+import { answerByGuards, forgetCorsHeaders } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
 import { mountPathOf } from './mount.ts'
@@ -63,6 +64,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const segments = splitPath(target, settings.pathLimits)
     const apiPath = belowPrefix(segments, prefixSegments)
     const base = mountPathOf(req) + prefixUrl
+    // As middleware, what lies outside the prefix belongs to the host app, which guards its own.
+    const hostAppsRequest = apiPath === undefined && next !== undefined
+    if (!hostAppsRequest && answerByGuards(req, res, settings.guards)) return
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (SPEC §2).
@@ -75,7 +79,6 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })
     res.setHeader('Access-Control-Expose-Headers', exposedHeaders)
-    const queryStart = target.indexOf('?')
     const context: Context = {
       req,
       res,
@@ -83,7 +86,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       path: apiPath,
       base,
       params: Object.create(null),
-      query: new URLSearchParams(queryStart === -1 ? '' : target.slice(queryStart + 1)),
+      query: queryOf(target),
       documents: documents!,
       settings,
     }
@@ -118,7 +121,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     }
     handle(req, res, next).catch((error: unknown) => {
       const httpError = toHttpError(error)
-      if (httpError.status >= 500) console.error(error)
+      if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
       sendProblem(res, httpError, req.method === 'HEAD')
     })
   }) as RestdirHandler
@@ -149,7 +152,7 @@ const exposedHeaders = 'X-Total-Count, Link, Location, ETag'
 function passNotFoundTo(next: Next, res: ServerResponse) {
   return (error: unknown) => {
     if (!(error instanceof HttpError && error.status === 404) || res.headersSent) throw error
-    res.removeHeader('Access-Control-Expose-Headers')
+    forgetCorsHeaders(res)
     next()
   }
 }

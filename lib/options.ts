@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { Store } from './store/store.ts'
 import { defaultBodyLimits, type BodyLimits } from './body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
+import { parseCorsList, type GuardSettings } from './guards.ts'
 import { packageRoot } from './package.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
@@ -22,6 +23,24 @@ export interface RestdirOptions {
   maxPathLength?: number
   maxSegmentLength?: number
   maxPathDepth?: number
+  /**
+   * The address the server listens on (default 127.0.0.1), for the DNS-rebinding
+   * guard. createServer learns it by itself once listening; pass it to createHandler
+   * when embedding restdir in a server bound elsewhere (otherwise each request is
+   * judged by the local address of its connection).
+   */
+  host?: string
+  /** Origins allowed CORS besides loopback ones: `*`, or a list such as `https://a.example`. */
+  cors?: string | string[]
+  /** Every write needs `Authorization: Bearer <token>`. */
+  token?: string
+  /** Refuse every write with 405. */
+  readonly?: boolean
+  /** Milliseconds a client has to send the request headers (default 10 000) and the whole request (default 30 000). */
+  headersTimeout?: number
+  requestTimeout?: number
+  /** Most event streams open at once (default 1000). */
+  maxStreams?: number
   /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
   delay?: number
   /** No request log. */
@@ -38,8 +57,20 @@ export interface Settings {
   delay: number
   bodyLimits: BodyLimits
   pathLimits: PathLimits
+  guards: GuardSettings
+  timeouts: Timeouts
+  maxStreams: number
   log?: (line: string) => void
 }
+
+export interface Timeouts {
+  /** Milliseconds to receive the request headers, and the whole request (node:http's headersTimeout, requestTimeout). */
+  headers: number
+  request: number
+}
+
+export const defaultTimeouts: Timeouts = { headers: 10_000, request: 30_000 }
+export const defaultMaxStreams = 1000
 
 export const bundledWww = path.join(packageRoot, 'www')
 
@@ -58,8 +89,28 @@ export function resolveSettings(options: RestdirOptions): Settings {
       maxSegmentLength: options.maxSegmentLength ?? defaultPathLimits.maxSegmentLength,
       maxDepth: options.maxPathDepth ?? defaultPathLimits.maxDepth,
     },
+    guards: {
+      host: options.host,
+      cors: parseCorsList(options.cors),
+      token: options.token,
+      readonly: options.readonly ?? false,
+    },
+    timeouts: resolveTimeouts(options),
+    maxStreams: positive('maxStreams', options.maxStreams ?? defaultMaxStreams),
     log: options.quiet ? undefined : (options.log ?? ((line) => console.log(line))),
   }
+}
+
+function resolveTimeouts(options: RestdirOptions): Timeouts {
+  const request = positive('requestTimeout', options.requestTimeout ?? defaultTimeouts.request)
+  // node:http refuses a headers time-out longer than the request time-out; the request one bounds both.
+  const headers = Math.min(positive('headersTimeout', options.headersTimeout ?? defaultTimeouts.headers), request)
+  return { headers, request }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number (got ${value}).`)
+  return value
 }
 
 /** `api`, `/api/` and `/api` all mean `/api`; `/` and `` mean no prefix. */

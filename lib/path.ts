@@ -54,6 +54,18 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
   return segments
 }
 
+/**
+ * The query string of a request target, without a fragment: a client never
+ * sends one (RFC 9112 §3.2), and when a raw one does, it takes no part in the
+ * query, as it takes none in the path.
+ */
+export function queryOf(target: string): URLSearchParams {
+  const start = target.indexOf('?')
+  const hash = target.indexOf('#')
+  if (start === -1 || (hash !== -1 && hash < start)) return new URLSearchParams()
+  return new URLSearchParams(target.slice(start + 1, hash === -1 ? undefined : hash))
+}
+
 function decodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw)

@@ -17,7 +17,25 @@ export interface RestdirServer extends http.Server {
 /** A `node:http` server wired to restdir's handler (SPEC §14). */
 export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
-  const server = http.createServer(handler) as RestdirServer
+  const { headers, request } = handler.settings.timeouts
+  // Slow clients (slow-loris) are cut off with a 408: headers must arrive within `headers` ms,
+  // the whole request, body included, within `request` ms. Node looks for late ones only every
+  // connectionsCheckingInterval ms (30 s by default): here at least every second, sooner for short limits.
+  const server = http.createServer(
+    {
+      headersTimeout: headers,
+      requestTimeout: request,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, headers / 4)),
+      // The guards answer a missing Host themselves, as problem+json (node's own 400 has no body).
+      requireHostHeader: false,
+    },
+    handler,
+  ) as RestdirServer
+  // The DNS-rebinding guard needs the address really bound, whatever `listen` was given.
+  server.on('listening', () => {
+    const address = server.address()
+    handler.settings.guards.host = typeof address === 'object' && address ? address.address : (address ?? undefined)
+  })
   answerClientErrors(server)
   server.ready = handler.ready
   server.handler = handler

@@ -115,3 +115,20 @@ export function send(port: number, method: string, target: string, options: Requ
     req.end(payload)
   })
 }
+
+/**
+ * Starts restdir on a fresh temporary folder whatever RESTDIR_TEST_STORE says:
+ * for specs about the HTTP layer, which meets a request before any store does
+ * (spec/run.mjs then runs them once, not once per store). `close` removes the folder.
+ */
+export async function startServerOnFolder(options: RestdirOptions = {}): Promise<TestServer> {
+  const dir = await makeTempDir()
+  const server = await startServer({ ...options, store: dir })
+  return {
+    ...server,
+    async close(keep = false) {
+      await server.close()
+      if (!keep) await rm(dir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,185 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isIP } from 'node:net'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { HttpError } from './errors.ts'
+
+/** What the guards need to know; part of the server's Settings. */
+export interface GuardSettings {
+  /**
+   * The address the server listens on. createServer sets it once listening;
+   * when unknown (createHandler inside another server), each request is
+   * judged by the local address of its connection.
+   */
+  host?: string
+  /** Origins allowed besides loopback ones (`scheme://host[:port]`), or `*` for any. */
+  cors: '*' | ReadonlySet<string>
+  /** A Bearer token every write must carry. */
+  token?: string
+  /** Refuse every write. */
+  readonly: boolean
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+const ALL_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'
+const PREFLIGHT_MAX_AGE = '600'
+
+/**
+ * Runs before any routing, in this order: the Host check against DNS
+ * rebinding, CORS (a preflight is answered here), read-only mode, then the
+ * write token. Returns true when it has answered the request itself; throws
+ * an HttpError to refuse it.
+ */
+export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards: GuardSettings): boolean {
+  checkHost(req, guards)
+  const method = (req.method ?? 'GET').toUpperCase()
+  if (applyCors(req, res, method, guards)) return true
+  const writes = !READ_METHODS.has(method)
+  if (writes && guards.readonly) {
+    throw new HttpError(405, `This server is read-only (--readonly): it answers GET, HEAD and OPTIONS, never ${method}.`, {
+      Allow: 'GET, HEAD, OPTIONS',
+    })
+  }
+  if (writes && guards.token !== undefined) checkToken(req, guards.token)
+  return false
+}
+
+/**
+ * DNS rebinding: a web page can make its own host name resolve to 127.0.0.1
+ * and then talk to a local server as if same-origin. The Host header still
+ * names the attacker's domain, so a loopback-only server answers only to
+ * loopback names (RFC 9110 §7.2).
+ */
+function checkHost(req: IncomingMessage, guards: GuardSettings): void {
+  if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
+    throw new HttpError(400, 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).')
+  }
+  const boundAddress = guards.host ?? req.socket.localAddress
+  if (boundAddress === undefined || !isLoopbackHost(boundAddress)) return
+  const host = req.headers.host
+  // Only HTTP/1.0 may omit Host, and browsers never do.
+  if (host === undefined) return
+  if (isLoopbackHost(hostnameOf(host))) return
+  throw new HttpError(
+    403,
+    `This server listens on loopback only and answers requests addressed to localhost or 127.0.0.1, ` +
+      `not to ${JSON.stringify(host.slice(0, 100))} (a guard against DNS rebinding). ` +
+      `To serve other host names, bind another address (--host 0.0.0.0, or the host option).`,
+  )
+}
+
+/** The host name of a Host header value: no port, no IPv6 brackets, lower case, no trailing dot. */
+function hostnameOf(host: string): string {
+  const trimmed = host.trim().toLowerCase()
+  const name = trimmed.startsWith('[') ? trimmed.slice(1, trimmed.indexOf(']')) : trimmed.replace(/:\d*$/, '')
+  return name.endsWith('.') ? name.slice(0, -1) : name
+}
+
+/** localhost and its subdomains (RFC 6761 §6.3), 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export function isLoopbackHost(name: string): boolean {
+  const lower = name.toLowerCase()
+  if (lower === 'localhost' || lower.endsWith('.localhost')) return true
+  if (isIP(lower) === 4) return lower.startsWith('127.')
+  if (isIP(lower) === 6) return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower)
+  return false
+}
+
+/**
+ * CORS (WHATWG Fetch §3.2). Loopback origins, the server's own origin and the
+ * `--cors` list get CORS headers; a preflight from them is answered 204. From
+ * any other origin a preflight or a write is refused with 403 (a browser would
+ * send a form POST without asking), and a read is served without CORS headers,
+ * so the browser keeps its answer from the page.
+ */
+function applyCors(req: IncomingMessage, res: ServerResponse, method: string, guards: GuardSettings): boolean {
+  const origin = req.headers.origin
+  if (guards.cors !== '*') res.setHeader('Vary', 'Origin')
+  if (origin === undefined) return false
+  const preflight = method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined
+  if (!originAllowed(origin, req.headers.host, guards.cors)) {
+    if (preflight || !READ_METHODS.has(method)) {
+      throw new HttpError(
+        403,
+        `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed; ` +
+          `start the server with --cors ${JSON.stringify(origin.slice(0, 200))} (or --cors '*') to allow them.`,
+      )
+    }
+    return false
+  }
+  res.setHeader('Access-Control-Allow-Origin', guards.cors === '*' ? '*' : origin)
+  if (!preflight) return false
+
+  const requestedHeaders = req.headers['access-control-request-headers']
+  res.statusCode = 204
+  res.setHeader('Access-Control-Allow-Methods', guards.readonly ? 'GET, HEAD, OPTIONS' : ALL_METHODS)
+  // Any header the page wants to send is fine: what guards the data is the token, not a header list.
+  if (requestedHeaders !== undefined && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(requestedHeaders.trim())) {
+    res.setHeader('Access-Control-Allow-Headers', requestedHeaders.trim())
+  }
+  res.setHeader('Access-Control-Max-Age', PREFLIGHT_MAX_AGE)
+  res.setHeader('Vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers')
+  res.setHeader('Content-Length', '0')
+  res.end()
+  return true
+}
+
+/** As middleware, an answer handed on to the next handler is that handler's: it gets none of restdir's CORS headers. */
+export function forgetCorsHeaders(res: ServerResponse): void {
+  for (const name of ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Vary']) res.removeHeader(name)
+}
+
+function originAllowed(origin: string, host: string | undefined, allowed: GuardSettings['cors']): boolean {
+  if (allowed === '*') return true
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return false // `null` (sandboxed frames, file: pages) and anything malformed
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
+  if (isLoopbackHost(url.hostname.replace(/^\[|\]$/g, ''))) return true
+  // The server's own origin: the page it served calls back to the host it came from.
+  if (host !== undefined && url.host === host.toLowerCase()) return true
+  return allowed.has(url.origin)
+}
+
+/** The `--cors` value: `*`, or a comma-separated list of origins such as `https://a.example`. */
+export function parseCorsList(value: string | readonly string[] | undefined): GuardSettings['cors'] {
+  if (value === undefined) return new Set()
+  const entries = (typeof value === 'string' ? value.split(',') : value).map((entry) => entry.trim()).filter(Boolean)
+  if (entries.includes('*')) return '*'
+  const origins = new Set<string>()
+  for (const entry of entries) {
+    let url: URL
+    try {
+      url = new URL(entry)
+    } catch {
+      throw new Error(`cors: "${entry}" is not an origin such as https://app.example or http://localhost:5173.`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`cors: "${entry}" must start with http:// or https://.`)
+    origins.add(url.origin)
+  }
+  return origins
+}
+
+/**
+ * Bearer tokens (RFC 6750 §2.1, §3). Both sides are hashed first so the
+ * comparison takes the same time whatever the length or content of a guess.
+ */
+function checkToken(req: IncomingMessage, token: string): void {
+  const header = req.headers.authorization
+  const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
+  if (!match) {
+    throw new HttpError(401, 'Writing needs the server\'s token: send "Authorization: Bearer <token>".', {
+      'WWW-Authenticate': 'Bearer realm="restdir"',
+    })
+  }
+  if (!timingSafeEqual(digest(match[1]), digest(token))) {
+    throw new HttpError(401, 'The Bearer token is not this server\'s token.', {
+      'WWW-Authenticate': 'Bearer realm="restdir", error="invalid_token"',
+    })
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest()
+}
