@@ -60,7 +60,7 @@ export class ChildIndexes {
     }
     let index = this.#indexes.get(directory)
     if (index === undefined || index.ino !== stats.ino || index.mtimeMs !== stats.mtimeMs) {
-      index = await this.#update(directory, index, stats)
+      index = await this.#update(directory, stats)
       if (index === undefined) return undefined
     } else {
       this.#indexes.delete(directory)
@@ -93,7 +93,8 @@ export class ChildIndexes {
       const index = this.#indexes.get(effect.directory)
       if (index === undefined) continue
       if (effect.kind === 'removed') this.#removeName(index, effect.name)
-      else this.#addName(index, effect.name, effect.kind === 'document')
+      // A folder passed through on the way down may or may not hold a document: ask the disk.
+      else this.#addName(index, effect.name, effect.kind === 'document' || hasDocument(join(effect.directory, encodeSegment(effect.name))))
     }
     for (const directory of current) {
       const index = this.#indexes.get(directory)
@@ -105,17 +106,17 @@ export class ChildIndexes {
     return result
   }
 
-  /** Builds the index, or brings a stale one up to date; concurrent listings share the work. */
-  #update(directory: string, stale: DirectoryIndex | undefined, stats: Stats): Promise<DirectoryIndex | undefined> {
+  /** Builds the index afresh (a stale one is not trusted); concurrent listings share the work. */
+  #update(directory: string, stats: Stats): Promise<DirectoryIndex | undefined> {
     let building = this.#building.get(directory)
     if (building === undefined) {
-      building = this.#read(directory, stale, stats).finally(() => this.#building.delete(directory))
+      building = this.#read(directory, stats).finally(() => this.#building.delete(directory))
       this.#building.set(directory, building)
     }
     return building
   }
 
-  async #read(directory: string, stale: DirectoryIndex | undefined, stats: Stats): Promise<DirectoryIndex | undefined> {
+  async #read(directory: string, stats: Stats): Promise<DirectoryIndex | undefined> {
     // Stat first, list second: a change in between makes the next listing look again.
     let entries
     try {
@@ -125,14 +126,10 @@ export class ChildIndexes {
       throw error
     }
     const names = (await childSegments(directory, entries)).sort()
-    const known = stale ? new Set(stale.names) : new Set<string>()
     const withoutDocument = new Set<string>()
     let checked = 0
     for (const name of names) {
-      if (known.has(name)) {
-        if (stale!.withoutDocument.has(name)) withoutDocument.add(name)
-        continue
-      }
+      // A stale index is not trusted on which children hold a document: the folder changed behind it.
       if (!hasDocument(join(directory, encodeSegment(name)))) withoutDocument.add(name)
       // Checking 100 000 children takes a while: let other requests through now and then.
       if (++checked % CHECK_BATCH === 0) await new Promise((resolve) => setImmediate(resolve))
@@ -150,9 +147,9 @@ export class ChildIndexes {
     if (index.names[at] !== name) {
       index.names.splice(at, 0, name)
       this.#names++
-      if (!document) index.withoutDocument.add(name)
     }
     if (document) index.withoutDocument.delete(name)
+    else index.withoutDocument.add(name)
   }
 
   #removeName(index: DirectoryIndex, name: string): void {
