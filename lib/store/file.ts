@@ -84,7 +84,7 @@ export class FileStore implements Store {
     const stored = { doc: parseStoredDoc(text, path), etag: etagOf(bytes) }
     // Stat first, read second: the bytes are never older than the version they are kept under.
     // A file that changed size in between was being rewritten: serve it, keep nothing.
-    // The text parsed once, so each hit can parse it again; a byte-order mark a Windows editor left goes.
+    // Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
     if (bytes.length === stats.size) this.#cache.set(file, text.replace(/^\uFEFF/, ''), stored.etag, versionOf(stats))
     return stored
   }
