@@ -35,11 +35,12 @@ export interface RunningServer {
 }
 
 /** Starts restdir on a free port with the given flags and sends it one request, timing the whole. */
-export async function startRestdir(launcher: Launcher, flags: string[]): Promise<RunningServer> {
+export async function startRestdir(launcher: Launcher, flags: string[], env: Record<string, string> = {}): Promise<RunningServer> {
   const startedAt = performance.now()
   const child = spawn(launcher.command, [...launcher.args, '--port', '0', '--quiet', ...flags], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   })
   let errorOutput = ''
   child.stderr!.on('data', (chunk) => (errorOutput += chunk))

@@ -95,12 +95,12 @@ async function benchmark(): Promise<Report> {
     (workload) => !only || only.some((part) => workload.name.includes(part)),
   )
   const measurements: Measurement[] = []
-  for (const mode of ['plain', 'sync'] as const) {
+  for (const mode of ['plain', 'sync', 'sync-wide'] as const) {
     const group = workloads.filter((workload) => workload.server === mode)
     if (group.length === 0) continue
-    if (mode === 'sync') {
+    if (mode !== 'plain') {
       await stop(server)
-      server = await start([...restdirFlags, '--sync'])
+      server = await start([...restdirFlags, '--sync'], mode === 'sync-wide' ? { UV_THREADPOOL_SIZE: '32' } : {})
     }
     for (let run = 0; run < repeat; run++) {
       for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.pid, ceiling.answerWith))
@@ -168,8 +168,8 @@ async function settleDisk(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 300))
 }
 
-async function start(flags: string[]): Promise<RunningServer> {
-  const server = await startRestdir(launcher, flags)
+async function start(flags: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  const server = await startRestdir(launcher, flags, env)
   running.push(server)
   return server
 }

@@ -9,8 +9,8 @@ export interface Workload {
   /** One line for the report. */
   description: string
   connections: number
-  /** The restdir started plain, or with `--sync`. */
-  server: 'plain' | 'sync'
+  /** The restdir started plain, with `--sync`, or with `--sync` and a thread pool of 32 (UV_THREADPOOL_SIZE). */
+  server: 'plain' | 'sync' | 'sync-wide'
   nextRequest: (connection: number) => Buffer
   /** What the ceiling server answers every request with: the same body restdir gives. */
   ceilingBody: Buffer
@@ -123,6 +123,15 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       description: 'the same PUT, server started with --sync',
       connections: 100,
       server: 'sync',
+      nextRequest: nextOf(puts),
+      ceilingBody: putAnswer,
+      writeCeiling: 'replace-sync',
+    },
+    {
+      name: 'put-sync-wide',
+      description: 'the same PUT with --sync, and UV_THREADPOOL_SIZE=32 so that more flushes overlap',
+      connections: 100,
+      server: 'sync-wide',
       nextRequest: nextOf(puts),
       ceilingBody: putAnswer,
       writeCeiling: 'replace-sync',
