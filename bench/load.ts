@@ -69,6 +69,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const measuredFrom = performance.now()
   const cpuFrom = cpuTimeOf(options.serverPid)
   await sleep(options.duration * 1000)
+  // A very short window on a slow machine may close before the first answer: wait for one (10 s at most).
+  for (let waited = 0; latencies.length === 0 && waited < 10_000; waited += 50) await sleep(50)
   const elapsed = (performance.now() - measuredFrom) / 1000
   const cpuUs = cpuTimeOf(options.serverPid) - cpuFrom
   measuring = false

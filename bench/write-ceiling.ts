@@ -55,6 +55,8 @@ export async function measureWriteCeiling(options: WriteCeilingOptions): Promise
   }
   const lanes = Array.from({ length: options.inFlight }, (_, lane) => loop(lane))
   await new Promise((resolve) => setTimeout(resolve, options.duration * 1000))
+  // A very short window on a slow disk may close before the first write: wait for one (10 s at most).
+  for (let waited = 0; latencies.length === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
   stopped = true
   const elapsed = (performance.now() - startedAt) / 1000
   await Promise.all(lanes)
