@@ -327,12 +327,16 @@ test('at phone width the panels stack and nothing overflows sideways', async () 
   await page.fill('#path', '/phone/a-rather-long-document-name-that-could-push-things-sideways')
   await page.selectOption('#method', 'GET')
   await page.click('#send')
+  // Wait for this answer (an earlier one is on screen already), then measure everything in one go, so no reflow falls between.
+  await page.waitForFunction(() => (document.querySelector('#exchange .request-raw')?.textContent ?? '').includes('a-rather-long-document-name'))
   await page.waitForSelector('#exchange .raw.body')
   // No helper functions inside evaluate: the test runner's transform would name them with a helper the page lacks.
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
-  const [work, lessons, tree] = await Promise.all(['.workbench', '.lessons-panel', '.tree-panel']
-    .map((selector) => page.$eval(selector, (element) => element.getBoundingClientRect().toJSON() as DOMRect)))
-  const layout = { overflow, work, lessons, tree }
+  const layout = await page.evaluate(() => ({
+    overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    work: document.querySelector('.workbench')!.getBoundingClientRect().toJSON() as DOMRect,
+    lessons: document.querySelector('.lessons-panel')!.getBoundingClientRect().toJSON() as DOMRect,
+    tree: document.querySelector('.tree-panel')!.getBoundingClientRect().toJSON() as DOMRect,
+  }))
   assert.is(layout.overflow, 0, 'no horizontal scrolling')
   assert.ok(layout.lessons.top >= layout.work.bottom, 'the lessons come below the request and answer')
   assert.ok(layout.tree.top >= layout.lessons.bottom, 'the tree comes last')
