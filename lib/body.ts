@@ -121,7 +121,7 @@ function decodeUtf8(bytes: Buffer): string {
 }
 
 /** Offset of the first byte that breaks UTF-8 (RFC 3629 §4), for a message a person can act on. */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   let index = 0
   while (index < bytes.length) {
     const byte = bytes[index]

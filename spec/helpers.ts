@@ -62,13 +62,13 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
   }
 }
 
-/** Starts restdir on port 0 with a fresh temporary store (or the given options). */
-export async function startServer(options: RestdirOptions = {}): Promise<TestServer> {
+/** Starts restdir on port 0 with a fresh temporary store (or the given options), on loopback unless told another address. */
+export async function startServer(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
   const defaultStore = testStoreKind === 'memory' ? new MemoryStore() : dir
   const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
   await server.ready
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, listenHost, resolve))
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://127.0.0.1:${port}`,
@@ -121,9 +121,9 @@ export function send(port: number, method: string, target: string, options: Requ
  * for specs about the HTTP layer, which meets a request before any store does
  * (spec/run.mjs then runs them once, not once per store). `close` removes the folder.
  */
-export async function startServerOnFolder(options: RestdirOptions = {}): Promise<TestServer> {
+export async function startServerOnFolder(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = await makeTempDir()
-  const server = await startServer({ ...options, store: dir })
+  const server = await startServer({ ...options, store: dir }, listenHost)
   return {
     ...server,
     async close(keep = false) {

@@ -5,7 +5,6 @@ import { networkInterfaces } from 'node:os'
 import { connect, type AddressInfo } from 'node:net'
 import { rm } from 'node:fs/promises'
 import { createHandler } from '../lib/handler.ts'
-import { createServer } from '../lib/server.ts'
 import { makeTempDir, send, startServer, startServerOnFolder, type Answer } from './helpers.ts'
 import { startCli } from './process.ts'
 import { MemoryStore } from '../lib/store/index.ts'
@@ -78,17 +77,12 @@ binding('while bound to loopback, loopback host names are served', async () => {
 })
 
 binding('bound to every interface, any host name is served: exposing the server was asked for', async () => {
-  const dir = await makeTempDir()
-  const server = createServer({ store: dir, quiet: true })
-  await server.ready
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve))
-  const port = (server.address() as AddressInfo).port
+  const server = await startServerOnFolder({}, '0.0.0.0')
   try {
-    const answer = await send(port, 'PUT', '/exposed/doc', { body: { v: 1 }, headers: { host: 'data.example.org' } })
+    const answer = await server.request('PUT', '/exposed/doc', { body: { v: 1 }, headers: { host: 'data.example.org' } })
     assert.is(answer.status, 201)
   } finally {
-    await server.shutdown()
-    await rm(dir, { recursive: true, force: true })
+    await server.close()
   }
 })
 
@@ -178,11 +172,8 @@ cors('another origin cannot write, not even with a form a browser sends without 
 })
 
 cors('the playground keeps working: a page served by the server writes to its own origin', async () => {
-  const dir = await makeTempDir()
-  const server = createServer({ store: dir, quiet: true })
-  await server.ready
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve))
-  const port = (server.address() as AddressInfo).port
+  const server = await startServerOnFolder({}, '0.0.0.0')
+  const { port } = server
   try {
     for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
       const answer = await send(port, 'POST', '/user', { body: {}, headers: { origin, host: new URL(origin).host } })
@@ -192,8 +183,7 @@ cors('the playground keeps working: a page served by the server writes to its ow
     const lan = await send(port, 'POST', '/user', { body: {}, headers: { origin: `http://192.168.1.20:${port}`, host: `192.168.1.20:${port}` } })
     assert.is(lan.status, 201)
   } finally {
-    await server.shutdown()
-    await rm(dir, { recursive: true, force: true })
+    await server.close()
   }
 })
 
