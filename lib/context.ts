@@ -16,6 +16,11 @@ export interface Context {
   base: string
   params: Params
   query: URLSearchParams
+  /**
+   * Headers every answer to this request carries (CORS), as names and values
+   * in turn; respond.ts writes them with the answer, other writers apply them first.
+   */
+  headers: string[]
   documents: Documents
   settings: Settings
 }

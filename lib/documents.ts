@@ -1,4 +1,4 @@
-import type { Doc, NodePath, Store, StoredDoc } from './store/store.ts'
+import type { Doc, NodePath, Store, StoredDoc, StoredText } from './store/store.ts'
 import { HttpError } from './errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
@@ -42,6 +42,12 @@ export class Documents {
 
   read(path: NodePath): Promise<StoredDoc | undefined> {
     return this.store.read(path)
+  }
+
+  /** A node's document as compact JSON text, for an answer that sends it as it is. */
+  readText(path: NodePath): Promise<StoredText | undefined> {
+    if (this.store.readText) return this.store.readText(path)
+    return this.store.read(path).then((stored) => stored && { json: JSON.stringify(stored.doc), etag: stored.etag })
   }
 
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
@@ -187,7 +193,7 @@ export function checkPreconditions(current: StoredDoc | undefined, preconditions
 }
 
 /** Does an entity-tag list match the current version? Strong comparison for If-Match, weak for If-None-Match. */
-export function matchesAny(header: string, current: StoredDoc | undefined, weak: boolean): boolean {
+export function matchesAny(header: string, current: { etag: string } | undefined, weak: boolean): boolean {
   if (!current) return false
   if (header.trim() === '*') return true
   const strip = (tag: string) => (weak && tag.startsWith('W/') ? tag.slice(2) : tag)

@@ -26,12 +26,13 @@ export async function openEventStream(context: Context, streams: Set<() => void>
       'Retry-After': '5',
     })
   }
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  })
+  res.writeHead(200, [
+    ...context.headers,
+    'Content-Type', 'text/event-stream; charset=utf-8',
+    'Cache-Control', 'no-cache',
+    'Connection', 'keep-alive',
+    'X-Accel-Buffering', 'no',
+  ])
   // Listen before reading, so no change between the read and the first event is lost.
   const pending: string[] = []
   let ready = false

@@ -27,12 +27,13 @@ const PREFLIGHT_MAX_AGE = '600'
  * Runs before any routing, in this order: the Host check against DNS
  * rebinding, CORS (a preflight is answered here), read-only mode, then the
  * write token. Returns true when it has answered the request itself; throws
- * an HttpError to refuse it.
+ * an HttpError to refuse it. The CORS headers the answer must carry are
+ * pushed onto `headers` (names and values in turn), for whoever answers to write.
  */
-export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards: GuardSettings): boolean {
+export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards: GuardSettings, headers: string[]): boolean {
   checkHost(req, guards)
   const method = (req.method ?? 'GET').toUpperCase()
-  if (applyCors(req, res, method, guards)) return true
+  if (applyCors(req, res, method, guards, headers)) return true
   const writes = !READ_METHODS.has(method)
   if (writes && guards.readonly) {
     throw new HttpError(405, `This server is read-only (--readonly): it answers GET, HEAD and OPTIONS, never ${method}.`, {
@@ -90,9 +91,9 @@ export function isLoopbackHost(name: string): boolean {
  * send a form POST without asking), and a read is served without CORS headers,
  * so the browser keeps its answer from the page.
  */
-function applyCors(req: IncomingMessage, res: ServerResponse, method: string, guards: GuardSettings): boolean {
+function applyCors(req: IncomingMessage, res: ServerResponse, method: string, guards: GuardSettings, headers: string[]): boolean {
   const origin = req.headers.origin
-  if (guards.cors !== '*') res.setHeader('Vary', 'Origin')
+  if (guards.cors !== '*') headers.push('Vary', 'Origin')
   if (origin === undefined) return false
   const preflight = method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined
   if (!originAllowed(origin, req.headers.host, guards.cors)) {
@@ -105,11 +106,15 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
     }
     return false
   }
-  res.setHeader('Access-Control-Allow-Origin', guards.cors === '*' ? '*' : origin)
-  if (!preflight) return false
+  const allowOrigin = guards.cors === '*' ? '*' : origin
+  if (!preflight) {
+    headers.push('Access-Control-Allow-Origin', allowOrigin, 'Access-Control-Expose-Headers', EXPOSED_HEADERS)
+    return false
+  }
 
   const requestedHeaders = req.headers['access-control-request-headers']
   res.statusCode = 204
+  res.setHeader('Access-Control-Allow-Origin', allowOrigin)
   res.setHeader('Access-Control-Allow-Methods', guards.readonly ? 'GET, HEAD, OPTIONS' : ALL_METHODS)
   // Any header the page wants to send is fine: what guards the data is the token, not a header list.
   if (requestedHeaders !== undefined && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(requestedHeaders.trim())) {
@@ -122,10 +127,12 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
   return true
 }
 
-/** As middleware, an answer handed on to the next handler is that handler's: it gets none of restdir's CORS headers. */
-export function forgetCorsHeaders(res: ServerResponse): void {
-  for (const name of ['Access-Control-Allow-Origin', 'Access-Control-Expose-Headers', 'Vary']) res.removeHeader(name)
-}
+/**
+ * Headers a browser script may read on a cross-origin answer (Fetch standard,
+ * CORS protocol): listing totals and pages, where a new document went, versions.
+ * Sent only beside `Access-Control-Allow-Origin`, without which it means nothing.
+ */
+const EXPOSED_HEADERS = 'X-Total-Count, Link, Location, ETag'
 
 function originAllowed(origin: string, host: string | undefined, allowed: GuardSettings['cors']): boolean {
   if (allowed === '*') return true

@@ -10,9 +10,9 @@ import { Router } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { mayBeFile, serveStatic } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
-import { sendNoContent } from './respond.ts'
+import { applyHeaders, sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
-import { answerByGuards, forgetCorsHeaders } from './guards.ts'
+import { answerByGuards } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
 import { mountPathOf } from './mount.ts'
@@ -58,7 +58,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   })
   ready.catch(() => {}) // reported through `ready`; requests meanwhile get a 503
 
-  async function handle(req: IncomingMessage, res: ServerResponse, next?: Next): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, next: Next | undefined, headers: string[]): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
     const target = req.url ?? '/'
     const segments = splitPath(target, settings.pathLimits)
@@ -66,11 +66,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const base = mountPathOf(req) + prefixUrl
     // As middleware, what lies outside the prefix belongs to the host app, which guards its own.
     const hostAppsRequest = apiPath === undefined && next !== undefined
-    if (!hostAppsRequest && answerByGuards(req, res, settings.guards)) return
+    if (!hostAppsRequest && answerByGuards(req, res, settings.guards, headers)) return
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (SPEC §2).
-      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base))) return
+      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${base}/.`)
     }
@@ -78,7 +78,6 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (!documents) await ready.catch(() => {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })
-    res.setHeader('Access-Control-Expose-Headers', exposedHeaders)
     const context: Context = {
       req,
       res,
@@ -87,6 +86,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       base,
       params: Object.create(null),
       query: queryOf(target),
+      headers,
       documents: documents!,
       settings,
     }
@@ -106,7 +106,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (mayBeFile(segments, settings.www) && (await serveStaticFile(req, res, segments, settings, base))) return
+      if (mayBeFile(segments, settings.www) && (await serveStaticFile(req, res, segments, settings, base, headers))) return
     }
     if (settings.delay > 0) await sleep(settings.delay)
     if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context).catch(passNotFoundTo(next, res))
@@ -119,9 +119,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       const log = settings.log
       res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
     }
-    handle(req, res, next).catch((error: unknown) => {
+    const headers: string[] = []
+    handle(req, res, next, headers).catch((error: unknown) => {
       const httpError = toHttpError(error)
       if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
+      if (!res.headersSent) applyHeaders(res, headers)
       sendProblem(res, httpError, req.method === 'HEAD')
     })
   }) as RestdirHandler
@@ -141,18 +143,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   return handler
 }
 
-/**
- * Headers a browser script may read on a cross-origin answer (Fetch standard,
- * CORS protocol): listing totals and pages, where a new document went, versions.
- * It only takes effect beside `Access-Control-Allow-Origin`, which decides who may read at all.
- */
-const exposedHeaders = 'X-Total-Count, Link, Location, ETag'
-
 /** As middleware, a read that finds nothing (no document, no collection, no file) goes on to the next middleware. */
 function passNotFoundTo(next: Next, res: ServerResponse) {
   return (error: unknown) => {
     if (!(error instanceof HttpError && error.status === 404) || res.headersSent) throw error
-    forgetCorsHeaders(res)
     next()
   }
 }
@@ -166,9 +160,11 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
 }
 
 /** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path. */
-async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings, base: string): Promise<boolean> {
-  res.setHeader('X-Restdir-Api', base || '/')
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings, base: string, cors: string[]): Promise<boolean> {
+  const headers = [...cors, 'X-Restdir-Api', base || '/']
+  applyHeaders(res, headers)
   if (await serveStatic(req, res, segments, settings.www)) return true
-  res.removeHeader('X-Restdir-Api')
+  // Nothing was written: what follows (the data API, the next middleware) starts from a clean answer.
+  for (let index = 0; index < headers.length; index += 2) res.removeHeader(headers[index])
   return false
 }

@@ -139,6 +139,43 @@ cors('a loopback origin gets CORS headers, with the headers a page needs exposed
   }
 })
 
+cors('every kind of answer to an allowed origin carries the CORS headers, and none goes without Vary', async () => {
+  const server = await startServerOnFolder()
+  const origin = 'http://localhost:5173'
+  const withCors = (answer: { status: number; headers: http.IncomingHttpHeaders }, what: string) => {
+    assert.is(answer.headers['access-control-allow-origin'], origin, what)
+    assert.match(String(answer.headers['access-control-expose-headers']), /ETag/, what)
+    assert.match(String(answer.headers.vary), /Origin/, what)
+  }
+  try {
+    const created = await server.request('PUT', '/kinds/doc', { body: { v: 1 }, headers: { origin } })
+    withCors(created, 'a write')
+    const read = await server.request('GET', '/kinds/doc', { headers: { origin } })
+    withCors(read, 'a document')
+    withCors(await server.request('GET', '/kinds/doc', { headers: { origin, 'if-none-match': String(read.headers.etag) } }), 'a 304')
+    withCors(await server.request('GET', '/kinds', { headers: { origin } }), 'a collection')
+    withCors(await server.request('GET', '/kinds/none', { headers: { origin } }), 'a 404')
+    withCors(await server.request('OPTIONS', '/kinds/doc', { headers: { origin } }), 'an OPTIONS without preflight')
+    withCors(await server.request('DELETE', '/kinds/doc', { headers: { origin } }), 'a 204')
+    withCors(await server.request('GET', '/', { headers: { origin } }), 'a static file')
+    const stream = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: server.port, path: '/kinds', headers: { origin, accept: 'text/event-stream' } }, resolve)
+      req.on('error', reject)
+      req.end()
+    })
+    withCors({ status: stream.statusCode ?? 0, headers: stream.headers }, 'an event stream')
+    stream.destroy()
+
+    // Without an Origin there is nothing to allow, but caches must still keep origins apart.
+    const plain = await server.request('GET', '/kinds', {})
+    assert.is(plain.headers['access-control-allow-origin'], undefined)
+    assert.is(plain.headers['access-control-expose-headers'], undefined)
+    assert.match(String(plain.headers.vary), /Origin/)
+  } finally {
+    await server.close()
+  }
+})
+
 cors('another origin may read without CORS headers, so its page never sees the answer', async () => {
   const server = await startServerOnFolder()
   try {

@@ -48,7 +48,7 @@ export async function readNode(context: Context, path: NodePath = context.path):
     if (path.length === 0) return sendJson(context, 200, [])
     throw notFound(path)
   }
-  const stored = await context.documents.read(path)
+  const stored = await context.documents.readText(path)
   if (stored) return sendDocument(context, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.

@@ -49,7 +49,7 @@ async function listPlaylists(context: Context): Promise<void> {
 }
 
 async function readPlaylist(context: Context): Promise<void> {
-  const stored = await context.documents.read(playlistPath(context))
+  const stored = await context.documents.readText(playlistPath(context))
   if (!stored) throw noPlaylist(context)
   sendDocument(context, stored)
 }

@@ -43,7 +43,7 @@ async function createUser(context: Context): Promise<void> {
 }
 
 async function readUser(context: Context): Promise<void> {
-  const stored = await context.documents.read(['user', context.params.user_id])
+  const stored = await context.documents.readText(['user', context.params.user_id])
   if (!stored) throw noUser(context.params.user_id)
   sendDocument(context, stored)
 }

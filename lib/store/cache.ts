@@ -21,9 +21,11 @@ function sameVersion(a: FileVersion, b: FileVersion): boolean {
   return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
 }
 
-interface Entry {
-  /** The file's text, as read or written. */
+export interface CacheEntry {
+  /** The document's text: the file's as read or written, or its compact form once a reader asked for that. */
   text: string
+  /** True once `text` is the compact form (`JSON.stringify` of the document). */
+  compact: boolean
   etag: string
   version: FileVersion
 }
@@ -47,11 +49,14 @@ export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 1
  *
  * Entries hold text, not parsed documents: each read gets its own copy to
  * change as it likes (the Store contract), and text is the smallest form.
+ * A GET asks for the compact text it answers with; once made, it replaces
+ * the file's pretty text, so a hot document is sent without a parse or a
+ * stringify. Sizes are counted as the file's, which the compact form never exceeds.
  */
 export class DocumentCache {
   readonly #limits: CacheLimits
   // A Map iterates in insertion order: re-inserting on each hit keeps it in least-recently-used order.
-  readonly #entries = new Map<string, Entry>()
+  readonly #entries = new Map<string, CacheEntry>()
   #bytes = 0
 
   constructor(limits: CacheLimits = defaultCacheLimits) {
@@ -60,6 +65,12 @@ export class DocumentCache {
 
   /** The cached document of `file` (a fresh copy) when it was read from exactly this version. */
   get(file: string, version: FileVersion): StoredDoc | undefined {
+    const entry = this.entry(file, version)
+    return entry && { doc: JSON.parse(entry.text) as Doc, etag: entry.etag }
+  }
+
+  /** The entry of `file` when it was read from exactly this version; whoever holds it may make its text compact. */
+  entry(file: string, version: FileVersion): CacheEntry | undefined {
     const entry = this.#entries.get(file)
     if (entry === undefined) return undefined
     if (!sameVersion(entry.version, version)) {
@@ -68,7 +79,7 @@ export class DocumentCache {
     }
     this.#entries.delete(file)
     this.#entries.set(file, entry)
-    return { doc: JSON.parse(entry.text) as Doc, etag: entry.etag }
+    return entry
   }
 
   /** True when `file` was cached: the store saw it exist at its last read or write. */
@@ -80,7 +91,7 @@ export class DocumentCache {
   set(file: string, text: string, etag: string, version: FileVersion): void {
     this.delete(file)
     if (version.size > this.#limits.maxBytes) return
-    this.#entries.set(file, { text, etag, version })
+    this.#entries.set(file, { text, compact: false, etag, version })
     this.#bytes += version.size
     while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) {
       this.delete(this.#entries.keys().next().value!)

@@ -3,7 +3,7 @@ import { statSync, type Stats } from 'node:fs'
 import { access, mkdir, readFile, readdir, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
-import { DocumentCache, defaultCacheLimits, versionOf, type CacheLimits } from './cache.ts'
+import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './cache.ts'
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
@@ -12,7 +12,7 @@ import { takeLock, releaseLock, type StoreLock } from './lock.ts'
 import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
-import type { Doc, NodePath, Store, StoredDoc, WriteResult } from './store.ts'
+import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
 import { sweepStore } from './sweep.ts'
 
 export interface FileStoreOptions {
@@ -65,13 +65,32 @@ export class FileStore implements Store {
    * stats the file, and the cache answers only for the version it sees.
    */
   async read(path: NodePath): Promise<StoredDoc | undefined> {
+    const found = await this.#load(path)
+    if (found === undefined || 'doc' in found) return found
+    return { doc: JSON.parse(found.text) as Doc, etag: found.etag }
+  }
+
+  /** A hot document's compact text is made once and kept in its cache entry: later reads send it as it is. */
+  async readText(path: NodePath): Promise<StoredText | undefined> {
+    const found = await this.#load(path)
+    if (found === undefined) return undefined
+    if ('doc' in found) return { json: JSON.stringify(found.doc), etag: found.etag }
+    if (!found.compact) {
+      found.text = JSON.stringify(JSON.parse(found.text))
+      found.compact = true
+    }
+    return { json: found.text, etag: found.etag }
+  }
+
+  /** The cache entry of the version on disk, else the document read from its file (and cached); undefined when there is none. */
+  async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
     const file = join(this.#directoryOf(path), DOC_FILE)
     const stats = statDocument(file)
     if (stats === undefined) {
       this.#cache.delete(file)
       return undefined
     }
-    const cached = this.#cache.get(file, versionOf(stats))
+    const cached = this.#cache.entry(file, versionOf(stats))
     if (cached) return cached
     let bytes: Buffer
     try {

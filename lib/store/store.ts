@@ -21,6 +21,12 @@ export interface StoredDoc {
   etag: string
 }
 
+/** A document as it is answered: compact JSON text, as `JSON.stringify(doc)` gives it. */
+export interface StoredText {
+  json: string
+  etag: string
+}
+
 export interface WriteResult {
   /** True when the node had no document before this write. */
   created: boolean
@@ -30,6 +36,13 @@ export interface WriteResult {
 export interface Store {
   /** The node's document, or undefined when it has none. */
   read(path: NodePath): Promise<StoredDoc | undefined>
+  /**
+   * Optional, for reads that send a document as it is: the node's document as
+   * compact JSON text (exactly `JSON.stringify` of what `read` gives), or
+   * undefined when it has none. A store that keeps the text at hand saves the
+   * parse and the serialisation; without it, the data layer does both.
+   */
+  readText?(path: NodePath): Promise<StoredText | undefined>
   /**
    * Names of the node's children (decoded segments) in ascending code-unit
    * order, or undefined when the node does not exist. A child counts when it
