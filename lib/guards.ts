@@ -55,11 +55,11 @@ function checkHost(req: IncomingMessage, guards: GuardSettings): void {
     throw new HttpError(400, 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).')
   }
   const boundAddress = guards.host ?? req.socket.localAddress
-  if (boundAddress === undefined || !isLoopbackHost(boundAddress)) return
+  if (boundAddress === undefined || !isLoopbackAddress(boundAddress)) return
   const host = req.headers.host
   // Only HTTP/1.0 may omit Host, and browsers never do.
   if (host === undefined) return
-  if (isLoopbackHost(hostnameOf(host))) return
+  if (isLoopbackHostHeader(host)) return
   throw new HttpError(
     403,
     `This server listens on loopback only and answers requests addressed to localhost or 127.0.0.1, ` +
@@ -74,6 +74,23 @@ function hostnameOf(host: string): string {
   const name = trimmed.startsWith('[') ? trimmed.slice(1, trimmed.indexOf(']')) : trimmed.replace(/:\d*$/, '')
   return name.endsWith('.') ? name.slice(0, -1) : name
 }
+
+/** A predicate that remembers its answers: a server meets the same few Host values, and its own address, on every request. */
+function remembered(test: (value: string) => boolean): (value: string) => boolean {
+  const answers = new Map<string, boolean>()
+  return (value) => {
+    let answer = answers.get(value)
+    if (answer === undefined) {
+      if (answers.size >= 256) answers.clear()
+      answer = test(value)
+      answers.set(value, answer)
+    }
+    return answer
+  }
+}
+
+const isLoopbackAddress = remembered(isLoopbackHost)
+const isLoopbackHostHeader = remembered((host) => isLoopbackHost(hostnameOf(host)))
 
 /** localhost and its subdomains (RFC 6761 §6.3), 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export function isLoopbackHost(name: string): boolean {

@@ -8,7 +8,7 @@ import { HttpError, sendProblem, toHttpError } from './errors.ts'
 import { queryOf, splitPath } from './path.ts'
 import { Router } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
-import { mayBeFile, serveStatic } from './static.ts'
+import { mayBeFile, serveStatic, TopNames } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { applyHeaders, sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
@@ -48,6 +48,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.map((segment) => '/' + encodeURIComponent(segment)).join('')
   const streams = new Set<() => void>()
+  const wwwTop = new TopNames(settings.www)
 
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
@@ -106,7 +107,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (mayBeFile(segments, settings.www) && (await serveStaticFile(req, res, segments, settings, base, headers))) return
+      if (mayBeFile(segments, settings.www, wwwTop) && (await serveStaticFile(req, res, segments, settings, base, headers))) return
     }
     if (settings.delay > 0) await sleep(settings.delay)
     if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context).catch(passNotFoundTo(next, res))
@@ -114,9 +115,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
-    const started = performance.now()
     if (settings.log) {
       const log = settings.log
+      const started = performance.now()
       res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
     }
     const headers: string[] = []
@@ -137,6 +138,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   }
   handler.close = async () => {
     handler.endStreams()
+    wwwTop.close()
     if (documents) await documents.store.close()
     else await opening.then((store) => store.close(), () => {})
   }

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readFile, rm } from 'node:fs/promises'
 import { makeTempDir, startServer, type TestServer } from './helpers.ts'
@@ -118,5 +118,50 @@ plain('a prefix is written any way and means the same: api, /api/ and /api', asy
     }
   }
 })
+
+plain('a file added to www takes its URL from the data API at once, and gives it back when removed', async () => {
+  const dir = await makeWww()
+  const server = await startServer({ www: dir })
+  const read = async () => (await server.request('GET', '/later/doc')).text
+  try {
+    await server.request('PUT', '/later/doc', { body: { a: 1 } })
+    assert.is(await read(), '{"id":"doc","a":1}', 'no file: the document')
+    mkdirSync(join(dir, 'later'))
+    writeFileSync(join(dir, 'later', 'doc'), 'a file now')
+    // The folder's top names are watched: the change is known within milliseconds of the write.
+    await settle()
+    assert.is(await read(), 'a file now', 'a static file comes first (SPEC §2)')
+    rmSync(join(dir, 'later'), { recursive: true })
+    await settle()
+    assert.is(await read(), '{"id":"doc","a":1}', 'the document again')
+    // A folder renamed into place, not made in place, is seen as well.
+    mkdirSync(join(dir, 'staging'))
+    writeFileSync(join(dir, 'staging', 'doc'), 'renamed in')
+    renameSync(join(dir, 'staging'), join(dir, 'later'))
+    await settle()
+    assert.is(await read(), 'renamed in')
+  } finally {
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+plain('the www folder made after the server started is served too', async () => {
+  const parent = await makeTempDir('restdir-www-late-')
+  const dir = join(parent, 'www')
+  const server = await startServer({ www: dir })
+  try {
+    assert.is((await server.request('GET', '/late.txt')).status, 404)
+    mkdirSync(dir)
+    writeFileSync(join(dir, 'late.txt'), 'here now')
+    assert.is((await server.request('GET', '/late.txt')).text, 'here now')
+  } finally {
+    await server.close()
+    await rm(parent, { recursive: true, force: true })
+  }
+})
+
+/** Lets a file-system event reach the server (it arrives within milliseconds; a person's next request is much later). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100))
 
 plain.run()

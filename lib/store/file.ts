@@ -32,6 +32,8 @@ export class FileStore implements Store {
   /** Settles when the cleanup after a crashed run is done (at once when the last run ended well). */
   readonly recovery: Promise<void>
   readonly #sync: boolean
+  /** `dir` ending in a separator. */
+  readonly #base: string
   readonly #runId: string
   readonly #lock: StoreLock
   readonly #cache: DocumentCache
@@ -51,6 +53,7 @@ export class FileStore implements Store {
 
   private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache) {
     this.dir = root
+    this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
     this.#runId = runId
     this.#lock = lock
@@ -84,7 +87,7 @@ export class FileStore implements Store {
 
   /** The cache entry of the version on disk, else the document read from its file (and cached); undefined when there is none. */
   async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
-    const file = join(this.#directoryOf(path), DOC_FILE)
+    const file = this.#below(this.#directoryOf(path), DOC_FILE)
     const stats = statDocument(file)
     if (stats === undefined) {
       this.#cache.delete(file)
@@ -199,7 +202,7 @@ export class FileStore implements Store {
 
   async #placeFile(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     const text = serializeDoc(doc)
-    const file = join(directories[path.length], DOC_FILE)
+    const file = this.#below(directories[path.length], DOC_FILE)
     // The data layer reads a node before it replaces it, so the cache knows whether the
     // document is there: then the node's directory exists and a rename tells the outcome.
     const exists = mode === 'replace' && this.#cache.has(file)
@@ -258,15 +261,24 @@ export class FileStore implements Store {
     return removed
   }
 
+  /*
+   * Paths are joined by hand, not by path.join: an encoded segment is never
+   * empty, `.`, `..` or holds a separator, so there is nothing to normalise,
+   * and every read builds one.
+   */
   #directoryOf(path: NodePath): string {
-    return join(this.dir, ...path.map(encodeSegment))
+    return path.length === 0 ? this.dir : this.#base + path.map(encodeSegment).join(sep)
   }
 
   /** The store folder, then each directory down to the node's. */
   #directoriesTo(path: NodePath): string[] {
     const directories = [this.dir]
-    for (const segment of path) directories.push(join(directories[directories.length - 1], encodeSegment(segment)))
+    for (const segment of path) directories.push(this.#below(directories[directories.length - 1], encodeSegment(segment)))
     return directories
+  }
+
+  #below(directory: string, name: string): string {
+    return (directory === this.dir ? this.#base : directory + sep) + name
   }
 
   /** A fresh temp name in `directory`; the run id lets the crash sweep spare this run's files. */
