@@ -19,6 +19,9 @@ export function restdirLauncher(prefer: 'built' | 'source' | 'auto' = 'auto', ch
   const built = `${base}dist/bin/restdir.js`
   if (prefer === 'built' || (prefer === 'auto' && existsSync(built))) {
     if (!existsSync(built)) throw new Error(`There is no built binary (${built}); run npm run build first.`)
+    // The package's command: its CommonJS launcher sizes the thread pool, then runs the build.
+    const launcher = `${base}bin/restdir.cjs`
+    if (existsSync(launcher)) return { label: `built binary (node bin/restdir.cjs, running dist/)${where}`, command: process.execPath, args: [launcher] }
     return { label: `built binary (node dist/bin/restdir.js)${where}`, command: process.execPath, args: [built] }
   }
   return { label: `source (node --import tsx bin/restdir.ts)${where}`, command: process.execPath, args: ['--import', 'tsx', `${base}bin/restdir.ts`] }

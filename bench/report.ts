@@ -102,7 +102,6 @@ function verdict(m: Measurement, ratio: number, loopRatio: number | undefined, p
     case 'put':
       return check(loopRatio! >= targets.writeRatio, `≥ ${targets.writeRatio} of write loop`)
     case 'put-sync':
-    case 'put-sync-wide':
       if (Number.isNaN(plainPut)) return 'compare with put (not run)'
       return check(m.restdir.rps >= targets.syncToPlain * plainPut, `≥ ${targets.syncToPlain} of put (${(m.restdir.rps / plainPut).toFixed(2)})`)
     case 'list-page':

@@ -95,12 +95,12 @@ async function benchmark(): Promise<Report> {
     (workload) => !only || only.some((part) => workload.name.includes(part)),
   )
   const measurements: Measurement[] = []
-  for (const mode of ['plain', 'sync', 'sync-wide'] as const) {
+  for (const mode of ['plain', 'sync', 'sync-pool4'] as const) {
     const group = workloads.filter((workload) => workload.server === mode)
     if (group.length === 0) continue
     if (mode !== 'plain') {
       await stop(server)
-      server = await start([...restdirFlags, '--sync'], mode === 'sync-wide' ? { UV_THREADPOOL_SIZE: '32' } : {})
+      server = await start([...restdirFlags, '--sync'], mode === 'sync-pool4' ? { UV_THREADPOOL_SIZE: '4' } : {})
     }
     for (let run = 0; run < repeat; run++) {
       for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.pid, ceiling.answerWith))

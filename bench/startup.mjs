@@ -15,7 +15,7 @@ if (!existsSync('dist/bin/restdir.js')) {
 }
 
 const variants = [
-  ['built (node dist/bin/restdir.js)', [process.execPath, 'dist/bin/restdir.js']],
+  ['built (node bin/restdir.cjs, the package command)', [process.execPath, 'bin/restdir.cjs']],
   ['source (tsx bin/restdir.ts)', [process.execPath, '--import', 'tsx', 'bin/restdir.ts']],
 ]
 

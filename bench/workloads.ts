@@ -9,8 +9,8 @@ export interface Workload {
   /** One line for the report. */
   description: string
   connections: number
-  /** The restdir started plain, with `--sync`, or with `--sync` and a thread pool of 32 (UV_THREADPOOL_SIZE). */
-  server: 'plain' | 'sync' | 'sync-wide'
+  /** The restdir started plain, with `--sync` (the command then widens Node's thread pool to 32), or with `--sync` on Node's default pool of 4. */
+  server: 'plain' | 'sync' | 'sync-pool4'
   nextRequest: (connection: number) => Buffer
   /** What the ceiling server answers every request with: the same body restdir gives. */
   ceilingBody: Buffer
@@ -120,7 +120,7 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
     },
     {
       name: 'put-sync',
-      description: 'the same PUT, server started with --sync',
+      description: 'the same PUT, server started with --sync (the command runs it on a thread pool of 32)',
       connections: 100,
       server: 'sync',
       nextRequest: nextOf(puts),
@@ -128,10 +128,10 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       writeCeiling: 'replace-sync',
     },
     {
-      name: 'put-sync-wide',
-      description: 'the same PUT with --sync, and UV_THREADPOOL_SIZE=32 so that more flushes overlap',
+      name: 'put-sync-pool4',
+      description: "the same PUT with --sync on Node's default thread pool (UV_THREADPOOL_SIZE=4): what the pool of 32 buys",
       connections: 100,
-      server: 'sync-wide',
+      server: 'sync-pool4',
       nextRequest: nextOf(puts),
       ceilingBody: putAnswer,
       writeCeiling: 'replace-sync',

@@ -41,7 +41,7 @@ function npm(args: string[], cwd: string): SpawnSyncReturns<string> {
 
 /** Runs the installed binary directly (no npm in between), bounded. */
 function restdir(args: string[], cwd = app): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [join(app, 'node_modules', 'restdir', 'dist', 'bin', 'restdir.js'), ...args], {
+  return spawnSync(process.execPath, [join(app, 'node_modules', 'restdir', 'bin', 'restdir.cjs'), ...args], {
     cwd,
     encoding: 'utf8',
     timeout: 20_000,
@@ -73,7 +73,7 @@ test.after(async () => {
 
 test('the tarball holds compiled JavaScript, .d.ts types and the playground, and no TypeScript sources', () => {
   const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8', timeout: 20_000 }).stdout.split('\n').filter(Boolean)
-  for (const file of ['package/package.json', 'package/README.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/www/index.html']) {
+  for (const file of ['package/package.json', 'package/README.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/bin/restdir.cjs', 'package/www/index.html']) {
     assert.ok(listing.includes(file), `${file} is packed`)
   }
   const sources = listing.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
@@ -84,7 +84,7 @@ test('the tarball holds compiled JavaScript, .d.ts types and the playground, and
 test('the packed package.json has no dependencies and points exports, types and bin at the build', () => {
   const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'restdir', 'package.json'), 'utf8'))
   assert.is(manifest.dependencies, undefined)
-  assert.equal(manifest.bin, { restdir: 'dist/bin/restdir.js' })
+  assert.equal(manifest.bin, { restdir: 'bin/restdir.cjs' })
   assert.is(manifest.types, './dist/lib/index.d.ts')
   assert.equal(manifest.exports['.'], { types: './dist/lib/index.d.ts', default: './dist/lib/index.js' })
   assert.equal(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')), ['restdir'], 'nothing else was installed')
@@ -193,6 +193,31 @@ test('--import refuses to overwrite documents unless --force, and says why', () 
   const broken = restdir(['--import', 'missing.json', '--store', 'data'])
   assert.is(broken.status, 1)
   assert.match(broken.stderr, /Cannot read missing\.json/)
+})
+
+test('with --sync the command widens Node\'s thread pool, so flushes overlap; a size the user set is kept', async () => {
+  if (process.platform !== 'linux') return // threads are counted in /proc
+  const threadsWith = async (args: string[], env: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [join(app, 'node_modules', 'restdir', 'bin', 'restdir.cjs'), '--port', '0', '--quiet', '--store', 'pool-data', ...args], {
+      cwd: app,
+      env: { ...process.env, UV_THREADPOOL_SIZE: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    try {
+      const port = await listeningPort(child)
+      // Enough concurrent writes to start every thread the pool has.
+      await Promise.all(Array.from({ length: 64 }, (_, n) => send(port, 'PUT', `/pool/n${n}`, { body: { n } })))
+      return readdirSync(`/proc/${child.pid}/task`).length
+    } finally {
+      child.kill('SIGKILL')
+    }
+  }
+  const plain = await threadsWith([])
+  const syncing = await threadsWith(['--sync'])
+  const chosen = await threadsWith(['--sync'], { UV_THREADPOOL_SIZE: '6' })
+  assert.ok(syncing >= plain + 28, `--sync: ${syncing} threads, without: ${plain}`)
+  // Node's own helper threads vary by a few; 32 pool threads do not hide among them.
+  assert.ok(chosen < plain + 16, `UV_THREADPOOL_SIZE=6 kept: ${chosen} threads, ${plain} with Node's 4`)
 })
 
 /** Waits for the "listening on http://host:port/" line. */
