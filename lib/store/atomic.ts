@@ -24,16 +24,18 @@ export async function writeTempFile(tempPath: string, text: string, sync: boolea
  * crash sees the old file or the new one, never a torn one. A hard link only
  * succeeds where `target` does not exist yet, which tells a creation from a
  * replacement exactly, even under concurrency; `create` mode stops there.
- * `overwrite` is for a caller that knows a document is there: one rename.
+ * `overwrite` is for a caller that knows a document is there, and
+ * `into-new-folder` for one that has just made the target's folder and knows
+ * nothing else writes there: one rename each.
  */
 export async function placeFile(
   tempPath: string,
   target: string,
-  mode: 'create' | 'replace' | 'overwrite',
+  mode: 'create' | 'replace' | 'overwrite' | 'into-new-folder',
 ): Promise<'created' | 'replaced' | 'exists'> {
-  if (mode === 'overwrite') {
+  if (mode === 'overwrite' || mode === 'into-new-folder') {
     await rename(tempPath, target)
-    return 'replaced'
+    return mode === 'overwrite' ? 'replaced' : 'created'
   }
   try {
     await link(tempPath, target)

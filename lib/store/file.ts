@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { statSync, type Stats } from 'node:fs'
 import { access, mkdir, readFile, readdir, unlink } from 'node:fs/promises'
-import { join, resolve, sep } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
 import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './cache.ts'
 import { DirectoryFlusher } from './flush.ts'
@@ -14,6 +14,7 @@ import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
 import { sweepStore } from './sweep.ts'
+import { KeyedLock } from '../locks.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */
@@ -39,6 +40,7 @@ export class FileStore implements Store {
   readonly #cache: DocumentCache
   readonly #flusher = new DirectoryFlusher()
   readonly #indexes = new ChildIndexes()
+  readonly #writing = new KeyedLock()
   #tempCount = 0
   #closed: Promise<void> | undefined
 
@@ -189,8 +191,18 @@ export class FileStore implements Store {
     return this.#closed
   }
 
+  /**
+   * Writes to one node also queue here, though the data layer never overlaps
+   * them: a document placed into a folder its own write just made goes there
+   * by one rename, which is exact only while no other write to the node runs
+   * beside it. So the store keeps `create` exact whoever calls it.
+   */
   #place(path: NodePath, doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     const directories = this.#directoriesTo(path)
+    return this.#writing.run(directories[path.length], () => this.#placeInIndex(path, directories, doc, mode))
+  }
+
+  #placeInIndex(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     // Each folder on the way now has the next as a child; the node's holds its document.
     const made: ChildChange[] = path.map((name, depth) => ({
       directory: directories[depth],
@@ -208,8 +220,8 @@ export class FileStore implements Store {
     const exists = mode === 'replace' && this.#cache.has(file)
     this.#cache.delete(file)
     try {
-      const { tempPath, version } = await this.#prepareTemp(path, directories, text, exists)
-      const outcome = exists ? await placeFile(tempPath, file, 'overwrite') : await placeFile(tempPath, file, mode)
+      const { tempPath, version, madeDirectory } = await this.#prepareTemp(path, directories, text, exists)
+      const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode)
       if (outcome === 'exists') return undefined
       // Every directory down to the node may hold a new entry, made by this write
       // or by a concurrent one that has not flushed it yet; the write needs them all.
@@ -226,18 +238,21 @@ export class FileStore implements Store {
 
   /**
    * Makes the node's directories (unless it is known to exist) and writes the
-   * temp file beside where the document goes; returns it with the version it was written as.
+   * temp file beside where the document goes; returns it with the version it
+   * was written as, and whether this write made the node's directory: then
+   * nothing can be there yet (the data layer never runs two writes to one node
+   * at once), and one rename places the document.
    */
   async #prepareTemp(path: NodePath, directories: string[], text: string, exists: boolean) {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
-        if (!exists || attempt > 1) await mkdir(directory, { recursive: true })
+        const madeDirectory = !exists || attempt > 1 ? await makeDirectory(directory) : false
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
         const tempPath = this.#tempPath(directory)
         await writeTempFile(tempPath, text, this.#sync)
         // Nobody else writes a temp file: a stat of it now is this write's version, exactly.
-        return { tempPath, version: versionOf(statSync(tempPath)) }
+        return { tempPath, version: versionOf(statSync(tempPath)), madeDirectory }
       } catch (error) {
         // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
         // this write between mkdir and the temp file: then make it again.
@@ -299,6 +314,20 @@ function statDocument(file: string): Stats | undefined {
   } catch (error) {
     if (isMissing(error)) return undefined
     throw toStoreError(error)
+  }
+}
+
+/** `mkdir -p` that tells whether it made `directory` itself; one call where the parent is there already. */
+async function makeDirectory(directory: string): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mkdir(directory)
+      return true
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') return false
+      if (errorCode(error) !== 'ENOENT' || attempt === 3) throw error
+    }
+    await mkdir(dirname(directory), { recursive: true })
   }
 }
 
