@@ -63,6 +63,8 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
   const puts = hot.map((id, n) => buildRequest('PUT', `/${COLLECTION}/${id}`, { ...itemDoc(n), revision: 1 }))
   const patches = hot.map((id, n) => buildRequest('PATCH', `/${COLLECTION}/${id}`, { price: n, revision: 2 }))
   const post = buildRequest('POST', '/posts', itemDoc(0))
+  const postItem = buildRequest('POST', `/${COLLECTION}`, itemDoc(0))
+  const page = buildRequest('GET', `/${COLLECTION}?_limit=20`)
   const putAnswer = Buffer.from(JSON.stringify({ id: hot[0], ...itemDoc(0), revision: 1 }))
   const random = (requests: Buffer[]) => requests[Math.floor(Math.random() * requests.length)]
   const allGets = fixture.itemIds.map((id) => buildRequest('GET', `/${COLLECTION}/${id}`))
@@ -170,6 +172,15 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       server: 'plain',
       nextRequest: () => (Math.random() < 0.1 ? random(puts) : random(gets)),
       ceilingBody: putAnswer,
+    },
+    {
+      // Last: its POSTs grow the big collection. Each changes the folder a page is listed from.
+      name: 'list-while-posting',
+      description: `90% GET /${COLLECTION}?_limit=20 / 10% POST to /${COLLECTION}, the ${fixture.itemIds.length}-document collection, 10 connections`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: () => (Math.random() < 0.1 ? postItem : page),
+      ceilingBody: fixture.pageBody,
     },
   ]
 }

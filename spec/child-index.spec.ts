@@ -4,6 +4,8 @@ import { cpSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from '
 import { join } from 'node:path'
 import { makeTempDir, startServer, type TestServer } from './helpers.ts'
 import { FileStore } from '../lib/store/index.ts'
+import { ChildIndexes } from '../lib/store/child-index.ts'
+import { setTimeout } from 'node:timers/promises'
 
 // The file store lists a folder's children from an index that follows its
 // own writes and the folder's mtime, so a person's changes still show (SPEC §11).
@@ -133,6 +135,63 @@ test('the file store names the children holding a document, and none for a node 
   } finally {
     await store.close()
     rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+/** A store write as the file store makes one: a child folder with its document, after a random pause (so writes overlap). */
+async function writeChild(indexes: ChildIndexes, folder: string, name: string): Promise<void> {
+  await indexes.change([folder], async () => {
+    await setTimeout(Math.random() * 5)
+    mkdirSync(join(folder, name))
+    await setTimeout(Math.random() * 5)
+    writeFileSync(join(folder, name, '@.json'), '{}')
+  }, () => [{ directory: folder, name, kind: 'document' }])
+}
+
+test('overlapping writes into a listed folder keep its index: read from disk once, it lists every write', async () => {
+  const folder = await makeTempDir('restdir-index-')
+  try {
+    const indexes = new ChildIndexes()
+    for (let n = 0; n < 20; n++) await writeChild(indexes, folder, `a${String(n).padStart(3, '0')}`)
+    assert.is((await indexes.list(folder))?.names.length, 20)
+    assert.is(indexes.builds, 1)
+    // Each write moves the folder's mtime while others are in flight: none of them may make the index look stale.
+    const writes = Array.from({ length: 200 }, (_, n) => writeChild(indexes, folder, `b${String(n).padStart(3, '0')}`))
+    for (let round = 0; round < 20; round++) {
+      await setTimeout(1)
+      await indexes.list(folder)
+    }
+    await Promise.all(writes)
+    const listed = await indexes.list(folder)
+    assert.is(listed?.names.length, 220)
+    assert.is(listed?.withoutDocument.size, 0)
+    assert.is(indexes.builds, 1, 'no listing rebuilt the index')
+    // Quiet again, the folder is the truth: a person's change is seen.
+    mkdirSync(join(folder, 'c000'))
+    writeFileSync(join(folder, 'c000', '@.json'), '{}')
+    touchLater(folder)
+    assert.is((await indexes.list(folder))?.names.length, 221)
+  } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
+})
+
+test('an index built while writes run misses none of them, also those that land after it read the folder', async () => {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const folder = await makeTempDir('restdir-index-')
+    try {
+      const indexes = new ChildIndexes()
+      for (let n = 0; n < 3000; n++) mkdirSync(join(folder, `a${n}`))
+      const writes = Array.from({ length: 100 }, (_, n) => writeChild(indexes, folder, `b${String(n).padStart(3, '0')}`))
+      // The first listing builds the index (3000 children checked, with yields) while the writes land.
+      const first = await indexes.list(folder)
+      await Promise.all(writes)
+      const names = new Set((await indexes.list(folder))?.names)
+      for (let n = 0; n < 100; n++) assert.ok(names.has(`b${String(n).padStart(3, '0')}`), `b${n} listed (attempt ${attempt})`)
+      assert.ok(first !== undefined)
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   }
 })
 

@@ -40,7 +40,15 @@ const CHECK_BATCH = 2000
  * store's own writes update the index as they go (see `change`), so writing
  * does not cost the next listing a directory listing.
  *
- * Known gap: a document file deleted by hand from a child folder that stays
+ * Concurrent writes into one folder are taken as one batch: the folder's
+ * mtime moves under each of them, so an index that was current when the
+ * first began is trusted until the last ends, then takes the folder's new
+ * mtime. An index built while writes run replays the changes they made
+ * meanwhile, so it misses none of them.
+ *
+ * Known gaps: a child folder a person adds or removes while the store's own
+ * writes into the same folder are in flight goes unseen until the folder
+ * changes again with none in flight. A document file deleted by hand from a child folder that stays
  * (because it has children) changes only that child folder; the child goes on
  * counting in X-Total-Count until the collection folder changes, though it is
  * never listed. The reverse, a document added to such a folder, is seen at once.
@@ -49,7 +57,17 @@ export class ChildIndexes {
   // Least recently used first, like the document cache.
   readonly #indexes = new Map<string, DirectoryIndex>()
   readonly #building = new Map<string, Promise<DirectoryIndex | undefined>>()
+  /** Folders with store writes in flight. */
+  readonly #batches = new Map<string, Batch>()
+  /** The changes made to a folder while its index is being built, to replay on the new index. */
+  readonly #journals = new Map<string, ChildChange[]>()
   #names = 0
+  #builds = 0
+
+  /** How many times an index was built from a directory listing (for tests and benchmarks). */
+  get builds(): number {
+    return this.#builds
+  }
 
   /** The directory's children, or undefined when there is no such directory. */
   async list(directory: string): Promise<ChildList | undefined> {
@@ -59,12 +77,12 @@ export class ChildIndexes {
       return undefined
     }
     let index = this.#indexes.get(directory)
-    if (index === undefined || index.ino !== stats.ino || index.mtimeMs !== stats.mtimeMs) {
-      index = await this.#update(directory, stats)
-      if (index === undefined) return undefined
-    } else {
+    if (index !== undefined && (this.#batches.get(directory)?.trusted || sameVersion(index, stats))) {
       this.#indexes.delete(directory)
       this.#indexes.set(directory, index)
+    } else {
+      index = await this.#update(directory, stats)
+      if (index === undefined) return undefined
     }
     // Few children lack a document; a person may have given one of them a document since.
     for (const name of index.withoutDocument) {
@@ -81,29 +99,48 @@ export class ChildIndexes {
    * its next listing.
    */
   async change<T>(directories: readonly string[], apply: () => Promise<T>, effects: (result: T) => ChildChange[]): Promise<T> {
-    const current = new Set<string>()
-    for (const directory of directories) {
+    for (const directory of directories) this.#enter(directory)
+    try {
+      const result = await apply()
+      for (const effect of effects(result)) {
+        this.#journals.get(effect.directory)?.push(effect)
+        const index = this.#indexes.get(effect.directory)
+        if (index !== undefined) this.#apply(index, effect)
+      }
+      return result
+    } finally {
+      for (const directory of directories) this.#leave(directory)
+    }
+  }
+
+  /** A write begins in `directory`: the first of a batch decides whether the index can be trusted through it. */
+  #enter(directory: string): void {
+    let batch = this.#batches.get(directory)
+    if (batch === undefined) {
       const index = this.#indexes.get(directory)
-      if (index === undefined) continue
-      const stats = statDirectory(directory)
-      if (stats !== undefined && stats.ino === index.ino && stats.mtimeMs === index.mtimeMs) current.add(directory)
+      const stats = index && statDirectory(directory)
+      batch = { writers: 0, trusted: index !== undefined && stats !== undefined && sameVersion(index, stats) }
+      this.#batches.set(directory, batch)
     }
-    const result = await apply()
-    for (const effect of effects(result)) {
-      const index = this.#indexes.get(effect.directory)
-      if (index === undefined) continue
-      if (effect.kind === 'removed') this.#removeName(index, effect.name)
-      // A folder passed through on the way down may or may not hold a document: ask the disk.
-      else this.#addName(index, effect.name, effect.kind === 'document' || hasDocument(join(effect.directory, encodeSegment(effect.name))))
-    }
-    for (const directory of current) {
-      const index = this.#indexes.get(directory)
-      const stats = statDirectory(directory)
-      if (index === undefined || stats === undefined) continue
-      index.ino = stats.ino
-      index.mtimeMs = stats.mtimeMs
-    }
-    return result
+    batch.writers++
+  }
+
+  /** A write ends: after the last of a batch, a trusted index takes the folder's mtime, which now holds only the store's changes. */
+  #leave(directory: string): void {
+    const batch = this.#batches.get(directory)!
+    if (--batch.writers > 0) return
+    this.#batches.delete(directory)
+    const index = this.#indexes.get(directory)
+    const stats = batch.trusted && index && statDirectory(directory)
+    if (!index || !stats) return
+    index.ino = stats.ino
+    index.mtimeMs = stats.mtimeMs
+  }
+
+  #apply(index: DirectoryIndex, effect: ChildChange): void {
+    if (effect.kind === 'removed') this.#removeName(index, effect.name)
+    // A folder passed through on the way down may or may not hold a document: ask the disk.
+    else this.#addName(index, effect.name, effect.kind === 'document' || hasDocument(join(effect.directory, encodeSegment(effect.name))))
   }
 
   /** Builds the index afresh (a stale one is not trusted); concurrent listings share the work. */
@@ -117,6 +154,17 @@ export class ChildIndexes {
   }
 
   async #read(directory: string, stats: Stats): Promise<DirectoryIndex | undefined> {
+    const journal: ChildChange[] = []
+    this.#journals.set(directory, journal)
+    try {
+      return await this.#build(directory, stats, journal)
+    } finally {
+      this.#journals.delete(directory)
+    }
+  }
+
+  async #build(directory: string, stats: Stats, journal: ChildChange[]): Promise<DirectoryIndex | undefined> {
+    this.#builds++
     // Stat first, list second: a change in between makes the next listing look again.
     let entries
     try {
@@ -138,6 +186,11 @@ export class ChildIndexes {
     this.#forget(directory)
     this.#indexes.set(directory, index)
     this.#names += names.length
+    // The store's own changes while the folder was read: some happened after readdir.
+    for (const effect of journal) this.#apply(index, effect)
+    // Whatever the store writes into the folder from now on reaches this index.
+    const batch = this.#batches.get(directory)
+    if (batch) batch.trusted = true
     while (this.#names > MAX_NAMES && this.#indexes.size > 1) this.#forget(this.#indexes.keys().next().value!)
     return index
   }
@@ -166,6 +219,17 @@ export class ChildIndexes {
     this.#indexes.delete(directory)
     this.#names -= index.names.length
   }
+}
+
+/** The store's writes in flight in one folder. */
+interface Batch {
+  writers: number
+  /** The folder's index was current when the first began, or has been built since. */
+  trusted: boolean
+}
+
+function sameVersion(index: DirectoryIndex, stats: Stats): boolean {
+  return index.ino === stats.ino && index.mtimeMs === stats.mtimeMs
 }
 
 /** How one of the store's own changes changed a directory's children. */
