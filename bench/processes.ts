@@ -64,8 +64,8 @@ export async function startRestdir(launcher: Launcher, flags: string[], env: Rec
 export interface CeilingServer {
   port: number
   pid: number
-  /** Sets the body every request is answered with. */
-  answerWith(body: Buffer, contentType?: string): Promise<void>
+  /** Sets the body every request is answered with, and how many microseconds to spin before each answer (to calibrate). */
+  answerWith(body: Buffer, contentType?: string, busyUs?: number): Promise<void>
   stop(): Promise<void>
 }
 
@@ -78,10 +78,10 @@ export async function startCeiling(): Promise<CeilingServer> {
   return {
     port,
     pid: child.pid!,
-    answerWith(body, contentType) {
+    answerWith(body, contentType, busyUs) {
       return new Promise((resolve) => {
         child.once('message', () => resolve())
-        child.send({ body: body.toString('base64'), encoding: 'base64', contentType })
+        child.send({ body: body.toString('base64'), encoding: 'base64', contentType, busyUs })
       })
     },
     stop: () => stopChild(child),

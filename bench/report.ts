@@ -24,6 +24,13 @@ export interface Report {
   startup: { emptyStoreMs: number; filledStoreMs: number[] }
   memory: Memory & { idleAfterRestart: number; afterWorkloads: number }
   measurements: Measurement[]
+  /** The ceiling with busy work added per request (see calibrate in run.ts). */
+  calibration: Calibration[]
+}
+
+export interface Calibration {
+  busyUs: number
+  result: LoadResult
 }
 
 /** The targets restdir holds itself to, checked against each run. */
@@ -77,6 +84,17 @@ export function printReport(report: Report): void {
   lines.push('|---|---|--:|')
   for (const m of unique(report.measurements)) lines.push(`| ${m.workload} | ${m.description} | ${m.firstMs.toFixed(1)} |`)
   lines.push('')
+  if (report.calibration.length > 0) {
+    const bare = report.calibration[0].result
+    lines.push('Calibration: the ceiling answering get-document after spinning a set time per request.')
+    lines.push('')
+    lines.push('| busy work per request, µs | req/s | ratio to the bare ceiling | server CPU µs/req |')
+    lines.push('|--:|--:|--:|--:|')
+    for (const { busyUs, result } of report.calibration) {
+      lines.push(`| ${busyUs} | ${whole(result.rps)} | ${(result.rps / bare.rps).toFixed(2)} | ${whole(result.serverCpuUs)} |`)
+    }
+    lines.push('')
+  }
   const { memory, startup } = report
   const growth = Math.max(memory.afterAll, memory.afterReadingAll) - memory.afterTenth
   const tenth = Math.ceil(report.documents / 10)

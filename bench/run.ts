@@ -17,12 +17,12 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
-import { runLoad, sendAll, type LoadResult } from './load.ts'
-import { restdirLauncher, startCeiling, startRestdir, type RunningServer } from './processes.ts'
+import { buildRequest, runLoad, sendAll, type LoadResult } from './load.ts'
+import { restdirLauncher, startCeiling, startRestdir, type CeilingServer, type RunningServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
-import { defineWorkloads, type Workload } from './workloads.ts'
-import { loadAverage, machineLine, printReport, type Measurement, type Report } from './report.ts'
+import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
+import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -108,6 +108,7 @@ async function benchmark(): Promise<Report> {
   }
   const rssAfterWorkloads = server.rss()
   await stop(server)
+  const calibration = workloads.some((workload) => workload.name === 'get-document') ? await calibrate(ceiling, fixture.documentBody) : []
 
   return {
     machine: machineLine(),
@@ -119,7 +120,28 @@ async function benchmark(): Promise<Report> {
     startup: { emptyStoreMs: startupEmpty, filledStoreMs: startups },
     memory: { ...memory, idleAfterRestart: idleRss, afterWorkloads: rssAfterWorkloads },
     measurements,
+    calibration,
   }
+}
+
+/**
+ * What a ratio to the ceiling means on this machine: the bare server again,
+ * spinning a set number of microseconds before each answer of get-document.
+ * With the load generator on the same host, each microsecond of work costs
+ * more than a microsecond of throughput (the client waits, and waking it
+ * costs the kernel more), so these rows show how little work per request a
+ * given ratio leaves a server.
+ */
+async function calibrate(ceiling: CeilingServer, body: Buffer): Promise<Calibration[]> {
+  const rows: Calibration[] = []
+  const options = { connections: 10, duration, warmup, nextRequest: () => buildRequest('GET', DOCUMENT_PATH), port: ceiling.port, serverPid: ceiling.pid }
+  for (const busyUs of [0, 10, 20, 40]) {
+    log(`calibration: the ceiling spinning ${busyUs} µs a request`)
+    await ceiling.answerWith(body, undefined, busyUs)
+    rows.push({ busyUs, result: await runLoad(options) })
+  }
+  await ceiling.answerWith(body)
+  return rows
 }
 
 async function measure(

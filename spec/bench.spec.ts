@@ -32,6 +32,9 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
       assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
     }
+    assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
+    for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
+    assert.match(run.stdout, '| busy work per request, µs |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
     assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
   } finally {
