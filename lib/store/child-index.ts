@@ -47,11 +47,12 @@ const CHECK_BATCH = 2000
  * meanwhile, so it misses none of them.
  *
  * Known gaps: a child folder a person adds or removes while the store's own
- * writes into the same folder are in flight goes unseen until the folder
- * changes again with none in flight. A document file deleted by hand from a child folder that stays
- * (because it has children) changes only that child folder; the child goes on
- * counting in X-Total-Count until the collection folder changes, though it is
- * never listed. The reverse, a document added to such a folder, is seen at once.
+ * writes into the same folder are in flight goes unseen until another change
+ * by hand made while none is in flight. A document file deleted by hand from
+ * a child folder that stays (because it has children) changes only that
+ * child folder; the child goes on counting in X-Total-Count until the
+ * collection folder changes, though it is never listed. The reverse, a
+ * document added to such a folder, is seen at once.
  */
 export class ChildIndexes {
   // Least recently used first, like the document cache.
