@@ -145,6 +145,18 @@ test('the cache keeps at most its number of entries, dropping the least recently
   assert.ok(cache.get('c', version(3)))
 })
 
+test('a document read between writes of many others stays cached, and so do the newest', () => {
+  const cache = new DocumentCache({ maxEntries: 3, maxBytes: 1000 })
+  cache.set('hot', '{"hot":true}', '"hot"', version(0))
+  for (let n = 1; n <= 100; n++) {
+    cache.set(`cold${n}`, '{}', `"${n}"`, version(n))
+    assert.ok(cache.get('hot', version(0)), `hot is still there after ${n} others`)
+  }
+  assert.is(cache.size, 3)
+  assert.ok(cache.get('cold100', version(100)), 'the newest is kept')
+  assert.is(cache.get('cold1', version(1)), undefined, 'an old one used once went')
+})
+
 test('the cache keeps at most its number of bytes, and never a file larger than that', () => {
   const cache = new DocumentCache({ maxEntries: 100, maxBytes: 25 })
   cache.set('a', '{}', '"a"', version(1, 10))
