@@ -14,7 +14,7 @@
 const { pathToFileURL } = require('node:url')
 const { join } = require('node:path')
 
-const syncing = process.argv.slice(2).some((arg) => arg === '--sync' || arg.startsWith('--sync='))
+const syncing = process.argv.slice(2).includes('--sync')
 if (syncing && !process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '32'
 
 import(pathToFileURL(join(__dirname, '..', 'dist', 'bin', 'restdir.js')).href)
