@@ -95,17 +95,22 @@ export class DocumentCache {
   /** Keeps the text of one version of `file` (as read from it or written to it). */
   set(file: string, text: string, etag: string, version: FileVersion): void {
     this.delete(file)
-    if (version.size > this.#limits.maxBytes) return
+    // What could never stay is not kept at all (and the sweep below always finds another entry to drop).
+    if (version.size > this.#limits.maxBytes || this.#limits.maxEntries < 1) return
     this.#entries.set(file, { text, compact: false, recent: false, etag, version })
     this.#bytes += version.size
-    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) this.#evictOne()
+    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) this.#evictOne(file)
   }
 
-  /** Drops the oldest entry not used since it was last passed; those used get another round. */
-  #evictOne(): void {
+  /**
+   * Drops the oldest entry not used since it was last passed; those used get
+   * another round, and so does `kept`, the entry just set: when every older
+   * one was used, the sweep reaches it first, and it must not be what goes.
+   */
+  #evictOne(kept: string): void {
     for (const [file, entry] of this.#entries) {
       this.#entries.delete(file)
-      if (entry.recent) {
+      if (entry.recent || file === kept) {
         entry.recent = false
         this.#entries.set(file, entry)
       } else {
