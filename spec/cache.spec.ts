@@ -1,8 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { makeTempDir, startServer, type TestServer } from './helpers.ts'
+import { startServerOnFolder, touchLater } from './helpers.ts'
 import { DocumentCache } from '../lib/store/cache.ts'
 
 // The file store keeps hot documents in memory; the files stay the truth (SPEC §11).
@@ -10,21 +10,10 @@ import { DocumentCache } from '../lib/store/cache.ts'
 /** The file holding the document of `/notes/<id>` (plain ASCII segments keep their names). */
 const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')
 
-/** Makes the file's mtime differ from what the cache saw, whatever the file system's clock granularity. */
-function touchLater(file: string): void {
-  const { atime, mtime } = statSync(file)
-  utimesSync(file, atime, new Date(mtime.getTime() + 2000))
-}
-
-/** These tests look at the files, so they bring their own folder (a file store, whichever store the run tests). */
-async function startOnFolder(): Promise<TestServer> {
-  const dir = await makeTempDir()
-  const server = await startServer({ store: dir })
-  return { ...server, close: () => server.close().then(() => rmSync(dir, { recursive: true, force: true })) }
-}
+// These tests look at the files, so they bring their own folder (a file store, whichever store the run tests).
 
 test('a document file edited by hand in place is what the next GET returns', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/a', { body: { text: 'written by the server' } })
     assert.equal((await server.request('GET', '/notes/a')).json, { id: 'a', text: 'written by the server' })
@@ -38,7 +27,7 @@ test('a document file edited by hand in place is what the next GET returns', asy
 })
 
 test('an edit that keeps the size is seen through the file modification time', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/b', { body: { text: 'aaaa' } })
     const before = await server.request('GET', '/notes/b')
@@ -54,7 +43,7 @@ test('an edit that keeps the size is seen through the file modification time', a
 })
 
 test('a document saved the way editors do, a new file renamed over the old one, is seen', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/c', { body: { text: 'old!' } })
     const file = fileOf(server.dir, 'c')
@@ -73,7 +62,7 @@ test('a document saved the way editors do, a new file renamed over the old one, 
 })
 
 test('an ETag from before a hand edit no longer gets a 304', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     const put = await server.request('PUT', '/notes/d', { body: { n: 1 } })
     const etag = String(put.headers.etag)
@@ -88,7 +77,7 @@ test('an ETag from before a hand edit no longer gets a 304', async () => {
 })
 
 test('a PATCH after a hand edit merges into the edited document', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/e', { body: { a: 1 } })
     await server.request('GET', '/notes/e')
@@ -102,7 +91,7 @@ test('a PATCH after a hand edit merges into the edited document', async () => {
 })
 
 test('a document deleted by hand is a 404, and a PUT there creates it again with a 201', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/f', { body: { n: 1 } })
     await server.request('PUT', '/notes/f', { body: { n: 2 } })
@@ -118,7 +107,7 @@ test('a document deleted by hand is a 404, and a PUT there creates it again with
 })
 
 test('a document written by the server is read back at once, with the ETag its write answered', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     for (let n = 0; n < 5; n++) {
       const put = await server.request('PUT', '/notes/g', { body: { n } })
@@ -155,6 +144,16 @@ test('a document read between writes of many others stays cached, and so do the 
   assert.is(cache.size, 3)
   assert.ok(cache.get('cold100', version(100)), 'the newest is kept')
   assert.is(cache.get('cold1', version(1)), undefined, 'an old one used once went')
+})
+
+test('a document just kept is not the one dropped, even when every other was used since', () => {
+  const cache = new DocumentCache({ maxEntries: 3, maxBytes: 1000 })
+  for (const name of ['a', 'b', 'c']) cache.set(name, '{}', `"${name}"`, version(name.charCodeAt(0)))
+  for (const name of ['a', 'b', 'c']) assert.ok(cache.get(name, version(name.charCodeAt(0))))
+  cache.set('d', '{}', '"d"', version(100))
+  assert.is(cache.size, 3)
+  assert.ok(cache.get('d', version(100)), 'the new document is kept')
+  assert.is(cache.get('a', version(97)), undefined, 'the oldest goes')
 })
 
 test('the cache keeps at most its number of bytes, and never a file larger than that', () => {
