@@ -80,6 +80,16 @@ test('GET of the playlists lists the user\'s playlists in creation order, [] whe
   assertJson(await api.request('GET', `/user/${userId}/playlist`), 200, [first.doc, second.doc])
 })
 
+test('?_children names the children of a user and of a playlist, as on any node (the playground\'s tree opens them)', async () => {
+  const userId = await newUser()
+  const playlist = await newPlaylist(userId, { name: 'Tree' })
+  assertJson(await api.request('GET', `/user/${userId}?_children`), 200, ['playlist'])
+  assertJson(await api.request('GET', `/user/${userId}/playlist/${playlist.id}?_children`), 200, [])
+  await api.request('PUT', `/user/${userId}/playlist/${playlist.id}/notes`, { body: { text: 'below a playlist' } })
+  assertJson(await api.request('GET', `/user/${userId}/playlist/${playlist.id}?_children`), 200, ['notes'])
+  assertProblem(await api.request('GET', '/user/nobody?_children'), 404)
+})
+
 test('GET of a playlist that does not exist is 404', async () => {
   const userId = await newUser()
   assertProblem(await api.request('GET', `/user/${userId}/playlist/none`), 404, /none/)

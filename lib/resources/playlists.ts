@@ -49,6 +49,8 @@ async function listPlaylists(context: Context): Promise<void> {
 }
 
 async function readPlaylist(context: Context): Promise<void> {
+  // `?_children` names the playlist's children, as on any node.
+  if (context.query.has('_children')) return readNode(context, playlistPath(context))
   const stored = await context.documents.readText(playlistPath(context))
   if (!stored) throw noPlaylist(context)
   sendDocument(context, stored)

@@ -43,6 +43,8 @@ async function createUser(context: Context): Promise<void> {
 }
 
 async function readUser(context: Context): Promise<void> {
+  // `?_children` names the user's children (its `playlist`), as on any node.
+  if (context.query.has('_children')) return readNode(context, ['user', context.params.user_id])
   const stored = await context.documents.readText(['user', context.params.user_id])
   if (!stored) throw noUser(context.params.user_id)
   sendDocument(context, stored)
