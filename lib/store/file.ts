@@ -240,8 +240,8 @@ export class FileStore implements Store {
    * Makes the node's directories (unless it is known to exist) and writes the
    * temp file beside where the document goes; returns it with the version it
    * was written as, and whether this write made the node's directory: then
-   * nothing can be there yet (the data layer never runs two writes to one node
-   * at once), and one rename places the document.
+   * nothing can be there yet (writes to one node queue, see #place), and one
+   * rename places the document.
    */
   async #prepareTemp(path: NodePath, directories: string[], text: string, exists: boolean) {
     const directory = directories[path.length]
