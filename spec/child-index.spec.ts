@@ -1,8 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { cpSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { makeTempDir, startServer, type TestServer } from './helpers.ts'
+import { makeTempDir, startServerOnFolder, touchLater } from './helpers.ts'
 import { FileStore } from '../lib/store/index.ts'
 import { ChildIndexes } from '../lib/store/child-index.ts'
 import { setTimeout } from 'node:timers/promises'
@@ -10,23 +10,12 @@ import { setTimeout } from 'node:timers/promises'
 // The file store lists a folder's children from an index that follows its
 // own writes and the folder's mtime, so a person's changes still show (SPEC §11).
 
-/** A person's change lands a moment after the server's last one: make the folder's mtime say so, whatever the clock granularity. */
-function touchLater(directory: string): void {
-  const { atime, mtime } = statSync(directory)
-  utimesSync(directory, atime, new Date(mtime.getTime() + 2000))
-}
-
 const ids = (answer: { json: Array<{ id: string }> }) => answer.json.map((doc) => doc.id)
 
-/** These tests look at the files, so they bring their own folder (a file store, whichever store the run tests). */
-async function startOnFolder(): Promise<TestServer> {
-  const dir = await makeTempDir()
-  const server = await startServer({ store: dir })
-  return { ...server, close: () => server.close().then(() => rmSync(dir, { recursive: true, force: true })) }
-}
+// These tests look at the files, so they bring their own folder (a file store, whichever store the run tests).
 
 test('a child folder a person adds shows in the next listing', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/a', { body: { n: 1 } })
     await server.request('PUT', '/notes/c', { body: { n: 3 } })
@@ -43,7 +32,7 @@ test('a child folder a person adds shows in the next listing', async () => {
 })
 
 test('a child folder a person removes is gone from the next listing', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     for (const id of ['a', 'b', 'c']) await server.request('PUT', `/notes/${id}`, { body: {} })
     assert.equal(ids(await server.request('GET', '/notes')), ['a', 'b', 'c'])
@@ -57,7 +46,7 @@ test('a child folder a person removes is gone from the next listing', async () =
 })
 
 test('a document a person adds to a child that only had children shows at once', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/shelf/a', { body: {} })
     await server.request('PUT', '/shelf/b/sub', { body: {} })
@@ -70,7 +59,7 @@ test('a document a person adds to a child that only had children shows at once',
 })
 
 test('a page counts and lists only the children holding a document, reading just the page', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     for (const id of ['a', 'b', 'c', 'd']) await server.request('PUT', `/shelf/${id}`, { body: { id } })
     await server.request('PUT', '/shelf/bb/sub', { body: {} })
@@ -85,7 +74,7 @@ test('a page counts and lists only the children holding a document, reading just
 })
 
 test('listings follow the server\'s own creates, writes into children and removals', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     const created: string[] = []
     for (let n = 0; n < 5; n++) created.push((await server.request('POST', '/posts', { body: { n } })).json.id)
@@ -103,7 +92,7 @@ test('listings follow the server\'s own creates, writes into children and remova
 })
 
 test('a removal that empties its ancestors takes them out of their parents\' children', async () => {
-  const server = await startOnFolder()
+  const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/keep', { body: {} })
     await server.request('PUT', '/deep/er/node', { body: {} })

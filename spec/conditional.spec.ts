@@ -1,6 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startServer, type Answer, type TestServer } from './helpers.ts'
+import { startServer, type TestServer } from './helpers.ts'
+import { assertProblem } from './assertions.ts'
 
 // SPEC §9: strong ETags on every document answer, conditional reads (304),
 // optimistic locking with If-Match (412), create-only PUT with If-None-Match: *,
@@ -16,13 +17,6 @@ conditional.after(async (context) => {
 })
 
 const STRONG_ETAG = /^"[^"]+"$/
-
-function assertProblem(answer: Answer, status: number): void {
-  assert.is(answer.status, status, answer.text)
-  assert.is(answer.headers['content-type'], 'application/problem+json')
-  assert.is(answer.json.status, status)
-  assert.type(answer.json.detail, 'string')
-}
 
 /** The document and ETag as a fresh GET sees them. */
 async function current(server: TestServer, target: string): Promise<{ status: number; etag: unknown; doc: unknown }> {

@@ -301,6 +301,7 @@ test('POST below an odd segment answers a Location that leads back to the new do
   for (const raw of ['%2e%2e', 'a%2Fb', 'CON', 'caf%C3%A9']) {
     const created = await api.request('POST', `/odd-parent/${raw}`, { body: { under: raw } })
     assert.is(created.status, 201)
+    assert.equal(created.json, { id: created.json.id, under: raw })
     assertJson(await api.request('GET', follow(created)), 200, created.json)
   }
 })

@@ -1,3 +1,4 @@
+import { statSync, utimesSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -131,4 +132,14 @@ export async function startServerOnFolder(options: RestdirOptions = {}, listenHo
       if (!keep) await rm(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * A person's change lands a moment after the server's last one: moves a file's
+ * or folder's mtime on by two seconds, so the store sees it changed whatever
+ * the file system's clock granularity.
+ */
+export function touchLater(path: string): void {
+  const { atime, mtime } = statSync(path)
+  utimesSync(path, atime, new Date(mtime.getTime() + 2000))
 }

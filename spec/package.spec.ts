@@ -209,7 +209,12 @@ test('with --sync the command widens Node\'s thread pool, so flushes overlap; a 
       await Promise.all(Array.from({ length: 64 }, (_, n) => send(port, 'PUT', `/pool/n${n}`, { body: { n } })))
       return readdirSync(`/proc/${child.pid}/task`).length
     } finally {
-      child.kill('SIGKILL')
+      // Gone for good before the next one opens the same store.
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve))
+        child.kill('SIGKILL')
+        await exited
+      }
     }
   }
   const plain = await threadsWith([])

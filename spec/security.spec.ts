@@ -5,19 +5,13 @@ import { networkInterfaces } from 'node:os'
 import { connect, type AddressInfo } from 'node:net'
 import { rm } from 'node:fs/promises'
 import { createHandler } from '../lib/handler.ts'
-import { makeTempDir, send, startServer, startServerOnFolder, type Answer } from './helpers.ts'
+import { makeTempDir, send, startServer, startServerOnFolder } from './helpers.ts'
+import { assertProblem } from './assertions.ts'
 import { startCli } from './process.ts'
 import { MemoryStore } from '../lib/store/index.ts'
 
 // SPEC §12: loopback by default, the DNS-rebinding Host check, CORS for
 // loopback origins only unless widened, a Bearer token on writes, read-only mode.
-
-function assertProblem(answer: Answer, status: number, detailPattern?: RegExp): void {
-  assert.is(answer.status, status, answer.text)
-  assert.is(answer.headers['content-type'], 'application/problem+json')
-  assert.is(answer.json.status, status)
-  if (detailPattern) assert.match(answer.json.detail, detailPattern)
-}
 
 const WRITES: Array<[string, string, unknown]> = [
   ['POST', '/guarded', { a: 1 }],
@@ -38,6 +32,8 @@ binding('the command line binds 127.0.0.1 by default and takes its token from RE
     // No other interface answers: a machine with an external address must not reach it.
     const external = Object.values(networkInterfaces()).flat().find((info) => info && info.family === 'IPv4' && !info.internal)
     if (external) assert.is(await canConnect(external.address, cli.port), false, `reachable on ${external.address}`)
+    // Any machine: Linux answers all of 127/8 locally, so a server on 0.0.0.0 would take 127.0.0.2 too.
+    if (process.platform === 'linux') assert.is(await canConnect('127.0.0.2', cli.port), false, 'reachable on 127.0.0.2')
     assert.is(await canConnect('127.0.0.1', cli.port), true)
 
     assertProblem(await send(cli.port, 'PUT', '/env/doc', { body: { v: 1 } }), 401)

@@ -103,6 +103,17 @@ function descriptorsIntoTree(): number {
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** Requests whose handler has not finished yet. */
+let handling = 0
+
+/** Waits until every handler has finished (so whatever it would log is logged), 5 s at most. */
+async function handlersFinished(): Promise<void> {
+  for (let waited = 0; handling > 0; waited += 5) {
+    if (waited > 5000) assert.unreachable(`${handling} handlers still running after 5 s`)
+    await sleep(5)
+  }
+}
+
 test.before(async () => {
   buildTree()
   process.on('warning', (warning) => {
@@ -110,6 +121,7 @@ test.before(async () => {
   })
   server = createServer(async (req, res) => {
     const head = req.method === 'HEAD'
+    handling++
     try {
       const segments = splitPath(req.url ?? '/')
       if (await serveStatic(req, res, segments, www)) return
@@ -117,6 +129,8 @@ test.before(async () => {
     } catch (error) {
       if (!(error instanceof HttpError)) faults.push(error)
       sendProblem(res, toHttpError(error), head)
+    } finally {
+      handling--
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -460,7 +474,7 @@ test('every answer closes its file: hang-ups mid-download, 206, 416, HEAD and 30
 
 test('a client hanging up is not logged as a fault, and the server keeps serving', async () => {
   await abortAfterFirstChunk('/eight-mib.bin')
-  await sleep(50)
+  await handlersFinished()
   assert.equal(faults, [])
   assert.is((await request('/style.css')).status, 200)
 })
