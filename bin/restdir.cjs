@@ -11,10 +11,40 @@
 // queue behind them. 32 lets the disk commit many together (bench/RESULTS.md).
 // Without --sync a wider pool is slower on a small machine, so it is left alone,
 // and a size the user chose is always kept.
+//
+// Run from a clone of the repository (`npx restdir` inside it, or `npm link`),
+// it first builds dist/ when dist/ is missing or older than a source file, so
+// the command never runs stale code or fails on a missing build (README
+// "Building the package"). An installed package holds no sources and skips this.
 const { pathToFileURL } = require('node:url')
 const { join } = require('node:path')
+const { existsSync, readdirSync, statSync } = require('node:fs')
+const { spawnSync } = require('node:child_process')
+
+const root = join(__dirname, '..')
+const built = join(root, 'dist', 'bin', 'restdir.js')
+
+if (existsSync(join(root, 'tsconfig.build.json'))) buildIfStale()
 
 const syncing = process.argv.slice(2).includes('--sync')
 if (syncing && !process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = '32'
 
-import(pathToFileURL(join(__dirname, '..', 'dist', 'bin', 'restdir.js')).href)
+import(pathToFileURL(built).href)
+
+function buildIfStale() {
+  const builtAt = existsSync(built) ? statSync(built).mtimeMs : -1
+  const sources = ['lib', 'bin'].flatMap((folder) =>
+    readdirSync(join(root, folder), { recursive: true }).filter((name) => String(name).endsWith('.ts')).map((name) => join(root, folder, String(name))),
+  )
+  if (builtAt >= 0 && sources.every((source) => statSync(source).mtimeMs <= builtAt)) return
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  if (!existsSync(tsc)) fail(`dist/ is ${builtAt < 0 ? 'missing' : 'older than the sources'}, and TypeScript is not installed to build it: run \`npm ci\` in ${root}`)
+  process.stderr.write('restdir: building dist/ from the sources (npm run build)\n')
+  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  if (build.status !== 0) fail(`the build failed: fix the errors above, or run \`npm run build\` in ${root}`)
+}
+
+function fail(message) {
+  process.stderr.write(`restdir: ${message}\n`)
+  process.exit(1)
+}

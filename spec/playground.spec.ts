@@ -1,24 +1,28 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { mkdir } from 'node:fs/promises'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchBrowser } from './browser.ts'
 import { startServer, type TestServer } from './helpers.ts'
 
-// The playground (SPEC §15) driven in Debian's Chromium, against restdir
-// running in this process: with the API at the root and under --prefix /api.
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const launchArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+// The playground driven in a headless Chromium (spec/browser.ts chooses which),
+// against restdir running in this process: with the API at the root and under --prefix /api.
 const desktop = { width: 1440, height: 900 }
 const phone = { width: 375, height: 800 }
 
-let browser: Browser
+let browser: Browser | undefined
+/** Why no browser started: each test fails with this line (uvu drops an error thrown by a hook). */
+let browserFault = ''
 let plain: TestServer
 let prefixed: TestServer
 
 test.before(async () => {
   await mkdir('artifacts', { recursive: true })
-  browser = await chromium.launch({ executablePath: chromiumPath, args: launchArgs })
+  try {
+    browser = await launchBrowser()
+  } catch (error) {
+    browserFault = (error as Error).message
+  }
   plain = await startServer()
   prefixed = await startServer({ prefix: '/api' })
 })
@@ -45,6 +49,7 @@ interface OpenPage {
 const expectedHttpError = /^Failed to load resource: the server responded with a status of 4\d\d/
 
 async function openPage(server: TestServer, viewport = desktop): Promise<OpenPage> {
+  if (!browser) throw new Error(browserFault)
   const context = await browser.newContext({ viewport })
   const page = await context.newPage()
   page.setDefaultTimeout(5000)

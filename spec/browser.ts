@@ -1,0 +1,112 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { delimiter, join, sep } from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+
+// Which Chromium the browser tests drive (README "Building the package"):
+// RESTDIR_CHROMIUM when set (a path, or `npm` for the one in node_modules),
+// else a Chromium on PATH, else the one that @sparticuz/chromium carries in
+// its npm tarball, so `npm ci` alone is enough to run every test.
+
+/** Flags for a headless browser run as root in a container, with no network chatter. */
+export const launchArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
+
+/** Names a system Chromium goes by on PATH (Debian, Ubuntu, Fedora, Arch). */
+const systemNames = ['chromium', 'chromium-browser']
+
+export type BrowserChoice =
+  | { source: 'RESTDIR_CHROMIUM' | 'PATH'; path: string }
+  | { source: 'npm' }
+
+export interface ChoiceInput {
+  env: Record<string, string | undefined>
+  /** Whether a file may be run; a parameter so the choice can be tested without the browsers. */
+  isExecutable?: (path: string) => boolean
+}
+
+/** The browsers to try, in order: an explicit choice alone, else the system's, then npm's. */
+export function chooseBrowsers({ env, isExecutable = canExecute }: ChoiceInput): BrowserChoice[] {
+  const chosen = env.RESTDIR_CHROMIUM?.trim()
+  if (chosen === 'npm') return [{ source: 'npm' }]
+  if (chosen) return [{ source: 'RESTDIR_CHROMIUM', path: chosen }]
+  const directories = (env.PATH ?? '').split(delimiter).filter(Boolean)
+  const system = systemNames.flatMap((name) => directories.map((directory) => join(directory, name))).find(isExecutable)
+  return system ? [{ source: 'PATH', path: system }, { source: 'npm' }] : [{ source: 'npm' }]
+}
+
+/**
+ * Starts the first browser of `chooseBrowsers` that starts. When none does,
+ * the error says in one line what was tried and why each failed.
+ */
+export async function launchBrowser(env: Record<string, string | undefined> = process.env): Promise<Browser> {
+  const faults: string[] = []
+  for (const choice of chooseBrowsers({ env })) {
+    const name = choice.source === 'npm' ? 'the Chromium of @sparticuz/chromium' : `${choice.path} (${choice.source})`
+    try {
+      const executablePath = choice.source === 'npm' ? await unpackNpmChromium() : choice.path
+      return await chromium.launch({ executablePath, args: launchArgs, headless: true })
+    } catch (error) {
+      faults.push(`${name}: ${firstLine(error)}`)
+    }
+  }
+  throw new Error(`no browser could start: ${faults.join('; ')}`)
+}
+
+/**
+ * @sparticuz/chromium keeps the browser compressed and unpacks it into the
+ * temporary folder on first use. Each version unpacks into a folder of its
+ * own, made under another name and renamed into place, so test runs that
+ * start at once never run a half-written browser or another version's.
+ */
+async function unpackNpmChromium(): Promise<string> {
+  // The package's exports hide its package.json; find it beside the entry point.
+  const entry = createRequire(import.meta.url).resolve('@sparticuz/chromium')
+  const packageJson = join(entry.slice(0, entry.lastIndexOf(`${sep}build${sep}`)), 'package.json')
+  const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }
+  const home = join(tmpdir(), `restdir-chromium-${version}-${process.getuid?.() ?? 'user'}`)
+  const binary = join(home, 'chromium')
+  if (existsSync(binary)) return binary
+  const partial = `${home}.partial-${process.pid}`
+  rmSync(partial, { recursive: true, force: true })
+  mkdirSync(partial, { recursive: true })
+  const { default: Chromium } = await import('@sparticuz/chromium')
+  // The package unpacks into os.tmpdir(), which follows TMPDIR.
+  const savedTmpdir = process.env.TMPDIR
+  process.env.TMPDIR = partial
+  try {
+    await Chromium.executablePath()
+  } finally {
+    if (savedTmpdir === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = savedTmpdir
+  }
+  try {
+    renameSync(partial, home)
+  } catch (error) {
+    // Another run put its copy in place first: use that one.
+    rmSync(partial, { recursive: true, force: true })
+    if (!existsSync(binary)) throw error
+  }
+  return binary
+}
+
+function canExecute(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK)
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split('\n').map((line) => line.trim()).find(Boolean) ?? 'failed without a message'
+}
