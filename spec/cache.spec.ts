@@ -20,12 +20,14 @@ const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')
 const cacheHits = (() => {
   const entry = DocumentCache.prototype.entry
   let hits = 0
-  DocumentCache.prototype.entry = function (this: DocumentCache, ...args: Parameters<typeof entry>) {
+  function counted(this: DocumentCache, ...args: Parameters<typeof entry>) {
     const found = entry.apply(this, args)
     if (found) hits++
     return found
   }
   return {
+    start: () => void (DocumentCache.prototype.entry = counted),
+    stop: () => void (DocumentCache.prototype.entry = entry),
     /** The hits since the last call. */
     take(): number {
       const taken = hits
@@ -34,6 +36,8 @@ const cacheHits = (() => {
     },
   }
 })()
+test.before(cacheHits.start)
+test.after(cacheHits.stop)
 
 /** A GET, and whether the cache answered it. */
 async function getCounted(server: TestServer, target: string, headers?: Record<string, string>) {
