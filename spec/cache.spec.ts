@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startServerOnFolder, touchLater } from './helpers.ts'
+import { startServerOnFolder, touchLater, type TestServer } from './helpers.ts'
 import { DocumentCache } from '../lib/store/cache.ts'
 
 // The file store keeps hot documents in memory; the files stay the truth (SPEC §11).
@@ -12,15 +12,53 @@ const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')
 
 // These tests look at the files, so they bring their own folder (a file store, whichever store the run tests).
 
+/**
+ * Counts the reads the cache answers: each time it hands out the entry of the
+ * version on disk. Without the count, a cache never filled would pass every
+ * test below, since the file alone gives the same answers.
+ */
+const cacheHits = (() => {
+  const entry = DocumentCache.prototype.entry
+  let hits = 0
+  function counted(this: DocumentCache, ...args: Parameters<typeof entry>) {
+    const found = entry.apply(this, args)
+    if (found) hits++
+    return found
+  }
+  return {
+    start: () => void (DocumentCache.prototype.entry = counted),
+    stop: () => void (DocumentCache.prototype.entry = entry),
+    /** The hits since the last call. */
+    take(): number {
+      const taken = hits
+      hits = 0
+      return taken
+    },
+  }
+})()
+test.before(cacheHits.start)
+test.after(cacheHits.stop)
+
+/** A GET, and whether the cache answered it. */
+async function getCounted(server: TestServer, target: string, headers?: Record<string, string>) {
+  cacheHits.take()
+  const answer = await server.request('GET', target, { headers })
+  return Object.assign(answer, { fromCache: cacheHits.take() > 0 })
+}
+
 test('a document file edited by hand in place is what the next GET returns', async () => {
   const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/a', { body: { text: 'written by the server' } })
-    assert.equal((await server.request('GET', '/notes/a')).json, { id: 'a', text: 'written by the server' })
+    const cached = await getCounted(server, '/notes/a')
+    assert.equal(cached.json, { id: 'a', text: 'written by the server' })
+    assert.ok(cached.fromCache, 'the written document was in the cache')
     writeFileSync(fileOf(server.dir, 'a'), JSON.stringify({ id: 'a', text: 'edited by a person', extra: true }))
-    const answer = await server.request('GET', '/notes/a')
+    const answer = await getCounted(server, '/notes/a')
     assert.is(answer.status, 200)
     assert.equal(answer.json, { id: 'a', text: 'edited by a person', extra: true })
+    assert.not.ok(answer.fromCache)
+    assert.ok((await getCounted(server, '/notes/a')).fromCache, 'the edited version is cached in turn')
   } finally {
     await server.close()
   }
@@ -30,13 +68,15 @@ test('an edit that keeps the size is seen through the file modification time', a
   const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/b', { body: { text: 'aaaa' } })
-    const before = await server.request('GET', '/notes/b')
+    const before = await getCounted(server, '/notes/b')
+    assert.ok(before.fromCache, 'the written document was in the cache')
     const file = fileOf(server.dir, 'b')
     writeFileSync(file, readFileSync(file, 'utf8').replace('aaaa', 'bbbb'))
     touchLater(file)
-    const after = await server.request('GET', '/notes/b')
+    const after = await getCounted(server, '/notes/b')
     assert.equal(after.json, { id: 'b', text: 'bbbb' })
     assert.is.not(after.headers.etag, before.headers.etag)
+    assert.not.ok(after.fromCache)
   } finally {
     await server.close()
   }
@@ -51,11 +91,16 @@ test('a document saved the way editors do, a new file renamed over the old one, 
     const sameTime = 1_700_000_000
     utimesSync(file, sameTime, sameTime)
     assert.equal((await server.request('GET', '/notes/c')).json, { id: 'c', text: 'old!' })
+    const cached = await getCounted(server, '/notes/c')
+    assert.equal(cached.json, { id: 'c', text: 'old!' })
+    assert.ok(cached.fromCache, 'the version read last is in the cache')
     const replacement = join(server.dir, 'notes', 'c', 'editor-swap')
     writeFileSync(replacement, readFileSync(file, 'utf8').replace('old!', 'new!'))
     utimesSync(replacement, sameTime, sameTime)
     renameSync(replacement, file)
-    assert.equal((await server.request('GET', '/notes/c')).json, { id: 'c', text: 'new!' })
+    const swapped = await getCounted(server, '/notes/c')
+    assert.equal(swapped.json, { id: 'c', text: 'new!' })
+    assert.not.ok(swapped.fromCache)
   } finally {
     await server.close()
   }
@@ -66,11 +111,14 @@ test('an ETag from before a hand edit no longer gets a 304', async () => {
   try {
     const put = await server.request('PUT', '/notes/d', { body: { n: 1 } })
     const etag = String(put.headers.etag)
-    assert.is((await server.request('GET', '/notes/d', { headers: { 'If-None-Match': etag } })).status, 304)
+    const unchanged = await getCounted(server, '/notes/d', { 'If-None-Match': etag })
+    assert.is(unchanged.status, 304)
+    assert.ok(unchanged.fromCache, 'the 304 came from the cached version')
     writeFileSync(fileOf(server.dir, 'd'), JSON.stringify({ id: 'd', n: 22 }))
-    const answer = await server.request('GET', '/notes/d', { headers: { 'If-None-Match': etag } })
+    const answer = await getCounted(server, '/notes/d', { 'If-None-Match': etag })
     assert.is(answer.status, 200)
     assert.equal(answer.json, { id: 'd', n: 22 })
+    assert.not.ok(answer.fromCache)
   } finally {
     await server.close()
   }
@@ -80,7 +128,7 @@ test('a PATCH after a hand edit merges into the edited document', async () => {
   const server = await startServerOnFolder()
   try {
     await server.request('PUT', '/notes/e', { body: { a: 1 } })
-    await server.request('GET', '/notes/e')
+    assert.ok((await getCounted(server, '/notes/e')).fromCache, 'the written document was in the cache')
     writeFileSync(fileOf(server.dir, 'e'), JSON.stringify({ id: 'e', a: 1, byHand: 'yes' }))
     const patched = await server.request('PATCH', '/notes/e', { body: { b: 2 } })
     assert.equal(patched.json, { id: 'e', a: 1, byHand: 'yes', b: 2 })
@@ -95,9 +143,11 @@ test('a document deleted by hand is a 404, and a PUT there creates it again with
   try {
     await server.request('PUT', '/notes/f', { body: { n: 1 } })
     await server.request('PUT', '/notes/f', { body: { n: 2 } })
-    await server.request('GET', '/notes/f')
+    assert.ok((await getCounted(server, '/notes/f')).fromCache, 'the written document was in the cache')
     rmSync(join(server.dir, 'notes', 'f'), { recursive: true })
-    assert.is((await server.request('GET', '/notes/f')).status, 404)
+    const gone = await getCounted(server, '/notes/f')
+    assert.is(gone.status, 404)
+    assert.not.ok(gone.fromCache)
     const put = await server.request('PUT', '/notes/f', { body: { n: 3 } })
     assert.is(put.status, 201)
     assert.equal((await server.request('GET', '/notes/f')).json, { id: 'f', n: 3 })
@@ -111,9 +161,10 @@ test('a document written by the server is read back at once, with the ETag its w
   try {
     for (let n = 0; n < 5; n++) {
       const put = await server.request('PUT', '/notes/g', { body: { n } })
-      const get = await server.request('GET', '/notes/g')
+      const get = await getCounted(server, '/notes/g')
       assert.equal(get.json, { id: 'g', n })
       assert.is(get.headers.etag, put.headers.etag)
+      assert.ok(get.fromCache, `write ${n} was in the cache`)
     }
   } finally {
     await server.close()

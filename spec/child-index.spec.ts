@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { makeTempDir, startServerOnFolder, touchLater } from './helpers.ts'
+import { makeTempDir, startServer, startServerOnFolder, touchLater, wrapStore } from './helpers.ts'
 import { FileStore } from '../lib/store/index.ts'
 import { ChildIndexes } from '../lib/store/child-index.ts'
 import { setTimeout } from 'node:timers/promises'
@@ -59,17 +59,30 @@ test('a document a person adds to a child that only had children shows at once',
 })
 
 test('a page counts and lists only the children holding a document, reading just the page', async () => {
-  const server = await startServerOnFolder()
+  const dir = await makeTempDir()
+  // The file store, with every document read below /shelf noted.
+  const documentsRead: string[] = []
+  const countingStore = wrapStore(await FileStore.open(dir), {
+    after(operation, path) {
+      if ((operation === 'read' || operation === 'readText') && path.length === 2 && path[0] === 'shelf') documentsRead.push(path[1])
+    },
+  })
+  const server = await startServer({ store: countingStore })
   try {
     for (const id of ['a', 'b', 'c', 'd']) await server.request('PUT', `/shelf/${id}`, { body: { id } })
     await server.request('PUT', '/shelf/bb/sub', { body: {} })
+    documentsRead.length = 0
     const page = await server.request('GET', '/shelf?_page=2&_limit=2')
     assert.equal(ids(page), ['c', 'd'])
     assert.is(page.headers['x-total-count'], '4')
+    assert.equal(documentsRead.sort(), ['c', 'd'], 'the page read its own documents and no other')
+    documentsRead.length = 0
     const window = await server.request('GET', '/shelf?_start=1&_limit=2')
     assert.equal(ids(window), ['b', 'c'], 'the child with only children takes no place in the window')
+    assert.equal(documentsRead.sort(), ['b', 'c'], 'the window read its own documents and no other')
   } finally {
     await server.close()
+    rmSync(dir, { recursive: true, force: true })
   }
 })
 

@@ -129,11 +129,12 @@ library('createServer takes a Store object and answers from it', async () => {
 })
 
 library('a custom Store is used for every read and write', async () => {
-  /** The README's example: a store that counts writes and keeps the data in a MemoryStore. */
+  /** The README's example: a store that counts reads and writes and keeps the data in a MemoryStore. */
   class CountingStore implements Store {
+    reads = 0
     writes = 0
     readonly inner = new MemoryStore()
-    read(path: NodePath): Promise<StoredDoc | undefined> { return this.inner.read(path) }
+    read(path: NodePath): Promise<StoredDoc | undefined> { this.reads++; return this.inner.read(path) }
     children(path: NodePath) { return this.inner.children(path) }
     exists(path: NodePath) { return this.inner.exists(path) }
     write(path: NodePath, doc: Doc) { this.writes++; return this.inner.write(path, doc) }
@@ -149,7 +150,13 @@ library('a custom Store is used for every read and write', async () => {
     await send(port, 'POST', '/things', { body: { a: 1 } })
     await send(port, 'PUT', '/things/x', { body: { a: 2 } })
     assert.is(store.writes, 2)
+    const readsBefore = store.reads
+    assert.equal((await send(port, 'GET', '/things/x')).json, { id: 'x', a: 2 })
+    assert.is(store.reads, readsBefore + 1, 'a GET of a document reads it from the store')
     assert.equal((await send(port, 'GET', '/things?_sort=a&_order=desc')).json.map((doc: { a: number }) => doc.a), [2, 1])
+    assert.ok(store.reads >= readsBefore + 3, 'a listing reads each of its documents from the store')
+    await store.inner.write(['things', 'x'], { id: 'x', a: 3 })
+    assert.equal((await send(port, 'GET', '/things/x')).json, { id: 'x', a: 3 }, 'what the store holds is what a GET answers')
   } finally {
     await server.shutdown()
   }

@@ -2,7 +2,8 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { request } from 'node:http'
 import type { IncomingMessage, ClientRequest } from 'node:http'
-import { startServer, type TestServer } from './helpers.ts'
+import { openTestStore, startServer, wrapStore, type TestServer } from './helpers.ts'
+import type { NodePath } from '../lib/store/store.ts'
 
 interface ServerSentEvent {
   event: string
@@ -153,6 +154,50 @@ test('a client that disconnects leaves no listener and no open stream behind', a
   assert.ok(await eventually(() => handler.documents!.listenerCount === baseline && handler.openStreams === 0), 'listeners were left behind')
   const write = await server.request('PUT', '/watched', { body: { still: 'fine' } })
   assert.is(write.status, 201)
+})
+
+/**
+ * Store hooks that, once armed, keep the answer of the next read of `watched`
+ * until released, as a slow disk does: `reached` settles once that read has the document.
+ */
+function holdNextRead(watched: NodePath) {
+  let armed = false
+  let reached!: () => void
+  let release!: () => void
+  const reachedRead = new Promise<void>((resolve) => (reached = resolve))
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const hooks = {
+    async after(operation: string, path: NodePath) {
+      if (!armed || (operation !== 'read' && operation !== 'readText') || path.join('/') !== watched.join('/')) return
+      armed = false
+      reached()
+      await released
+    },
+  }
+  return { hooks, arm: () => (armed = true), reached: reachedRead, release }
+}
+
+test('a change made while the stream reads the first value is sent after it, not lost', async () => {
+  const opened = await openTestStore()
+  const hold = holdNextRead(['watched', 'doc'])
+  const watchedServer = await startServer({ store: wrapStore(opened.store, hold.hooks) })
+  try {
+    await watchedServer.request('PUT', '/watched/doc', { body: { v: 1 } })
+    hold.arm()
+    const stream = await openStream(watchedServer.port, '/watched/doc')
+    await hold.reached
+    // The stream's read has version 1 in hand; version 2 lands before it is sent.
+    assert.is((await watchedServer.request('PUT', '/watched/doc', { body: { v: 2 } })).status, 200)
+    hold.release()
+    assert.equal(await stream.next(), { event: 'value', data: { path: '/watched/doc', data: { id: 'doc', v: 1 } } })
+    await watchedServer.request('PUT', '/watched/doc', { body: { v: 3 } })
+    assert.equal(await stream.next(), { event: 'put', data: { path: '/watched/doc', data: { id: 'doc', v: 2 } } })
+    assert.equal(await stream.next(), { event: 'put', data: { path: '/watched/doc', data: { id: 'doc', v: 3 } } })
+    stream.close()
+  } finally {
+    await watchedServer.close()
+    await opened.dispose()
+  }
 })
 
 test('shutting the server down ends open streams', async () => {

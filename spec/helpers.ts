@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { createServer, type RestdirServer } from '../lib/server.ts'
 import type { RestdirOptions } from '../lib/options.ts'
 import { FileStore, MemoryStore, type Store } from '../lib/store/index.ts'
+import type { NodePath } from '../lib/store/store.ts'
 
 export interface Answer {
   status: number
@@ -43,13 +44,18 @@ export async function makeTempDir(prefix = 'restdir-'): Promise<string> {
  * runs every spec that uses `startServer` or `openTestStore` once with each,
  * so the whole API is held to the same answers on both stores. A test that
  * looks at the files passes its own `store` folder.
+ *
+ * The MemoryStore of that pass waits a moment before and after each operation
+ * (see storeWaitingOnIo), as a disk does, so requests that race interleave on
+ * it too: a store that never waits would run each request's read and write back
+ * to back, and a race test would pass even without the locks it is about.
  */
 export const testStoreKind: 'file' | 'memory' = process.env.RESTDIR_TEST_STORE === 'memory' ? 'memory' : 'file'
 
 /** A fresh store of the kind this run tests (see testStoreKind), for tests that build their own handler; `dispose` closes and removes it. */
 export async function openTestStore(): Promise<{ store: Store; dispose(): Promise<void> }> {
   if (testStoreKind === 'memory') {
-    const store = new MemoryStore()
+    const store = storeWaitingOnIo(new MemoryStore())
     return { store, dispose: () => store.close() }
   }
   const dir = await makeTempDir()
@@ -66,7 +72,7 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
 /** Starts restdir on port 0 with a fresh temporary store (or the given options), on loopback unless told another address. */
 export async function startServer(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
-  const defaultStore = testStoreKind === 'memory' ? new MemoryStore() : dir
+  const defaultStore = testStoreKind === 'memory' ? storeWaitingOnIo(new MemoryStore()) : dir
   const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
   await server.ready
   await new Promise<void>((resolve) => server.listen(0, listenHost, resolve))
@@ -142,4 +148,54 @@ export async function startServerOnFolder(options: RestdirOptions = {}, listenHo
 export function touchLater(path: string): void {
   const { atime, mtime } = statSync(path)
   utimesSync(path, atime, new Date(mtime.getTime() + 2000))
+}
+
+/** The operations of a Store that name a node. */
+export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove'
+
+export interface StoreHooks {
+  /** Runs before an operation reaches the store. */
+  before?(operation: StoreOperation, path: NodePath): void | Promise<void>
+  /** Runs once the store answered, before the caller gets the answer. */
+  after?(operation: StoreOperation, path: NodePath): void | Promise<void>
+}
+
+/** A Store that passes every call to `inner`, with `hooks` around each; it has the optional methods `inner` has. */
+export function wrapStore(inner: Store, hooks: StoreHooks): Store {
+  const around = async <T>(operation: StoreOperation, path: NodePath, run: () => Promise<T>): Promise<T> => {
+    await hooks.before?.(operation, path)
+    const result = await run()
+    await hooks.after?.(operation, path)
+    return result
+  }
+  const store: Store = {
+    read: (path) => around('read', path, () => inner.read(path)),
+    children: (path) => around('children', path, () => inner.children(path)),
+    exists: (path) => around('exists', path, () => inner.exists(path)),
+    write: (path, doc) => around('write', path, () => inner.write(path, doc)),
+    create: (path, doc) => around('create', path, () => inner.create(path, doc)),
+    remove: (path) => around('remove', path, () => inner.remove(path)),
+    close: () => inner.close(),
+  }
+  const { readText, documentChildren } = inner
+  if (readText) store.readText = (path) => around('readText', path, () => readText.call(inner, path))
+  if (documentChildren) {
+    store.documentChildren = (path, start, end) => around('documentChildren', path, () => documentChildren.call(inner, path, start, end))
+  }
+  return store
+}
+
+/**
+ * `inner`, waiting before and after each operation as a store on a disk does:
+ * zero to two turns of the event loop, and a millisecond or two once a read
+ * has its answer. Other requests run meanwhile, so requests that race overlap
+ * their reads and writes, as they do on the file store.
+ */
+export function storeWaitingOnIo(inner: Store): Store {
+  const turns = async () => {
+    for (let count = Math.floor(Math.random() * 3); count > 0; count--) await new Promise((resolve) => setImmediate(resolve))
+  }
+  const afterRead = (operation: StoreOperation) =>
+    operation === 'read' || operation === 'readText' ? new Promise((resolve) => setTimeout(resolve, Math.random() * 2)).then(() => {}) : turns()
+  return wrapStore(inner, { before: turns, after: afterRead })
 }

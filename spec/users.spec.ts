@@ -189,13 +189,17 @@ test('two racing POSTs with one username: exactly one 201 and one 409', async ()
 })
 
 test('racing PATCHes that take one username from two users: exactly one wins', async () => {
-  const first = await createUser({ username: 'patch-race-a' })
-  const second = await createUser({ username: 'patch-race-b' })
-  const answers = await Promise.all([
-    api.request('PATCH', `/user/${first.id}`, { body: { username: 'prize' } }),
-    api.request('PATCH', `/user/${second.id}`, { body: { username: 'prize' } }),
-  ])
-  assert.equal(answers.map((answer) => answer.status).sort(), [200, 409])
+  for (let round = 0; round < 5; round++) {
+    const first = await createUser({ username: `patch-race-a${round}` })
+    const second = await createUser({ username: `patch-race-b${round}` })
+    const answers = await Promise.all([
+      api.request('PATCH', `/user/${first.id}`, { body: { username: `prize${round}` } }),
+      api.request('PATCH', `/user/${second.id}`, { body: { username: `prize${round}` } }),
+    ])
+    assert.equal(answers.map((answer) => answer.status).sort(), [200, 409])
+    const users = (await api.request('GET', '/user')).json as Array<{ username?: string }>
+    assert.is(users.filter((user) => user.username === `prize${round}`).length, 1)
+  }
 })
 
 // Routing of the declared resource
