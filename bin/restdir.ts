@@ -5,7 +5,7 @@ import { createServer } from '../lib/server.ts'
 import { isLoopbackHost } from '../lib/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
-import { importDatabase, readDatabaseFile } from '../lib/import.ts'
+import { importDatabaseFile } from '../lib/import.ts'
 
 const version = packageVersion()
 
@@ -93,11 +93,12 @@ function parseDelay(text: string): number {
 async function importAndExit(file: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
   let store: FileStore | undefined
   try {
-    const database = await readDatabaseFile(file)
     store = await FileStore.open(storeDir, { sync })
-    const summary = await importDatabase(store, database, { force })
+    const summary = await importDatabaseFile(store, file, { force })
     await store.close()
-    process.stdout.write(`imported ${summary.documents} document${summary.documents === 1 ? '' : 's'} (${summary.collections} collection${summary.collections === 1 ? '' : 's'}) from ${file} into ${storeDir}\n`)
+    const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
+    process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${file} into ${storeDir}\n`)
+    for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
     process.exit(0)
   } catch (error) {
     await store?.close().catch(() => {})
