@@ -39,6 +39,8 @@ Limits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):
   --header-timeout TIME   time to send the request headers (default 10s)
   --request-timeout TIME  time to send the whole request, body included (default 30s)
   --max-streams N         most event streams open at once (default 1000)
+  --max-sort-keys N       most _sort fields in a listing query (default 8)
+  --max-filters N         most filter values in a listing query, q included (default 32)
 `
 
 function fail(message: string): never {
@@ -130,6 +132,8 @@ function parseOptions() {
       'header-timeout': { type: 'string' },
       'request-timeout': { type: 'string' },
       'max-streams': { type: 'string' },
+      'max-sort-keys': { type: 'string' },
+      'max-filters': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -182,6 +186,8 @@ try {
     headersTimeout: parseDuration('header-timeout', args['header-timeout']),
     requestTimeout: parseDuration('request-timeout', args['request-timeout']),
     maxStreams: parseCount('max-streams', args['max-streams']),
+    maxSortKeys: parseCount('max-sort-keys', args['max-sort-keys']),
+    maxFilters: parseCount('max-filters', args['max-filters']),
     quiet: args.quiet,
   })
 } catch (error) {
