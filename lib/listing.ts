@@ -63,18 +63,26 @@ const BIG_COLLECTION = 500
  * milliseconds; and big listings take turns, one at a time, so that many of
  * them at once cannot crowd out the rest (README, "Listing queries").
  */
-const bigListings = new Gate(1)
+const bigListings = new WeakMap<Documents, Gate>()
 
 async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
-  const size = await documents.window(path, 0, 0)
-  if (!size) return undefined
   const select = async () => {
     const all = await documents.list(path)
     if (!all) return undefined
     const matching = await sortDocs(await filterDocs(all, listing.filters), listing.sort)
     return { docs: matching.slice(listing.start, listing.end), total: matching.length }
   }
-  return size.total > BIG_COLLECTION ? bigListings.run(select) : select()
+  if (!(await isBig(documents, path))) return select()
+  let gate = bigListings.get(documents)
+  if (!gate) bigListings.set(documents, (gate = new Gate(1)))
+  return gate.run(select)
+}
+
+/** Whether a collection holds more than BIG_COLLECTION children, asked without reading its documents. */
+async function isBig(documents: Documents, path: NodePath): Promise<boolean> {
+  const { store } = documents
+  const count = store.documentChildren ? (await store.documentChildren(path, 0, 0))?.total : (await store.children(path))?.length
+  return (count ?? 0) > BIG_COLLECTION
 }
 
 /** The documents that pass every filter, pausing for other requests on big collections. */
