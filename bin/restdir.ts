@@ -5,7 +5,7 @@ import { createServer } from '../lib/server.ts'
 import { isLoopbackHost } from '../lib/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
-import { importDatabase, readDatabaseFile } from '../lib/import.ts'
+import { importDatabaseFile } from '../lib/import.ts'
 
 const version = packageVersion()
 
@@ -39,6 +39,8 @@ Limits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):
   --header-timeout TIME   time to send the request headers (default 10s)
   --request-timeout TIME  time to send the whole request, body included (default 30s)
   --max-streams N         most event streams open at once (default 1000)
+  --max-sort-keys N       most _sort fields in a listing query (default 8)
+  --max-filters N         most filter values in a listing query, q included (default 32)
 `
 
 function fail(message: string): never {
@@ -93,11 +95,12 @@ function parseDelay(text: string): number {
 async function importAndExit(file: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
   let store: FileStore | undefined
   try {
-    const database = await readDatabaseFile(file)
     store = await FileStore.open(storeDir, { sync })
-    const summary = await importDatabase(store, database, { force })
+    const summary = await importDatabaseFile(store, file, { force })
     await store.close()
-    process.stdout.write(`imported ${summary.documents} document${summary.documents === 1 ? '' : 's'} (${summary.collections} collection${summary.collections === 1 ? '' : 's'}) from ${file} into ${storeDir}\n`)
+    const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
+    process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${file} into ${storeDir}\n`)
+    for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
     process.exit(0)
   } catch (error) {
     await store?.close().catch(() => {})
@@ -129,6 +132,8 @@ function parseOptions() {
       'header-timeout': { type: 'string' },
       'request-timeout': { type: 'string' },
       'max-streams': { type: 'string' },
+      'max-sort-keys': { type: 'string' },
+      'max-filters': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -181,6 +186,8 @@ try {
     headersTimeout: parseDuration('header-timeout', args['header-timeout']),
     requestTimeout: parseDuration('request-timeout', args['request-timeout']),
     maxStreams: parseCount('max-streams', args['max-streams']),
+    maxSortKeys: parseCount('max-sort-keys', args['max-sort-keys']),
+    maxFilters: parseCount('max-filters', args['max-filters']),
     quiet: args.quiet,
   })
 } catch (error) {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import { isUtf8 } from 'node:buffer'
 import { HttpError } from './errors.ts'
 import { isObject, type JsonObject } from './json.ts'
-import { jsonErrorOffset } from './json-syntax.ts'
+import { inexactJson, jsonErrorOffset } from './json-syntax.ts'
 
 export interface BodyLimits {
   /** Largest body in bytes (413 past it). */
@@ -163,12 +163,20 @@ function checkDepth(text: string, maxDepth: number): void {
 }
 
 function parseJson(text: string): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     const { offset, expected } = jsonErrorOffset(text)
     throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
   }
+  // A document is stored exactly as sent or refused (README, "Requests and errors").
+  const problems = inexactJson(text, value, 5)
+  if (problems.length > 0) {
+    const list = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')
+    throw new HttpError(400, `The body holds ${problems.length === 1 ? 'a value' : 'values'} that would not be stored exactly as sent: ${list}.`)
+  }
+  return value
 }
 
 function lineAndColumn(text: string, offset: number): string {

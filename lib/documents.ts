@@ -3,6 +3,7 @@ import { HttpError } from './errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
 import { joinPath } from './path.ts'
+import { pacer } from './pace.ts'
 
 /** A change, as the event streams (SSE) report it. */
 export interface Change {
@@ -77,10 +78,14 @@ export class Documents {
 
   async #readAll(path: NodePath, names: readonly string[]): Promise<Doc[]> {
     const docs: Doc[] = []
+    const pace = pacer()
     // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
     for (let start = 0; start < names.length; start += 64) {
       const batch = await Promise.all(names.slice(start, start + 64).map((name) => this.store.read([...path, name])))
       for (const stored of batch) if (stored) docs.push(stored.doc)
+      // Cached reads settle at once: without this, a big collection would be read in one turn of the event loop.
+      const turn = pace(true)
+      if (turn) await turn
     }
     return docs
   }

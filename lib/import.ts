@@ -2,7 +2,10 @@ import { readFile } from 'node:fs/promises'
 import type { Doc, NodePath, Store } from './store/store.ts'
 import { Documents, displayPath } from './documents.ts'
 import { isObject } from './json.ts'
+import { inexactJson, pathOf } from './json-syntax.ts'
 import { defaultPathLimits } from './path.ts'
+import { usernameProblem } from './resources/users.ts'
+import { songsProblem } from './resources/playlists.ts'
 
 /**
  * Loading a json-server database (`db.json`) into a store: each top-level
@@ -10,6 +13,12 @@ import { defaultPathLimits } from './path.ts'
  * `/posts/1`; an item without an id gets a new one), each top-level object a
  * document (`profile` → `/profile`). A generic document's `id` is its URL's
  * last segment (SPEC §3), so ids become strings (`1` → `"1"`).
+ *
+ * The `user` array follows the rules of `/user` (README, "Coming from
+ * json-server"): `user_id` (or json-server's `id`) names each user, usernames
+ * are unique non-empty strings, and a user's `playlist` array becomes its
+ * playlists, each with an array of `songs`. Every problem of a database is
+ * found before anything is written, and all of them are reported together.
  */
 export interface ImportOptions {
   /** Replace documents that exist already; without it, any clash refuses the whole import. */
@@ -17,110 +26,314 @@ export interface ImportOptions {
 }
 
 export interface ImportSummary {
-  /** Top-level arrays imported. */
+  /** Top-level arrays imported (each holds at least one item). */
   collections: number
-  /** Documents written, collection items and top-level objects together. */
+  /** Documents written, collection items, users, playlists and top-level objects together. */
   documents: number
+  /** Top-level arrays that were empty: nothing is created for them. */
+  empty: string[]
 }
 
-/** A document to write: at `path`, or (no id given) a new child of `parent`. */
-type Planned = { path: NodePath; doc: Doc } | { parent: NodePath; doc: Doc }
+/** A database refused: every problem found, each starting with where it is (`user[3].username`). */
+export class ImportError extends Error {
+  readonly problems: string[]
+  constructor(problems: string[], what = 'The database') {
+    const shown = problems.slice(0, 50)
+    const more = problems.length > shown.length ? `\n  … and ${problems.length - shown.length} more` : ''
+    super(`${what} cannot be imported (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was written:\n  ${shown.join('\n  ')}${more}`)
+    this.name = 'ImportError'
+    this.problems = problems
+  }
+}
+
+/** A document to write: at `path`, or (no id given) a new child of `parent`; `children` go under it once it exists. */
+type Planned =
+  | { path: NodePath; doc: Doc; children?: Planned[]; where?: string }
+  | { parent: NodePath; doc: Doc; children?: Planned[]; idKey: string; where?: string }
+
+interface Plan {
+  items: Planned[]
+  collections: number
+  empty: string[]
+  problems: string[]
+}
 
 /**
  * Imports a parsed database into a store, through the data layer (locks,
  * atomic writes). Checks everything before it writes anything: a malformed
- * database or, without `force`, a document that exists already, throws and
- * leaves the store as it was.
+ * database or, without `force`, a document that exists already, throws an
+ * ImportError that lists every problem, and leaves the store as it was.
  */
 export async function importDatabase(store: Store, database: unknown, options: ImportOptions = {}): Promise<ImportSummary> {
   const plan = planImport(database)
   const documents = new Documents(store)
-  if (!options.force) await refuseOverwrites(documents, plan)
-  for (const item of plan.items) {
-    if ('path' in item) await documents.write(item.path, () => item.doc)
-    else await documents.create(item.parent, (id) => ({ id, ...item.doc }))
+  if (plan.problems.length === 0) {
+    if (!options.force) plan.problems.push(...(await overwrites(documents, plan.items)))
+    plan.problems.push(...(await usernamesTakenInStore(documents, plan.items)))
   }
-  return { collections: plan.collections, documents: plan.items.length }
+  if (plan.problems.length > 0) throw new ImportError(plan.problems)
+  let written = 0
+  const writeAll = async (items: Planned[], parentOf: (item: Planned) => NodePath): Promise<void> => {
+    for (const item of items) {
+      let path: NodePath
+      if ('path' in item) {
+        path = [...parentOf(item), item.path[item.path.length - 1]]
+        await documents.write(path, () => item.doc)
+      } else {
+        const created = await documents.create(parentOf(item), (id) => ({ [item.idKey]: id, ...item.doc }))
+        path = [...parentOf(item), created.id]
+      }
+      written++
+      // A playlist names its owner: a user whose id was just made gives it to its playlists.
+      if (item.children) await writeAll(item.children.map((child) => ({ ...child, doc: { ...child.doc, user_id: path[1] } })), () => [...path, 'playlist'])
+    }
+  }
+  await writeAll(plan.items, (item) => ('path' in item ? item.path.slice(0, -1) : item.parent))
+  return { collections: plan.collections, documents: written, empty: plan.empty }
 }
 
-/** Reads and parses a db.json file; the error says which file and what is wrong with it. */
+/** Reads a db.json, then imports it: every problem of the file, its numbers and keys included, is reported in one ImportError. */
+export async function importDatabaseFile(store: Store, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
+  const { value, problems } = await readDatabase(file)
+  if (problems.length === 0) return importDatabase(store, value, options)
+  // The values JSON.parse would change are reported with the rest of what is wrong.
+  const others = planImport(value).problems
+  throw new ImportError([...problems, ...others], file)
+}
+
+/** Reads and parses a db.json file; the error says which file and what is wrong with it (every value JSON.parse would change). */
 export async function readDatabaseFile(file: string): Promise<unknown> {
+  const { value, problems } = await readDatabase(file)
+  if (problems.length > 0) throw new ImportError(problems, file)
+  return value
+}
+
+async function readDatabase(file: string): Promise<{ value: unknown; problems: string[] }> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
   } catch (error) {
     throw new Error(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`)
   }
+  let value: unknown
   try {
-    return JSON.parse(text.replace(/^\uFEFF/, ''))
+    value = JSON.parse(text)
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}.`)
   }
+  // The same rule as a request body (README, "Requests and errors"): stored exactly as written, or refused.
+  const problems = inexactJson(text, value, 1000).map((problem) => `${problem.path}: ${problem.message}.`)
+  return { value, problems }
 }
 
-function planImport(database: unknown): { items: Planned[]; collections: number } {
+function planImport(database: unknown): Plan {
+  const plan: Plan = { items: [], collections: 0, empty: [], problems: [] }
   if (!isObject(database)) {
-    throw new Error('A json-server database is a JSON object whose keys name collections (arrays) and documents (objects).')
+    plan.problems.push('A json-server database is a JSON object whose keys name collections (arrays) and documents (objects).')
+    return plan
   }
-  const items: Planned[] = []
-  let collections = 0
   for (const name of Object.keys(database)) {
-    checkSegment(name, `The key ${JSON.stringify(name)}`)
+    const where = pathOf([{ at: name }])
+    const keyProblem = segmentProblem(name)
+    if (keyProblem) {
+      plan.problems.push(`${where}: the key ${JSON.stringify(name)} ${keyProblem}.`)
+      continue
+    }
     const value = database[name]
     if (Array.isArray(value)) {
-      collections++
-      items.push(...planCollection(name, value))
+      if (value.length === 0) plan.empty.push(name)
+      else plan.collections++
+      plan.items.push(...(name === 'user' ? planUsers(value, plan.problems) : planCollection(name, value, plan.problems)))
+    } else if (name === 'user') {
+      plan.problems.push(`user: holds ${describe(value)}; user is the collection of users (/user), so it must be an array.`)
     } else if (isObject(value)) {
-      items.push({ path: [name], doc: { id: name, ...withoutId(value) } })
+      plan.items.push({ path: [name], doc: { id: name, ...withoutKeys(value, 'id') } })
     } else {
-      throw new Error(`${JSON.stringify(name)} holds ${describe(value)}; only arrays (collections) and objects (documents) can be imported.`)
+      plan.problems.push(`${where}: holds ${describe(value)}; only arrays (collections) and objects (documents) can be imported.`)
     }
   }
-  return { items, collections }
+  return plan
 }
 
-function planCollection(name: string, entries: unknown[]): Planned[] {
-  const seen = new Set<string>()
-  return entries.map((entry, index) => {
-    const where = `${name}[${index}]`
-    if (!isObject(entry)) throw new Error(`${where} is ${describe(entry)}; each item of a collection must be an object.`)
-    if (!Object.hasOwn(entry, 'id') || entry.id === null) return { parent: [name], doc: withoutId(entry) }
-    const id = idOf(entry.id, where)
-    if (seen.has(id)) throw new Error(`${where} repeats the id ${JSON.stringify(id)}; ids in a collection must differ.`)
-    seen.add(id)
-    return { path: [name, id], doc: { id, ...withoutId(entry) } }
+function planCollection(name: string, entries: unknown[], problems: string[]): Planned[] {
+  const seen = new Map<string, string>()
+  const items: Planned[] = []
+  entries.forEach((entry, index) => {
+    const where = pathOf([{ at: name }, { at: index }])
+    if (!isObject(entry)) {
+      problems.push(`${where}: is ${describe(entry)}; each item of a collection must be an object.`)
+      return
+    }
+    if (!Object.hasOwn(entry, 'id') || entry.id === null) {
+      items.push({ parent: [name], doc: withoutKeys(entry, 'id'), idKey: 'id' })
+      return
+    }
+    const id = idOf(entry.id, `${where}.id`, seen, problems)
+    if (id !== undefined) items.push({ path: [name, id], doc: { id, ...withoutKeys(entry, 'id') } })
   })
+  return items
 }
 
-function idOf(id: unknown, where: string): string {
-  if (typeof id === 'number' && Number.isFinite(id)) return String(id)
-  if (typeof id === 'string') {
-    checkSegment(id, `The id of ${where}`)
-    return id
+/**
+ * Users follow the rules of `/user` (lib/resources/users.ts): `user_id` is
+ * each user's id (json-server's `id` is taken as it, and must agree when
+ * both are given), a `username` is a non-empty string no other user has.
+ */
+function planUsers(entries: unknown[], problems: string[]): Planned[] {
+  const ids = new Map<string, string>()
+  const usernames = new Map<string, string>()
+  const items: Planned[] = []
+  entries.forEach((entry, index) => {
+    const where = `user[${index}]`
+    if (!isObject(entry)) {
+      problems.push(`${where}: is ${describe(entry)}; each user must be an object.`)
+      return
+    }
+    const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
+    let id: string | undefined
+    let failed = false
+    if (given('user_id')) {
+      id = idOf(entry.user_id, `${where}.user_id`, ids, problems)
+      failed = id === undefined
+      if (id !== undefined && given('id') && String(entry.id) !== id) {
+        problems.push(`${where}.id: ${JSON.stringify(entry.id)} disagrees with user_id ${JSON.stringify(entry.user_id)}; give one id, or the same in both.`)
+        failed = true
+      }
+    } else if (given('id')) {
+      id = idOf(entry.id, `${where}.id`, ids, problems)
+      failed = id === undefined
+    }
+    if (Object.hasOwn(entry, 'username')) {
+      const invalid = usernameProblem(entry.username)
+      if (invalid) {
+        problems.push(`${where}.username: ${invalid} (got ${JSON.stringify(entry.username)}).`)
+        failed = true
+      } else {
+        const username = entry.username as string
+        const holder = usernames.get(username)
+        if (holder !== undefined) {
+          problems.push(`${where}.username: ${JSON.stringify(username)} is also the username of ${holder}; usernames must differ.`)
+          failed = true
+        } else usernames.set(username, where)
+      }
+    }
+    const children = Object.hasOwn(entry, 'playlist') ? planPlaylists(entry.playlist, `${where}.playlist`, id, problems) : undefined
+    if (failed || children === null) return
+    const doc = withoutKeys(entry, 'id', 'user_id', 'playlist')
+    items.push(id === undefined ? { parent: ['user'], doc, children, idKey: 'user_id', where } : { path: ['user', id], doc: { user_id: id, ...doc }, children, where })
+  })
+  return items
+}
+
+/**
+ * A user's `playlist` array: its playlists, as `/user/:user_id/playlist` holds
+ * them (lib/resources/playlists.ts): `playlist_id` (or `id`) names each,
+ * `user_id`, when given, is the owner's, and `songs` is an array.
+ * Returns null when any is wrong.
+ */
+function planPlaylists(entries: unknown, where: string, ownerId: string | undefined, problems: string[]): Planned[] | null {
+  if (!Array.isArray(entries)) {
+    problems.push(`${where}: holds ${describe(entries)}; a user's playlist must be an array of playlists.`)
+    return null
   }
-  throw new Error(`The id of ${where} is ${describe(id)}; an id must be a string or a number.`)
+  const before = problems.length
+  const ids = new Map<string, string>()
+  const items: Planned[] = []
+  entries.forEach((entry, index) => {
+    const at = `${where}[${index}]`
+    if (!isObject(entry)) {
+      problems.push(`${at}: is ${describe(entry)}; each playlist must be an object.`)
+      return
+    }
+    const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
+    if (given('user_id') && ownerId !== undefined && String(entry.user_id) !== ownerId) {
+      problems.push(`${at}.user_id: ${JSON.stringify(entry.user_id)} is not its owner's id (${JSON.stringify(ownerId)}).`)
+    } else if (given('user_id') && ownerId === undefined) {
+      problems.push(`${at}.user_id: its owner has no id in the file, so it gets a new one; leave user_id out.`)
+    }
+    if (Object.hasOwn(entry, 'songs')) {
+      const invalid = songsProblem(entry.songs)
+      if (invalid) problems.push(`${at}.songs: ${invalid}.`)
+    }
+    const key = given('playlist_id') ? 'playlist_id' : given('id') ? 'id' : undefined
+    if (given('playlist_id') && given('id') && String(entry.id) !== String(entry.playlist_id)) {
+      problems.push(`${at}.id: ${JSON.stringify(entry.id)} disagrees with playlist_id ${JSON.stringify(entry.playlist_id)}.`)
+    }
+    const id = key === undefined ? undefined : idOf(entry[key], `${at}.${key}`, ids, problems)
+    const doc = { ...withoutKeys(entry, 'id', 'playlist_id', 'user_id'), songs: Array.isArray(entry.songs) ? entry.songs : [] }
+    items.push(id === undefined ? { parent: [], doc, idKey: 'playlist_id' } : { path: [id], doc: { playlist_id: id, ...doc } })
+  })
+  return problems.length > before ? null : items
+}
+
+/** An id as its URL segment; a problem (and undefined) when it cannot be one or repeats one seen in the same collection. */
+function idOf(id: unknown, where: string, seen: Map<string, string>, problems: string[]): string | undefined {
+  let segment: string
+  if (typeof id === 'number' && Number.isFinite(id)) segment = String(id)
+  else if (typeof id === 'string') segment = id
+  else {
+    problems.push(`${where}: is ${describe(id)}; an id must be a string or a number.`)
+    return undefined
+  }
+  const invalid = segmentProblem(segment)
+  if (invalid) {
+    problems.push(`${where}: the id ${JSON.stringify(segment)} ${invalid}.`)
+    return undefined
+  }
+  const first = seen.get(segment)
+  if (first !== undefined) {
+    problems.push(`${where}: repeats the id ${JSON.stringify(segment)} of ${first}; ids in a collection must differ.`)
+    return undefined
+  }
+  seen.set(segment, where.replace(/\.(id|user_id|playlist_id)$/, ''))
+  return segment
 }
 
 /** Every key and id becomes a URL segment: it must be one a request can reach. */
-function checkSegment(segment: string, what: string): void {
-  if (segment === '') throw new Error(`${what} is empty; it would name no URL.`)
+function segmentProblem(segment: string): string | undefined {
+  if (segment === '') return 'is empty; it would name no URL'
   if (encodeURIComponent(segment).length > defaultPathLimits.maxSegmentLength) {
-    throw new Error(`${what} is longer than a URL segment may be (${defaultPathLimits.maxSegmentLength} characters, encoded).`)
+    return `is longer than a URL segment may be (${defaultPathLimits.maxSegmentLength} characters, encoded)`
   }
+  return undefined
 }
 
-async function refuseOverwrites(documents: Documents, plan: { items: Planned[] }): Promise<void> {
+/** Documents the import would replace (refused without `force`), playlists of a replaced user included. */
+async function overwrites(documents: Documents, items: Planned[]): Promise<string[]> {
   const clashes: string[] = []
-  for (const item of plan.items) {
-    if ('path' in item && (await documents.read(item.path))) clashes.push(displayPath(item.path))
+  const visit = async (list: Planned[], parent: NodePath | undefined) => {
+    for (const item of list) {
+      if (!('path' in item)) continue
+      const path = parent ? [...parent, ...item.path] : item.path
+      if (await documents.read(path)) clashes.push(displayPath(path))
+      if (item.children) await visit(item.children, [...path, 'playlist'])
+    }
   }
-  if (clashes.length === 0) return
+  await visit(items, undefined)
+  if (clashes.length === 0) return []
   const shown = clashes.slice(0, 5).join(', ') + (clashes.length > 5 ? ` and ${clashes.length - 5} more` : '')
-  throw new Error(`${clashes.length} document${clashes.length === 1 ? ' exists' : 's exist'} already (${shown}); nothing was imported. Use --force to replace them.`)
+  return [`${clashes.length} document${clashes.length === 1 ? ' exists' : 's exist'} already (${shown}). Use --force to replace them.`]
 }
 
-function withoutId(doc: Doc): Doc {
-  const { id: _id, ...rest } = doc
+/** A username the file gives that a user already in the store holds (one the import does not replace). */
+async function usernamesTakenInStore(documents: Documents, items: Planned[]): Promise<string[]> {
+  const users = items.filter((item) => ('path' in item ? item.path[0] === 'user' && item.path.length === 2 : item.parent[0] === 'user'))
+  if (users.length === 0) return []
+  const replaced = new Set(users.flatMap((item) => ('path' in item ? [item.path[1]] : [])))
+  const existing = (await documents.list(['user'])) ?? []
+  const problems: string[] = []
+  for (const user of users) {
+    const username = user.doc.username
+    if (username === undefined) continue
+    const holder = existing.find((other) => other.username === username && !replaced.has(String(other.user_id)))
+    if (holder) problems.push(`${user.where}.username: ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)} in the store.`)
+  }
+  return problems
+}
+
+function withoutKeys(doc: Doc, ...keys: string[]): Doc {
+  const rest: Doc = {}
+  for (const key of Object.keys(doc)) if (!keys.includes(key)) Object.defineProperty(rest, key, { value: doc[key], writable: true, enumerable: true, configurable: true })
   return rest
 }
 

@@ -86,3 +86,194 @@ export function jsonErrorOffset(text: string): { offset: number; expected: strin
     return error as { offset: number; expected: string }
   }
 }
+
+/** A value JSON.parse would change or lose, with where it is (`user[3].username`) and why. */
+export interface JsonProblem {
+  path: string
+  message: string
+}
+
+/**
+ * What a JSON text says that its parsed value would not keep: numbers a
+ * double cannot hold exactly (out of range, too small, more digits than it
+ * carries, `-0`) and keys repeated in one object (JSON.parse keeps the last).
+ * RFC 8259 §6 and §4 leave both to the implementation; restdir refuses them so
+ * that a document is stored exactly as sent (README, "Requests and errors").
+ * `value` is `text` already parsed; a first pass that allocates nothing finds
+ * whether anything is wrong, and only then a second one says where.
+ */
+export function inexactJson(text: string, value: unknown, max = 20): JsonProblem[] {
+  if (!mayChange(text, value)) return []
+  return locateProblems(text, max)
+}
+
+function mayChange(text: string, value: unknown): boolean {
+  let members = 0
+  let index = 0
+  const length = text.length
+  while (index < length) {
+    const char = text.charCodeAt(index)
+    if (char === 0x22) index = endOfString(text, index + 1)
+    else if (char === 0x3a) { members++; index++ }
+    else if (char === 0x2d || (char >= 0x30 && char <= 0x39)) {
+      const end = endOfNumber(text, index)
+      if (numberProblem(text, index, end) !== undefined) return true
+      index = end
+    } else index++
+  }
+  // Each ':' outside strings is one member; fewer keys after parsing means some key came twice.
+  return members !== countKeys(value)
+}
+
+/** Index after the closing quote of a string whose opening quote precedes `index` (the text is valid JSON). */
+function endOfString(text: string, index: number): number {
+  for (;;) {
+    const quote = text.indexOf('"', index)
+    if (quote === -1) return text.length
+    let backslash = quote - 1
+    while (text.charCodeAt(backslash) === 0x5c) backslash--
+    if ((quote - 1 - backslash) % 2 === 0) return quote + 1
+    index = quote + 1
+  }
+}
+
+function endOfNumber(text: string, index: number): number {
+  let end = index + 1
+  for (;;) {
+    const char = text.charCodeAt(end)
+    // digits . + - e E
+    if ((char >= 0x30 && char <= 0x39) || char === 0x2e || char === 0x2b || char === 0x2d || char === 0x65 || char === 0x45) end++
+    else return end
+  }
+}
+
+function countKeys(root: unknown): number {
+  let count = 0
+  const pending: unknown[] = [root]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (typeof value !== 'object' || value === null) continue
+    if (Array.isArray(value)) {
+      for (const item of value) if (typeof item === 'object' && item !== null) pending.push(item)
+    } else {
+      for (const key in value) {
+        count++
+        const item = (value as Record<string, unknown>)[key]
+        if (typeof item === 'object' && item !== null) pending.push(item)
+      }
+    }
+  }
+  return count
+}
+
+/**
+ * Why the number written at text[start, end) would not survive a JavaScript
+ * number unchanged, or undefined when it does: its decimal value must equal
+ * that of the shortest text of the double it parses to (so `0.1`, `1.50` and
+ * `1e2` pass, `0.30000000000000001` does not).
+ */
+export function numberProblem(text: string, start: number, end: number): string | undefined {
+  const length = end - start
+  // Fast path: up to 15 digits, no fraction or exponent, is always exact (below 2^53), except -0.
+  if (length <= 15) {
+    let plain = true
+    for (let index = start; index < end; index++) {
+      const char = text.charCodeAt(index)
+      if (char === 0x2e || char === 0x65 || char === 0x45) { plain = false; break }
+    }
+    if (plain && !(length === 2 && text.charCodeAt(start) === 0x2d && text.charCodeAt(start + 1) === 0x30)) return undefined
+  }
+  const written = text.slice(start, end)
+  const value = Number(written)
+  if (!Number.isFinite(value)) return `${shorten(written)} is out of range: a JSON number here must lie within ±1.7976931348623157e308`
+  if (Object.is(value, -0)) return `${shorten(written)} is negative zero, which JSON output writes as 0; send 0`
+  const decimal = decimalValue(written)
+  if (value === 0 && decimal !== '0') return `${shorten(written)} is too small for a double and would become 0`
+  if (decimal !== decimalValue(String(value))) {
+    return `${shorten(written)} has more precision than a double holds and would be stored as ${value}; send it as a string to keep every digit`
+  }
+  return undefined
+}
+
+/** A decimal number's value as significant digits and the position of the point: `1.50e2` and `150` both give `15e3`. */
+function decimalValue(written: string): string {
+  let text = written.charCodeAt(0) === 0x2d ? written.slice(1) : written
+  let exponent = 0
+  const e = text.search(/[eE]/)
+  if (e !== -1) {
+    exponent = Number(text.slice(e + 1))
+    text = text.slice(0, e)
+  }
+  const point = text.indexOf('.')
+  const whole = point === -1 ? text : text.slice(0, point)
+  let digits = point === -1 ? text : whole + text.slice(point + 1)
+  let position = whole.length + exponent
+  let leading = 0
+  while (leading < digits.length && digits.charCodeAt(leading) === 0x30) leading++
+  digits = digits.slice(leading)
+  position -= leading
+  let trailing = digits.length
+  while (trailing > 0 && digits.charCodeAt(trailing - 1) === 0x30) trailing--
+  digits = digits.slice(0, trailing)
+  return digits === '' ? '0' : `${digits}e${position}`
+}
+
+function shorten(written: string): string {
+  return written.length > 40 ? `${written.slice(0, 20)}…${written.slice(-10)}` : written
+}
+
+interface Frame {
+  /** Keys seen so far in an object; undefined for an array. */
+  keys?: Set<string>
+  /** The member being read: its key, or its index in an array. */
+  at: string | number
+  expectingKey: boolean
+}
+
+/** The second, slower pass: walks the text keeping the path, without recursion (depth is not bounded here). */
+function locateProblems(text: string, max: number): JsonProblem[] {
+  const problems: JsonProblem[] = []
+  const frames: Frame[] = []
+  let index = 0
+  while (index < text.length && problems.length < max) {
+    const char = text[index]
+    const top = frames[frames.length - 1]
+    if (char === '{') { frames.push({ keys: new Set(), at: '', expectingKey: true }); index++ }
+    else if (char === '[') { frames.push({ at: 0, expectingKey: false }); index++ }
+    else if (char === '}' || char === ']') { frames.pop(); index++ }
+    else if (char === ',') {
+      if (top.keys) top.expectingKey = true
+      else top.at = (top.at as number) + 1
+      index++
+    } else if (char === '"') {
+      const end = endOfString(text, index + 1)
+      if (top?.keys && top.expectingKey) {
+        const key = JSON.parse(text.slice(index, end)) as string
+        top.at = key
+        top.expectingKey = false
+        if (top.keys.has(key)) problems.push({ path: pathOf(frames), message: `the key ${JSON.stringify(key)} appears more than once in one object (JSON.parse would keep only the last)` })
+        top.keys.add(key)
+      }
+      index = end
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
+      const end = endOfNumber(text, index)
+      const message = numberProblem(text, index, end)
+      if (message !== undefined) problems.push({ path: pathOf(frames), message })
+      index = end
+    } else index++
+  }
+  return problems
+}
+
+const identifier = /^[A-Za-z_$][\w$]*$/
+
+/** A path as JavaScript would write it: `user[3].username`, `tags["a b"]`; `(top level)` for the root. */
+export function pathOf(frames: readonly { at: string | number }[]): string {
+  let path = ''
+  for (const frame of frames) {
+    if (typeof frame.at === 'number') path += `[${frame.at}]`
+    else if (identifier.test(frame.at)) path += path === '' ? frame.at : `.${frame.at}`
+    else path += `[${JSON.stringify(frame.at)}]`
+  }
+  return path === '' ? '(top level)' : path
+}

@@ -1,5 +1,23 @@
 import type { Doc } from './store/store.ts'
+import { HttpError } from './errors.ts'
 import { isObject, valueAt } from './json.ts'
+
+/**
+ * What one listing request may ask for, so that its cost per document is
+ * bounded (README, "Listing queries"): every filter value is checked against
+ * every document, so their number is capped, and so is each text's length.
+ */
+export interface ListingLimits {
+  /** Most `_sort` fields (`--max-sort-keys`). */
+  maxSortKeys: number
+  /** Most filter values, `q` included, a repeated parameter counting each value (`--max-filters`). */
+  maxFilters: number
+}
+
+export const defaultListingLimits: ListingLimits = { maxSortKeys: 8, maxFilters: 32 }
+
+/** Longest filter value, `q` text or field path (fixed: no legitimate query comes near it). */
+export const MAX_FILTER_TEXT = 256
 
 /**
  * One filter of a listing query, in json-server's dialect (SPEC §6):
@@ -16,12 +34,20 @@ export interface Filter {
 
 const operatorSuffix = /_(ne|gte|lte|like)$/
 
-export function parseFilters(query: URLSearchParams): Filter[] {
+export function parseFilters(query: URLSearchParams, limits: ListingLimits = defaultListingLimits): Filter[] {
   const filters: Filter[] = []
+  let count = 0
   for (const key of new Set(query.keys())) {
     // `_sort`, `_page`, … are the query's own words; unknown ones are ignored, never taken as fields.
     if (key.startsWith('_') || key === '') continue
     const values = query.getAll(key)
+    count += values.length
+    if (count > limits.maxFilters) {
+      throw new HttpError(400, `The query has more than ${limits.maxFilters} filter values (each value of a repeated parameter and of q counts); that is the limit (--max-filters).`)
+    }
+    if (key.length > MAX_FILTER_TEXT) throw new HttpError(400, `A filter names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
+    const long = values.find((value) => value.length > MAX_FILTER_TEXT)
+    if (long !== undefined) throw new HttpError(400, `The value of ${key.length > 40 ? key.slice(0, 40) + '…' : key} is longer than ${MAX_FILTER_TEXT} characters, the limit for a filter or q.`)
     if (key === 'q') {
       filters.push({ operator: 'q', field: '', values: values.map((value) => value.toLowerCase()) })
       continue

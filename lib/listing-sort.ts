@@ -1,6 +1,8 @@
 import type { Doc } from './store/store.ts'
 import { HttpError } from './errors.ts'
 import { valueAt } from './json.ts'
+import { MAX_FILTER_TEXT } from './listing-filters.ts'
+import { pacer } from './pace.ts'
 
 export interface SortKey {
   field: string
@@ -11,13 +13,16 @@ export interface SortKey {
  * `_sort=a,b&_order=asc,desc` (json-server 0.17) and `_sort=a,-b` (json-server 1.x):
  * each field with its own order, ascending unless told otherwise.
  */
-export function parseSort(query: URLSearchParams): SortKey[] {
+export function parseSort(query: URLSearchParams, maxKeys: number): SortKey[] {
   const sort = query.get('_sort')
   if (sort === null || sort.trim() === '') return []
-  const orders = (query.get('_order') ?? '').split(',').map((order) => order.trim().toLowerCase())
-  return sort.split(',').map((raw, index) => {
+  const fields = sort.split(',', maxKeys + 1)
+  if (fields.length > maxKeys) throw new HttpError(400, `_sort names more than ${maxKeys} fields; that is the limit (--max-sort-keys).`)
+  const orders = (query.get('_order') ?? '').split(',', maxKeys + 1).map((order) => order.trim().toLowerCase())
+  return fields.map((raw, index) => {
     const field = raw.trim().replace(/^-/, '')
     if (field === '') throw new HttpError(400, `_sort names an empty field (${JSON.stringify(sort)}); list fields separated by commas.`)
+    if (field.length > MAX_FILTER_TEXT) throw new HttpError(400, `_sort names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
     const order = orders[index] ?? ''
     if (order !== '' && order !== 'asc' && order !== 'desc') {
       throw new HttpError(400, `_order must be asc or desc for each _sort field (got ${JSON.stringify(orders[index])}).`)
@@ -26,18 +31,26 @@ export function parseSort(query: URLSearchParams): SortKey[] {
   })
 }
 
-/** A stable sort by each key in turn; documents without a value for a key come last, whatever the order. */
-export function sortDocs(docs: Doc[], keys: readonly SortKey[]): Doc[] {
+/**
+ * A stable sort by each key in turn; documents without a value for a key come
+ * last, whatever the order. Each document's sort values are worked out once,
+ * pausing for other requests on big collections, so the comparisons are cheap.
+ */
+export async function sortDocs(docs: Doc[], keys: readonly SortKey[]): Promise<Doc[]> {
   if (keys.length === 0) return docs
-  const rows = docs.map((doc) => ({ doc, values: keys.map((key) => valueAt(doc, key.field)) }))
+  const pace = pacer()
+  const rows: { doc: Doc; values: SortValue[] }[] = []
+  for (const doc of docs) {
+    rows.push({ doc, values: keys.map((key) => sortValueOf(valueAt(doc, key.field))) })
+    const turn = pace()
+    if (turn) await turn
+  }
   rows.sort((left, right) => {
     for (let index = 0; index < keys.length; index++) {
       const a = left.values[index]
       const b = right.values[index]
-      const aMissing = a === undefined || a === null
-      const bMissing = b === undefined || b === null
-      if (aMissing || bMissing) {
-        if (aMissing !== bMissing) return aMissing ? 1 : -1
+      if (a.rank === MISSING || b.rank === MISSING) {
+        if (a.rank !== b.rank) return a.rank === MISSING ? 1 : -1
         continue
       }
       const order = compareValues(a, b)
@@ -53,22 +66,25 @@ export function sortDocs(docs: Doc[], keys: readonly SortKey[]): Doc[] {
  * ids imported as "2" and "10" sort as 2 < 10), then booleans, then other
  * strings by code unit, then arrays and objects by their JSON text.
  */
-function compareValues(a: unknown, b: unknown): number {
-  const rankA = rankOf(a)
-  const rankB = rankOf(b)
-  if (rankA !== rankB) return rankA - rankB
-  if (rankA === 0) return Number(a) - Number(b)
-  if (rankA === 1) return Number(a) - Number(b)
-  const textA = rankA === 2 ? (a as string) : JSON.stringify(a)
-  const textB = rankB === 2 ? (b as string) : JSON.stringify(b)
-  return textA < textB ? -1 : textA > textB ? 1 : 0
+interface SortValue {
+  rank: number
+  number: number
+  text: string
 }
 
+const MISSING = 4
 const numericString = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i
 
-function rankOf(value: unknown): number {
-  if (typeof value === 'number' || (typeof value === 'string' && numericString.test(value))) return 0
-  if (typeof value === 'boolean') return 1
-  if (typeof value === 'string') return 2
-  return 3
+function sortValueOf(value: unknown): SortValue {
+  if (value === undefined || value === null) return { rank: MISSING, number: 0, text: '' }
+  if (typeof value === 'number' || (typeof value === 'string' && numericString.test(value))) return { rank: 0, number: Number(value), text: '' }
+  if (typeof value === 'boolean') return { rank: 1, number: Number(value), text: '' }
+  if (typeof value === 'string') return { rank: 2, number: 0, text: value }
+  return { rank: 3, number: 0, text: JSON.stringify(value) }
+}
+
+function compareValues(a: SortValue, b: SortValue): number {
+  if (a.rank !== b.rank) return a.rank - b.rank
+  if (a.rank <= 1) return a.number - b.number
+  return a.text < b.text ? -1 : a.text > b.text ? 1 : 0
 }

@@ -3,8 +3,9 @@ import { urlOf } from './context.ts'
 import type { Documents } from './documents.ts'
 import type { Doc, NodePath } from './store/store.ts'
 import { sendJson } from './respond.ts'
-import { matchesFilters, parseFilters, type Filter } from './listing-filters.ts'
+import { matchesFilters, parseFilters, type Filter, type ListingLimits } from './listing-filters.ts'
 import { parseSort, sortDocs, type SortKey } from './listing-sort.ts'
+import { Gate, pacer } from './pace.ts'
 import { HttpError } from './errors.ts'
 
 /**
@@ -29,7 +30,7 @@ export interface ListingQuery {
  * Returns false when the node does not exist.
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  const listing = parseListingQuery(context.query)
+  const listing = parseListingQuery(context.query, context.settings.listingLimits)
   const selection = needsEveryDocument(listing)
     ? await selectFromAll(context.documents, path, listing)
     : await readWindow(context.documents, path, listing.start, listing.end)
@@ -40,7 +41,7 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
 
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
 export function sendEmptyCollection(context: Context, path: NodePath): void {
-  const listing = parseListingQuery(context.query)
+  const listing = parseListingQuery(context.query, context.settings.listingLimits)
   sendJson(context, 200, [], listingHeaders(context, path, listing, 0))
 }
 
@@ -54,11 +55,47 @@ function needsEveryDocument(listing: ListingQuery): boolean {
   return listing.filters.length > 0 || listing.sort.length > 0
 }
 
+/** Collections bigger than this are filtered and sorted one at a time (see bigListings). */
+const BIG_COLLECTION = 500
+
+/**
+ * Filtering and sorting a big collection yields to other requests every few
+ * milliseconds; and big listings take turns, one at a time, so that many of
+ * them at once cannot crowd out the rest (README, "Listing queries").
+ */
+const bigListings = new WeakMap<Documents, Gate>()
+
 async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
-  const all = await documents.list(path)
-  if (!all) return undefined
-  const matching = sortDocs(all.filter((doc) => matchesFilters(doc, listing.filters)), listing.sort)
-  return { docs: matching.slice(listing.start, listing.end), total: matching.length }
+  const select = async () => {
+    const all = await documents.list(path)
+    if (!all) return undefined
+    const matching = await sortDocs(await filterDocs(all, listing.filters), listing.sort)
+    return { docs: matching.slice(listing.start, listing.end), total: matching.length }
+  }
+  if (!(await isBig(documents, path))) return select()
+  let gate = bigListings.get(documents)
+  if (!gate) bigListings.set(documents, (gate = new Gate(1)))
+  return gate.run(select)
+}
+
+/** Whether a collection holds more than BIG_COLLECTION children, asked without reading its documents. */
+async function isBig(documents: Documents, path: NodePath): Promise<boolean> {
+  const { store } = documents
+  const count = store.documentChildren ? (await store.documentChildren(path, 0, 0))?.total : (await store.children(path))?.length
+  return (count ?? 0) > BIG_COLLECTION
+}
+
+/** The documents that pass every filter, pausing for other requests on big collections. */
+async function filterDocs(docs: Doc[], filters: readonly Filter[]): Promise<Doc[]> {
+  if (filters.length === 0) return docs
+  const pace = pacer()
+  const kept: Doc[] = []
+  for (const doc of docs) {
+    if (matchesFilters(doc, filters)) kept.push(doc)
+    const turn = pace()
+    if (turn) await turn
+  }
+  return kept
 }
 
 /**
@@ -70,8 +107,8 @@ function readWindow(documents: Documents, path: NodePath, start: number, end: nu
   return documents.window(path, start, end)
 }
 
-function parseListingQuery(query: URLSearchParams): ListingQuery {
-  const listing: ListingQuery = { filters: parseFilters(query), sort: parseSort(query), start: 0, end: undefined }
+function parseListingQuery(query: URLSearchParams, limits: ListingLimits): ListingQuery {
+  const listing: ListingQuery = { filters: parseFilters(query, limits), sort: parseSort(query, limits.maxSortKeys), start: 0, end: undefined }
   const limit = wholeNumber(query, '_limit', 0)
   const page = wholeNumber(query, '_page', 1)
   if (page !== undefined) {

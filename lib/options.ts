@@ -4,6 +4,7 @@ import { defaultBodyLimits, type BodyLimits } from './body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
 import { parseCorsList, type GuardSettings } from './guards.ts'
 import { packageRoot } from './package.ts'
+import { defaultListingLimits, type ListingLimits } from './listing-filters.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -41,6 +42,9 @@ export interface RestdirOptions {
   requestTimeout?: number
   /** Most event streams open at once (default 1000). */
   maxStreams?: number
+  /** Most `_sort` fields (default 8) and filter values, `q` included (default 32), in one listing query. */
+  maxSortKeys?: number
+  maxFilters?: number
   /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
   delay?: number
   /** No request log. */
@@ -57,6 +61,7 @@ export interface Settings {
   delay: number
   bodyLimits: BodyLimits
   pathLimits: PathLimits
+  listingLimits: ListingLimits
   guards: GuardSettings
   timeouts: Timeouts
   maxStreams: number
@@ -88,6 +93,10 @@ export function resolveSettings(options: RestdirOptions): Settings {
       maxPathLength: options.maxPathLength ?? defaultPathLimits.maxPathLength,
       maxSegmentLength: options.maxSegmentLength ?? defaultPathLimits.maxSegmentLength,
       maxDepth: options.maxPathDepth ?? defaultPathLimits.maxDepth,
+    },
+    listingLimits: {
+      maxSortKeys: positive('maxSortKeys', options.maxSortKeys ?? defaultListingLimits.maxSortKeys),
+      maxFilters: positive('maxFilters', options.maxFilters ?? defaultListingLimits.maxFilters),
     },
     guards: {
       host: options.host,

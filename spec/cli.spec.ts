@@ -168,4 +168,24 @@ test('npm start -- --port P --store DIR passes the flags through to restdir', as
   await cli.exited
 })
 
+test('--max-sort-keys and --max-filters set the caps of listing queries, and a value that is not a count exits 2', async () => {
+  const dir = await tempStore()
+  const cli = await startCli(['--port', '0', '--store', dir, '--quiet', '--max-sort-keys', '2', '--max-filters', '1'])
+  await send(cli.port, 'PUT', '/notes/a', { body: { v: 1 } })
+  assert.is((await send(cli.port, 'GET', '/notes?_sort=a,b')).status, 200)
+  const sorted = await send(cli.port, 'GET', '/notes?_sort=a,b,c')
+  assert.is(sorted.status, 400)
+  assert.match(sorted.json.detail, /more than 2 fields.*--max-sort-keys/)
+  assert.is((await send(cli.port, 'GET', '/notes?v=1')).status, 200)
+  const filtered = await send(cli.port, 'GET', '/notes?v=1&q=a')
+  assert.is(filtered.status, 400)
+  assert.match(filtered.json.detail, /more than 1 filter values.*--max-filters/)
+  await cli.stop()
+  for (const flag of ['--max-sort-keys', '--max-filters']) {
+    const result = await runCli([flag, '0'])
+    assert.is(result.code, 2)
+    assert.match(result.stderr, new RegExp(`${flag} "0" is not a whole number`))
+  }
+})
+
 test.run()

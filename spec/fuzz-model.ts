@@ -60,6 +60,7 @@ export function readBodyModel(contentType: string | undefined, bytes: Buffer, de
     return { status: 400 }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { status: 400 }
+  if (!keptExactly(text)) return { status: 400 }
   return { body: value as Doc }
 }
 
@@ -202,4 +203,77 @@ export function originAllowedByDefault(origin: string, host: string): boolean {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
   return isLoopbackHostHeader(url.host) || url.host === host.toLowerCase()
+}
+
+// ---------------------------------------------------------------- exact numbers and repeated keys
+// A body is stored exactly as sent or refused (README, "Requests and errors"). This model
+// judges a JSON text its own way: each number as an integer mantissa times a power of ten,
+// compared with the same for the shortest text of the double it parses to.
+
+/** Whether a JSON text that parses keeps every number and every key through JSON.parse. */
+export function keptExactly(text: string): boolean {
+  let index = 0
+  const space = () => {
+    while (' \t\n\r'.includes(text[index] ?? 'x')) index++
+  }
+  const string = (): string => {
+    const start = index++
+    while (text[index] !== '"') index += text[index] === '\\' ? 2 : 1
+    index++
+    return JSON.parse(text.slice(start, index)) as string
+  }
+  const value = (): boolean => {
+    space()
+    const char = text[index]
+    if (char === '{') {
+      index++
+      const keys = new Set<string>()
+      space()
+      if (text[index] === '}') { index++; return true }
+      for (;;) {
+        space()
+        const key = string()
+        if (keys.has(key)) return false
+        keys.add(key)
+        space()
+        index++ // ':'
+        if (!value()) return false
+        space()
+        if (text[index++] === '}') return true
+      }
+    }
+    if (char === '[') {
+      index++
+      space()
+      if (text[index] === ']') { index++; return true }
+      for (;;) {
+        if (!value()) return false
+        space()
+        if (text[index++] === ']') return true
+      }
+    }
+    if (char === '"') { string(); return true }
+    const token = /^-?\d+(\.\d+)?([eE][+-]?\d+)?|^(true|false|null)/.exec(text.slice(index, index + 2000))![0]
+    index += token.length
+    return /^[tfn]/.test(token) || numberKeptExactly(token)
+  }
+  return value()
+}
+
+function numberKeptExactly(token: string): boolean {
+  const number = Number(token)
+  if (!Number.isFinite(number) || Object.is(number, -0)) return false
+  return scaled(token) === scaled(String(number))
+}
+
+/** `digits×10^exponent` with no zero at either end of the digits: the same for two texts of one decimal value. */
+function scaled(text: string): string {
+  const [, sign, whole, fraction = '', exponent = '0'] = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/i.exec(text)!
+  let digits = (whole + fraction).replace(/^0+/, '')
+  let power = Number(exponent) - fraction.length
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1)
+    power++
+  }
+  return digits === '' ? '0' : `${sign}${digits}×10^${power}`
 }

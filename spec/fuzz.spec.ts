@@ -464,6 +464,12 @@ const MALFORMED_SEGMENTS = ['%', '%zz', '%C3%28', '%ED%A0%80', '%C0%AF', '%E0%80
 const ODD_METHODS = ['TRACE', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PURGE', 'SEARCH', 'REPORT', 'LINK', 'QUERY', 'M-SEARCH']
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/merge-patch+json', 'application/vnd.api+json', ' application/json ', 'application/json;charset=latin1']
 const OTHER_TYPES = ['text/plain', 'text/json', 'application/xml', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/x-json', '*/*', 'application', '']
+/** Numbers at the edges of what a double holds: some kept exactly, some not (README, "Requests and errors"). */
+const EXTREME_NUMBERS = [
+  '1e400', '-1e400', '1e-400', '12345678901234567890', '9007199254740993', '9007199254740992', '-0', '-0.0', '0',
+  '0.1', '1.50', '1e2', '1.5e300', '0.30000000000000001', '5e-324', '4e-324', '1.7976931348623157e308',
+  '1.7976931348623159e308', '123456789012345678', '1E21', '0e-999', '100000000000000000000', '2.2250738585072014e-308', '-12.5e-3',
+]
 const KEYS = ['a', 'b', 'name', 'title', 'n', 'list', 'nested', '__proto__', 'constructor', 'toString', 'é', '😀', '', ' ', 'a.b', 'valueOf']
 
 class Generator {
@@ -481,6 +487,7 @@ class Generator {
 
   next(port: number): FuzzRequest {
     if (++this.count % 250 === 0) this.active = Array.from({ length: 8 }, () => this.random.pick(SEGMENTS))
+    if (this.random.chance(0.06)) return this.extremeNumbers(port)
     const roll = this.random.next()
     if (roll < 0.5) return this.valid(port)
     if (roll < 0.85) return this.hostileStructured(port)
@@ -686,6 +693,32 @@ class Generator {
       request.framing = 'declared-smaller'
     }
     return request
+  }
+
+  // ---------------------------------------------------------------- extreme numbers and repeated keys
+  // Bodies whose numbers a double may not carry, or whose objects repeat a key: the model
+  // (keptExactly in fuzz-model.ts) expects a 400 for each of those, and the exact value otherwise.
+
+  private extremeNumbers(port: number): FuzzRequest {
+    const { random } = this
+    const [rawPath] = this.path()
+    const request = this.base('extreme numbers or repeated keys', true, random.pick(['PUT', 'PATCH', 'POST']), rawPath, port)
+    const members = Array.from({ length: random.between(1, 4) }, () => this.extremeMember(2))
+    if (random.chance(0.3)) members.push(random.pick(members)) // the same key again, at the top
+    this.setBody(request, random.pick(JSON_TYPES), Buffer.from(`{${members.join(random.pick([',', ', ', ',\n  ']))}}`))
+    return request
+  }
+
+  private extremeMember(depth: number): string {
+    const { random } = this
+    const key = JSON.stringify(random.pick(KEYS))
+    const roll = random.int(depth > 0 ? 5 : 3)
+    if (roll <= 1) return `${key}:${random.pick(EXTREME_NUMBERS)}`
+    if (roll === 2) return `${key}:${JSON.stringify(this.value(0, false))}`
+    if (roll === 3) return `${key}:[${Array.from({ length: random.int(3) }, () => random.pick(EXTREME_NUMBERS)).join(',')}]`
+    const inner = Array.from({ length: random.between(1, 3) }, () => this.extremeMember(depth - 1))
+    if (random.chance(0.3)) inner.push(inner[0]) // a key repeated in a nested object
+    return `${key}:{${inner.join(',')}}`
   }
 
   private base(category: string, hostile: boolean, method: string, rawPath: string, port: number): FuzzRequest {

@@ -39,7 +39,7 @@ async function serve<T>(store: Store, use: (port: number) => Promise<T>): Promis
 test('each top-level array becomes a collection and each object a document, ids kept as URL segments', async () => {
   const { store, dispose } = await openTestStore()
   try {
-    assert.equal(await importDatabase(store, db), { collections: 2, documents: 6 })
+    assert.equal(await importDatabase(store, db), { collections: 2, documents: 6, empty: [] })
     await serve(store, async (port) => {
       assert.equal((await send(port, 'GET', '/posts/1')).json, { id: '1', title: 'json-server', author: 'typicode', tags: ['a'] })
       assert.equal((await send(port, 'GET', '/posts/slug-id')).json, { id: 'slug-id', title: 'string ids stay' })
@@ -65,7 +65,7 @@ test('an import that would overwrite documents is refused whole, unless forced',
       await importDatabase(store, db)
       assert.unreachable('the import should be refused')
     } catch (error) {
-      assert.match((error as Error).message, /1 document exists already \(\/posts\/2\); nothing was imported/)
+      assert.match((error as Error).message, /nothing was written:\n  1 document exists already \(\/posts\/2\)/)
     }
     assert.is(await store.read(['posts', '1']), undefined, 'nothing was written')
     assert.equal((await store.read(['posts', '2']))?.doc, { id: '2', title: 'mine' })
@@ -81,12 +81,12 @@ test('a database that cannot be imported is refused before anything is written, 
   try {
     const cases: [unknown, RegExp][] = [
       [[1, 2], /is a JSON object whose keys name collections/],
-      [{ count: 3 }, /"count" holds a number; only arrays \(collections\) and objects \(documents\)/],
-      [{ posts: [{ id: 1 }, 'text'] }, /posts\[1\] is a string; each item of a collection must be an object/],
-      [{ posts: [{ id: 1 }, { id: '1' }] }, /posts\[1\] repeats the id "1"/],
-      [{ posts: [{ id: { nested: true } }] }, /The id of posts\[0\] is a object; an id must be a string or a number/],
-      [{ posts: [{ id: '' }] }, /The id of posts\[0\] is empty/],
-      [{ '': [] }, /The key "" is empty/],
+      [{ count: 3 }, /count: holds a number; only arrays \(collections\) and objects \(documents\)/],
+      [{ posts: [{ id: 1 }, 'text'] }, /posts\[1\]: is a string; each item of a collection must be an object/],
+      [{ posts: [{ id: 1 }, { id: '1' }] }, /posts\[1\]\.id: repeats the id "1" of posts\[0\]/],
+      [{ posts: [{ id: { nested: true } }] }, /posts\[0\]\.id: is a object; an id must be a string or a number/],
+      [{ posts: [{ id: '' }] }, /posts\[0\]\.id: the id "" is empty/],
+      [{ '': [] }, /the key "" is empty/],
       [{ posts: [{ id: 'x'.repeat(2000) }] }, /longer than a URL segment may be/],
     ]
     for (const [database, reason] of cases) {

@@ -103,11 +103,16 @@ function noPlaylist(context: Context): HttpError {
  */
 function songsOf(doc: JsonObject): unknown[] {
   if (!Object.hasOwn(doc, 'songs')) return []
-  if (!Array.isArray(doc.songs)) {
-    const got = doc.songs === null ? 'null' : typeof doc.songs
-    throw new HttpError(400, `songs must be an array (got ${got}); leave it out for an empty list. A song can be any JSON value.`)
-  }
-  return doc.songs
+  const invalid = songsProblem(doc.songs)
+  if (invalid) throw new HttpError(400, `${invalid}. A song can be any JSON value.`)
+  return doc.songs as unknown[]
+}
+
+/** Why a value cannot be a playlist's `songs`, or undefined when it can (the API and --import share this rule). */
+export function songsProblem(songs: unknown): string | undefined {
+  if (Array.isArray(songs)) return undefined
+  const got = songs === null ? 'null' : typeof songs
+  return `songs must be an array (got ${got}); leave it out for an empty list`
 }
 
 /** `playlist_id` and `user_id` are the service's: a body may repeat them, never change them. */

@@ -108,10 +108,15 @@ function refuseIdChange(body: JsonObject, userId: string | undefined): void {
 async function checkUsername(context: Context, doc: JsonObject, selfId: string | undefined): Promise<void> {
   if (!Object.hasOwn(doc, 'username')) return
   const username = doc.username
-  if (typeof username !== 'string' || username.trim() === '') {
-    throw new HttpError(400, 'username must be a non-empty string.')
-  }
+  const invalid = usernameProblem(username)
+  if (invalid) throw new HttpError(400, `${invalid}.`)
   const users = (await context.documents.list(['user'])) ?? []
   const holder = users.find((user) => user.username === username && user.user_id !== selfId)
   if (holder) throw new HttpError(409, `The username ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)}.`)
+}
+
+/** Why a value cannot be a username, or undefined when it can (the API and --import share this rule). */
+export function usernameProblem(username: unknown): string | undefined {
+  if (typeof username !== 'string' || username.trim() === '') return 'username must be a non-empty string'
+  return undefined
 }

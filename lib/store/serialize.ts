@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { HttpError } from '../errors.ts'
 import { joinPath } from '../path.ts'
+import { inexactJson } from '../json-syntax.ts'
 import type { Doc, NodePath } from './store.ts'
 
 /** A document as both stores keep it: pretty JSON with a final newline, so a person can read and edit the file. */
@@ -20,14 +21,21 @@ export function etagOf(stored: string | Buffer): string {
 /** Parses a stored document; a file that a person broke is a 500 that says which node to repair. */
 export function parseStoredDoc(text: string, path: NodePath): Doc {
   let value: unknown
+  // Editors on Windows may save a byte-order mark, which JSON.parse refuses (RFC 8259 §8.1 allows ignoring it).
+  const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   try {
-    // Editors on Windows may save a byte-order mark, which JSON.parse refuses (RFC 8259 §8.1 allows ignoring it).
-    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text)
+    value = JSON.parse(json)
   } catch {
     throw new HttpError(500, `The document file for ${joinPath(path)} is not valid JSON; fix or delete it.`)
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HttpError(500, `The document file for ${joinPath(path)} holds JSON that is not an object; fix or delete it.`)
+  }
+  // A hand-edited file holds the same values a request could: never served changed (README, "Requests and errors").
+  const problems = inexactJson(json, value, 5)
+  if (problems.length > 0) {
+    const list = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')
+    throw new Error(`The document file for ${joinPath(path)} holds ${problems.length === 1 ? 'a value' : 'values'} that JSON.parse would change: ${list}; fix the file.`)
   }
   return value as Doc
 }
