@@ -55,6 +55,23 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
 }
 
 /**
+ * Refuses, with the 414 a later GET of it would get, a POST whose new
+ * document's URL would break a limit: the child of `target` with an id of
+ * `idLength` characters must itself be a path that splitPath accepts, or the
+ * server would answer 201 for a document nobody can read back or delete.
+ */
+export function checkNewChildPath(target: string, idLength: number, limits: PathLimits = defaultPathLimits): void {
+  const query = target.search(/[?#]/)
+  const path = (query === -1 ? target : target.slice(0, query)).replace(/\/$/, '')
+  try {
+    splitPath(`${path}/${'x'.repeat(idLength)}`, limits)
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.status !== 414) throw error
+    throw new HttpError(414, `POST here would create a document whose URL breaks a limit, so nothing is created: ${error.message}`)
+  }
+}
+
+/**
  * The query string of a request target, without a fragment: a client never
  * sends one (RFC 9112 §3.2), and when a raw one does, it takes no part in the
  * query, as it takes none in the path.
