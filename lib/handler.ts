@@ -12,7 +12,7 @@ import { mayBeFile, serveStatic, TopNames } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { applyHeaders, sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
-import { answerByGuards } from './guards.ts'
+import { answerByGuards, originFormOf } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
 import { mountPathOf } from './mount.ts'
@@ -65,7 +65,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   async function handle(req: IncomingMessage, res: ServerResponse, next: Next | undefined, headers: string[]): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
-    const target = req.url ?? '/'
+    const target = originFormOf(req)
     const segments = splitPath(target, settings.pathLimits)
     const apiPath = belowPrefix(segments, prefixSegments)
     const base = mountPathOf(req) + prefixUrl

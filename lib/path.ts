@@ -19,7 +19,7 @@ export const defaultPathLimits: PathLimits = {
  * Splits a request target into percent-decoded path segments: the one place
  * where URLs are decoded, shared by the router, the data API and static files.
  * The query string and fragment never take part; a trailing slash is ignored.
- * Throws 400 for malformed percent-encoding or an empty segment, 414 past the limits.
+ * Throws 400 for malformed percent-encoding, an empty segment or an unencoded `.` or `..`, 414 past the limits.
  */
 export function splitPath(target: string, limits: PathLimits = defaultPathLimits): string[] {
   let end = target.length
@@ -42,6 +42,11 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
     const raw = path.slice(start, stop)
     // A trailing slash ends the loop before it makes a segment, so an empty one means "//".
     if (raw === '') throw new HttpError(400, 'The path has an empty segment ("//"); remove the extra slash.')
+    // Dot-segments are removed by clients before sending (RFC 3986 §5.2.4); one that arrives as is was
+    // meant as "here" or "up", never as a name, and taking it as either could touch the wrong document.
+    if (raw === '.' || raw === '..') {
+      throw new HttpError(400, `The path has a "${raw}" segment; remove dot-segments before sending (RFC 3986 §5.2.4), or name a document "${raw}" as ${raw.replaceAll('.', '%2E')}.`)
+    }
     if (raw.length > limits.maxSegmentLength) {
       throw new HttpError(414, `A path segment is longer than ${limits.maxSegmentLength} characters.`)
     }
