@@ -1,5 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { connect } from 'node:net'
 import { startServer, type TestServer } from './helpers.ts'
 import { rawExchange, rawRequest, type RawAnswer } from './raw-http.ts'
 
@@ -122,5 +123,24 @@ test('a request on one connection does not wait for another connection', async (
 async function pipelinedOn(port: number, request: string): Promise<RawAnswer[]> {
   return (await rawExchange(port, request)).answers
 }
+
+test('a write pipelined after an event stream on the same connection is still carried out', async () => {
+  // Its answer waits behind the stream's, which never ends; the write itself does not wait.
+  const socket = connect({ host: '127.0.0.1', port: api.port })
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(rawRequest('GET', '/after-stream', { headers: { Accept: 'text/event-stream' } }) + rawRequest('PUT', '/after-stream/doc', { body: { v: 1 } }))
+  try {
+    const deadline = Date.now() + 5000
+    let status = 404
+    while (status === 404 && Date.now() < deadline) {
+      status = (await api.request('GET', '/after-stream/doc')).status
+      if (status === 404) await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.is(status, 200)
+  } finally {
+    socket.destroy()
+  }
+})
 
 test.run()
