@@ -124,6 +124,24 @@ sizes('POST to any collection, users and playlists included, is 414 when the new
   }
 })
 
+sizes('at the default limits, a POST to a 32-segment path or an 8180-character one is 414', async () => {
+  const server = await startServerOnFolder()
+  try {
+    const deepest = '/d'.repeat(32)
+    assertProblem(await server.request('POST', deepest, { body: {} }), 414, /deeper than 32 segments/)
+    const longest = '/' + Array.from({ length: 8 }, () => 'l'.repeat(1021)).join('/') + '/' + 'l'.repeat(8180 - 8 * 1022 - 1)
+    assert.is(longest.length, 8180)
+    assertProblem(await server.request('POST', longest, { body: {} }), 414, /longer than 8192 characters/)
+    assert.equal((await server.request('GET', '/?_children')).json, [])
+    const created = await server.request('POST', deepest.slice(0, -2), { body: {} })
+    assert.is(created.status, 201)
+    assert.is((await server.request('GET', created.headers.location as string)).status, 200)
+    assert.is((await server.request('DELETE', created.headers.location as string)).status, 200)
+  } finally {
+    await server.close()
+  }
+})
+
 sizes('JSON nested deeper than the limit is 400 and says where; strings do not count', async ({ server }) => {
   assert.is((await server.request('PUT', '/size/deep', { body: nested(6), headers: { 'content-type': 'application/json' } })).status, 201)
   const answer = await server.request('PUT', '/size/deep', { body: nested(7), headers: { 'content-type': 'application/json' } })
