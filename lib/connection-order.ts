@@ -19,6 +19,8 @@ interface Lane {
   reading: boolean
   /** Requests waiting for their turn, in the order they arrived. */
   waiting: Turn[]
+  /** Ends a running request's turn; made once per connection, so a request allocates nothing here. */
+  end: () => void
 }
 
 interface Turn {
@@ -34,27 +36,30 @@ const lanes = new WeakMap<Socket, Lane>()
  */
 export function inConnectionOrder(socket: Socket | null | undefined, safe: boolean, run: () => Promise<void>): void {
   if (!socket) return void run() // a request made up by an embedding app has no connection to keep in order
-  let lane = lanes.get(socket)
-  if (!lane) {
-    lane = { running: 0, reading: true, waiting: [] }
-    lanes.set(socket, lane)
-  }
-  if (mayStart(lane, safe)) start(lane, { safe, run })
+  const lane = lanes.get(socket) ?? newLane(socket)
+  if (lane.running === 0 || (safe && lane.reading && lane.waiting.length === 0)) start(lane, safe, run)
   else lane.waiting.push({ safe, run })
 }
 
-function mayStart(lane: Lane, safe: boolean): boolean {
-  return lane.running === 0 || (safe && lane.reading && lane.waiting.length === 0)
+function newLane(socket: Socket): Lane {
+  const lane: Lane = {
+    running: 0,
+    reading: true,
+    waiting: [],
+    end() {
+      lane.running--
+      while (lane.waiting.length > 0 && (lane.running === 0 || (lane.reading && lane.waiting[0].safe))) {
+        const turn = lane.waiting.shift()!
+        start(lane, turn.safe, turn.run)
+      }
+    },
+  }
+  lanes.set(socket, lane)
+  return lane
 }
 
-function start(lane: Lane, turn: Turn): void {
-  lane.reading = lane.running === 0 ? turn.safe : lane.reading && turn.safe
+function start(lane: Lane, safe: boolean, run: () => Promise<void>): void {
+  lane.reading = lane.running === 0 ? safe : lane.reading && safe
   lane.running++
-  const end = () => {
-    lane.running--
-    while (lane.waiting.length > 0 && (lane.running === 0 || (lane.reading && lane.waiting[0].safe))) {
-      start(lane, lane.waiting.shift()!)
-    }
-  }
-  turn.run().then(end, end)
+  run().then(lane.end, lane.end)
 }
