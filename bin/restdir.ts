@@ -222,6 +222,9 @@ server.listen(port, args.host, () => {
   if (!isLoopbackHost(args.host) && token === undefined && !args.readonly) {
     process.stderr.write(`restdir: warning: ${args.host} is reachable from other machines and anyone there can write; consider --token or --readonly.\n`)
   }
+  if (server.handler.settings.guards.cors === '*' && token === undefined && !args.readonly) {
+    process.stderr.write(`restdir: warning: --cors '*' lets every web page you visit write to this server; consider a list of origins, --token or --readonly.\n`)
+  }
 })
 
 let stopping = false

@@ -22,9 +22,23 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = de
   const kind = bodyKind(req.headers['content-type'])
   // Embedded after a body parser (express.json(), say), the stream has been read: its end will not come again.
   if (req.readableEnded) return bodyReadEarlier(req, kind, limits)
+  checkContentEncoding(req.headers['content-encoding'])
   const declaredLength = Number(req.headers['content-length'])
   if (declaredLength > limits.maxBody) throw tooLarge(req, limits)
   return parseBody(await readBytes(req, limits), kind, req, limits)
+}
+
+/**
+ * Bodies are read as sent: a compressed one (`Content-Encoding: gzip`, `br`, …)
+ * is refused with 415 naming its coding, and `Accept-Encoding: identity` says
+ * what is taken instead (RFC 9110 §15.5.16, §12.5.3).
+ */
+function checkContentEncoding(header: string | undefined): void {
+  if (header === undefined) return
+  const codings = header.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity')
+  if (codings.length === 0) return
+  const named = JSON.stringify(codings.join(', ').slice(0, 60))
+  throw new HttpError(415, `Content-Encoding ${named} is not accepted; send the body uncompressed.`, { 'Accept-Encoding': 'identity' })
 }
 
 function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: BodyLimits): JsonObject {

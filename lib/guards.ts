@@ -54,6 +54,8 @@ function checkHost(req: IncomingMessage, guards: GuardSettings): void {
   if (req.headers.host === undefined && (req.httpVersionMajor > 1 || req.httpVersionMinor >= 1)) {
     throw new HttpError(400, 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).')
   }
+  // Node keeps the first of several Host lines; which one a proxy in front judged is anyone's guess.
+  if (hostLines(req) > 1) throw new HttpError(400, 'The request has more than one Host header; send exactly one (RFC 9112 §3.2).')
   const boundAddress = guards.host ?? req.socket.localAddress
   if (boundAddress === undefined || !isLoopbackAddress(boundAddress)) return
   const host = req.headers.host
@@ -66,6 +68,36 @@ function checkHost(req: IncomingMessage, guards: GuardSettings): void {
       `not to ${JSON.stringify(host.slice(0, 100))} (a guard against DNS rebinding). ` +
       `To serve other host names, bind another address (--host 0.0.0.0, or the host option).`,
   )
+}
+
+function hostLines(req: IncomingMessage): number {
+  const raw = req.rawHeaders
+  let count = 0
+  for (let index = 0; index < raw.length; index += 2) {
+    if (raw[index].length === 4 && raw[index].toLowerCase() === 'host') count++
+  }
+  return count
+}
+
+/**
+ * The request target in origin form (`/path?query`). A target in absolute form
+ * (`http://localhost/notes`, as sent to proxies) must be accepted too, and its
+ * authority then stands for the Host header (RFC 9112 §3.2.2): it becomes
+ * `Host`, so the DNS-rebinding check judges it, and `req.url` its path.
+ */
+export function originFormOf(req: IncomingMessage): string {
+  const target = req.url ?? '/'
+  if (target[0] === '/') return target
+  const absolute = /^([a-z][a-z\d+.-]*):\/\/([^/?#]*)([^#]*)/i.exec(target)
+  if (!absolute) return target // neither form: the path check answers 400
+  const [, scheme, authority, rest] = absolute
+  if (!/^https?$/i.test(scheme)) throw new HttpError(400, `restdir serves http URLs, not ${JSON.stringify(scheme.slice(0, 20))} ones; send the path alone ("GET /notes").`)
+  if (authority === '' || authority.includes('@')) {
+    throw new HttpError(400, 'The absolute URL in the request line needs a host and no user information (RFC 9110 §4.2.1).')
+  }
+  req.headers.host = authority
+  req.url = rest === '' ? '/' : rest[0] === '?' ? '/' + rest : rest
+  return req.url
 }
 
 /** The host name of a Host header value: no port, no IPv6 brackets, lower case, no trailing dot. */

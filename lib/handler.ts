@@ -12,11 +12,15 @@ import { mayBeFile, serveStatic, TopNames } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { applyHeaders, sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
-import { answerByGuards } from './guards.ts'
+import { answerByGuards, originFormOf } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
 import { mountPathOf } from './mount.ts'
+import { inConnectionOrder } from './connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
+
+/** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
 
 export type Next = (error?: unknown) => void
 
@@ -61,7 +65,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   async function handle(req: IncomingMessage, res: ServerResponse, next: Next | undefined, headers: string[]): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
-    const target = req.url ?? '/'
+    const target = originFormOf(req)
     const segments = splitPath(target, settings.pathLimits)
     const apiPath = belowPrefix(segments, prefixSegments)
     const base = mountPathOf(req) + prefixUrl
@@ -121,12 +125,14 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
     }
     const headers: string[] = []
-    handle(req, res, next, headers).catch((error: unknown) => {
-      const httpError = toHttpError(error)
-      if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
-      if (!res.headersSent) applyHeaders(res, headers)
-      sendProblem(res, httpError, req.method === 'HEAD')
-    })
+    const answer = () =>
+      handle(req, res, next, headers).catch((error: unknown) => {
+        const httpError = toHttpError(error)
+        if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
+        if (!res.headersSent) applyHeaders(res, headers)
+        sendProblem(res, httpError, req.method === 'HEAD')
+      })
+    inConnectionOrder(req.socket, SAFE_METHODS.has(req.method ?? 'GET'), answer)
   }) as RestdirHandler
 
   handler.ready = ready

@@ -9,6 +9,9 @@ let lastTime = 0
 let counter = 0
 const COUNTER_LIMIT = 36 ** 3
 
+/** How long every new id is: 9 characters of time, 3 of counter. */
+export const ID_LENGTH = 12
+
 export function newId(now: number = Date.now()): string {
   if (now > lastTime) {
     lastTime = now

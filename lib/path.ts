@@ -19,7 +19,7 @@ export const defaultPathLimits: PathLimits = {
  * Splits a request target into percent-decoded path segments: the one place
  * where URLs are decoded, shared by the router, the data API and static files.
  * The query string and fragment never take part; a trailing slash is ignored.
- * Throws 400 for malformed percent-encoding or an empty segment, 414 past the limits.
+ * Throws 400 for malformed percent-encoding, an empty segment or an unencoded `.` or `..`, 414 past the limits.
  */
 export function splitPath(target: string, limits: PathLimits = defaultPathLimits): string[] {
   let end = target.length
@@ -42,6 +42,11 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
     const raw = path.slice(start, stop)
     // A trailing slash ends the loop before it makes a segment, so an empty one means "//".
     if (raw === '') throw new HttpError(400, 'The path has an empty segment ("//"); remove the extra slash.')
+    // Dot-segments are removed by clients before sending (RFC 3986 §5.2.4); one that arrives as is was
+    // meant as "here" or "up", never as a name, and taking it as either could touch the wrong document.
+    if (raw === '.' || raw === '..') {
+      throw new HttpError(400, `The path has a "${raw}" segment; remove dot-segments before sending (RFC 3986 §5.2.4), or name a document "${raw}" as ${raw.replaceAll('.', '%2E')}.`)
+    }
     if (raw.length > limits.maxSegmentLength) {
       throw new HttpError(414, `A path segment is longer than ${limits.maxSegmentLength} characters.`)
     }
@@ -52,6 +57,23 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
     start = stop + 1
   }
   return segments
+}
+
+/**
+ * Refuses, with the 414 a later GET of it would get, a POST whose new
+ * document's URL would break a limit: the child of `target` with an id of
+ * `idLength` characters must itself be a path that splitPath accepts, or the
+ * server would answer 201 for a document nobody can read back or delete.
+ */
+export function checkNewChildPath(target: string, idLength: number, limits: PathLimits = defaultPathLimits): void {
+  const query = target.search(/[?#]/)
+  const path = (query === -1 ? target : target.slice(0, query)).replace(/\/$/, '')
+  try {
+    splitPath(`${path}/${'x'.repeat(idLength)}`, limits)
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.status !== 414) throw error
+    throw new HttpError(414, `POST here would create a document whose URL breaks a limit, so nothing is created: ${error.message}`)
+  }
 }
 
 /**

@@ -25,6 +25,8 @@ export function splitPathModel(rawPath: string): PathOutcome {
   const segments: string[] = []
   for (const raw of raws) {
     if (raw === '') return { status: 400 }
+    // Dot-segments sent as they are name nothing (README, "The generic data API").
+    if (raw === '.' || raw === '..') return { status: 400 }
     if (raw.length > MAX_SEGMENT) return { status: 414 }
     try {
       segments.push(decodeURIComponent(raw))
@@ -34,6 +36,12 @@ export function splitPathModel(rawPath: string): PathOutcome {
     if (segments.length > MAX_DEPTH) return { status: 414 }
   }
   return { segments }
+}
+
+/** Whether a POST to `rawPath` makes a document whose own URL, 13 characters longer and one segment deeper, is within the limits. */
+export function newChildFits(rawPath: string): boolean {
+  const child = splitPathModel(rawPath.replace(/\/$/, '') + '/' + 'x'.repeat(12))
+  return !('status' in child)
 }
 
 /** A body as SPEC §5 reads it: the object it stands for, or the status that refuses it. */

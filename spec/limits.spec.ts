@@ -85,6 +85,63 @@ sizes('a path deeper than the limit is 414', async ({ server }) => {
   assertProblem(await server.request('GET', '/a/b/c/d/e/f'), 414)
 })
 
+sizes('a POST whose new document would be deeper than the limit is 414, and nothing is created', async ({ server }) => {
+  assertProblem(await server.request('POST', '/deep/b/c/d/e', { body: { lost: true } }), 414, /deeper than 5 segments/)
+  assert.is((await server.request('GET', '/deep/b/c/d/e')).status, 404)
+  assert.is((await server.request('GET', '/deep?_children')).status, 404)
+  const created = await server.request('POST', '/deep/b/c/d', { body: { kept: true } })
+  assert.is(created.status, 201)
+  assert.is((await server.request('GET', created.headers.location as string)).status, 200)
+})
+
+sizes('POST to any collection, users and playlists included, is 414 when the new URL would break a limit', async () => {
+  const deep = await startServerOnFolder({ prefix: '/a/b/c/d', maxPathDepth: 5 })
+  const prefix = '/' + 'p'.repeat(60)
+  const long = await startServerOnFolder({ prefix, maxPathLength: 100 })
+  try {
+    assertProblem(await deep.request('POST', '/a/b/c/d/user', { body: { username: 'ada' } }), 414, /deeper than 5 segments/)
+    assert.equal((await deep.request('GET', '/a/b/c/d/user')).json, [])
+
+    // A new document's path is 13 characters ("/" and a 12-character id) longer than its parent's.
+    const tooLong = `${prefix}/notes/${'n'.repeat(100 - 13 - prefix.length - 7 + 1)}`
+    assert.is(tooLong.length, 88)
+    assertProblem(await long.request('POST', tooLong, { body: {} }), 414, /longer than 100 characters/)
+    assert.is((await long.request('GET', `${prefix}/notes?_children`)).status, 404)
+    const created = await long.request('POST', tooLong.slice(0, -1), { body: {} })
+    assert.is(created.status, 201)
+    assert.is((created.headers.location as string).length, 100)
+    assert.is((await long.request('GET', created.headers.location as string)).status, 200)
+
+    const user = await long.request('POST', `${prefix}/user`, { body: { username: 'ada' } })
+    assert.is(user.status, 201)
+    const playlists = `${user.headers.location}/playlist`
+    assert.is(playlists.length, 88)
+    assertProblem(await long.request('POST', playlists, { body: { name: 'lost' } }), 414, /longer than 100 characters/)
+    assert.equal((await long.request('GET', playlists)).json, [])
+  } finally {
+    await deep.close()
+    await long.close()
+  }
+})
+
+sizes('at the default limits, a POST to a 32-segment path or an 8180-character one is 414', async () => {
+  const server = await startServerOnFolder()
+  try {
+    const deepest = '/d'.repeat(32)
+    assertProblem(await server.request('POST', deepest, { body: {} }), 414, /deeper than 32 segments/)
+    const longest = '/' + Array.from({ length: 8 }, () => 'l'.repeat(1021)).join('/') + '/' + 'l'.repeat(8180 - 8 * 1022 - 1)
+    assert.is(longest.length, 8180)
+    assertProblem(await server.request('POST', longest, { body: {} }), 414, /longer than 8192 characters/)
+    assert.equal((await server.request('GET', '/?_children')).json, [])
+    const created = await server.request('POST', deepest.slice(0, -2), { body: {} })
+    assert.is(created.status, 201)
+    assert.is((await server.request('GET', created.headers.location as string)).status, 200)
+    assert.is((await server.request('DELETE', created.headers.location as string)).status, 200)
+  } finally {
+    await server.close()
+  }
+})
+
 sizes('JSON nested deeper than the limit is 400 and says where; strings do not count', async ({ server }) => {
   assert.is((await server.request('PUT', '/size/deep', { body: nested(6), headers: { 'content-type': 'application/json' } })).status, 201)
   const answer = await server.request('PUT', '/size/deep', { body: nested(7), headers: { 'content-type': 'application/json' } })

@@ -113,3 +113,17 @@ function decodeChunked(bytes: Buffer, start: number): { body: Buffer; next: numb
     offset += size + 2
   }
 }
+
+/**
+ * The bytes of one HTTP/1.1 request addressed to 127.0.0.1, for sending raw
+ * (several may be joined and sent in one write: pipelining). A body is sent as
+ * JSON with its Content-Length; `close` asks the server to close after answering.
+ */
+export function rawRequest(method: string, target: string, options: { body?: unknown; headers?: Record<string, string>; close?: boolean } = {}): string {
+  let head = `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n`
+  for (const [name, value] of Object.entries(options.headers ?? {})) head += `${name}: ${value}\r\n`
+  const body = options.body === undefined ? '' : JSON.stringify(options.body)
+  if (options.body !== undefined) head += `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+  if (options.close) head += 'Connection: close\r\n'
+  return head + '\r\n' + body
+}

@@ -295,6 +295,26 @@ cors('an origin that is not one is refused when the server starts', () => {
   assert.throws(() => createHandler({ store: new MemoryStore(), cors: 'ftp://files.example' }), /http/)
 })
 
+cors('--cors \'*\' with writes open to anyone warns at start-up; with a token, --readonly or a list it does not', async () => {
+  const store = await makeTempDir()
+  const warning = /warning: --cors '\*' lets every web page you visit write/
+  try {
+    for (const [args, warns] of [
+      [['--cors', '*'], true],
+      [['--cors', 'https://a.example,*'], true],
+      [['--cors', '*', '--readonly'], false],
+      [['--cors', '*', '--token', 'secret'], false],
+      [['--cors', 'https://a.example'], false],
+    ] as const) {
+      const cli = await startCli(['--port', '0', '--store', store, '--quiet', ...args])
+      await cli.stop() // its output is whole once it has exited
+      assert.is(warning.test(cli.stderr()), warns, `${args.join(' ')}: ${cli.stderr()}`)
+    }
+  } finally {
+    await rm(store, { recursive: true, force: true })
+  }
+})
+
 cors.run()
 
 // ---------------------------------------------------------------- token

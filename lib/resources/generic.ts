@@ -8,6 +8,8 @@ import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { sendCollection, sendEmptyCollection } from '../listing.ts'
 import { requireOwners } from './owners.ts'
+import { checkNewChildPath } from '../path.ts'
+import { ID_LENGTH } from '../ids.ts'
 
 /**
  * The generic data API (SPEC §3): every URL not declared elsewhere names a
@@ -60,7 +62,13 @@ export function notFound(path: NodePath): HttpError {
   return new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
 }
 
+/** A POST is refused before anything is written when its new document's URL would be past the path limits (414). Shared with declared collections. */
+export function refuseUnreachableChild(context: Context): void {
+  checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
+}
+
 async function createChild(context: Context): Promise<void> {
+  refuseUnreachableChild(context)
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   if (Object.hasOwn(body, 'id')) {
     throw new HttpError(400, 'POST generates the id; to choose one, PUT the document at its own URL instead.')

@@ -6,7 +6,7 @@ import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { readNode } from './generic.ts'
+import { readNode, refuseUnreachableChild } from './generic.ts'
 import { requireOwners } from './owners.ts'
 import { emptyWhenMissing } from './users.ts'
 
@@ -29,6 +29,7 @@ function playlistPath(context: Context): string[] {
 }
 
 async function createPlaylist(context: Context): Promise<void> {
+  refuseUnreachableChild(context)
   const userId = context.params.user_id
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChanges(body, userId, undefined)

@@ -6,7 +6,7 @@ import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { readNode } from './generic.ts'
+import { readNode, refuseUnreachableChild } from './generic.ts'
 import { sendEmptyCollection } from '../listing.ts'
 
 /**
@@ -33,6 +33,7 @@ export function emptyWhenMissing(context: Context, path: NodePath) {
 const USERNAMES = 'usernames'
 
 async function createUser(context: Context): Promise<void> {
+  refuseUnreachableChild(context)
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(body, undefined)
   const created = await context.documents.serialize(USERNAMES, async () => {
