@@ -76,8 +76,9 @@ export function isNodeName(name: string): boolean {
   return !name.startsWith('@') && (isHashedName(name) || decodeOrUndefined(name) !== undefined)
 }
 
+/** Only real folders: a link is never a node, so a listing never leads out of the store. */
 function mayBeNode(entry: Dirent): boolean {
-  return !entry.name.startsWith('@') && !entry.isFile()
+  return !entry.name.startsWith('@') && entry.isDirectory()
 }
 
 function decodeOrUndefined(name: string): string | undefined {
