@@ -133,7 +133,7 @@ export class Documents {
         if (broken) {
           // A broken document file is repaired by a write that needs no current document
           // (a PUT); one that does (a PATCH) hears what is wrong with the file.
-          const doc = await Promise.resolve(compute(undefined)).catch(() => {
+          const doc = await (async () => compute(undefined))().catch(() => {
             throw broken
           })
           checkPreconditions(undefined, options.preconditions)
