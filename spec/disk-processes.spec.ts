@@ -99,6 +99,17 @@ function onDisk(store: string, collection: string): { documents: number; trash: 
   return { documents, trash }
 }
 
+/** Entries left of a collection being removed: in its folder, or in the `@trash-*` folder it was moved to. */
+function remaining(store: string, collection: string): number {
+  const trash = readdirSync(store).find((name) => name.startsWith('@trash-'))
+  for (const folder of [join(store, collection), ...(trash ? [join(store, trash)] : [])]) {
+    try {
+      return readdirSync(folder).length
+    } catch {}
+  }
+  return 0
+}
+
 const BIG = 20_000
 
 /**
@@ -128,19 +139,22 @@ test(`a SIGKILL in the middle of a ${BIG}-document DELETE leaves the subtree who
   const { store, dispose } = await bigStoreFolder()
   const outcomes: string[] = []
   try {
-    // Kills early (before the removal starts or while it renames), and late, while the files go.
-    for (const delay of [0, 10, 150, 600]) {
+    // One kill before the removal starts, the others once it has taken away 10 % and 60 % of the files.
+    for (const share of [0, 0.1, 0.6]) {
       if (onDisk(store, 'big').documents === 0) buildCollection(store, 'big', BIG)
       const server = await startCli(['--port', '0', '--store', store, '--quiet'])
       const deleting = send(server.port, 'DELETE', '/big').catch(() => undefined)
-      await new Promise((resolve) => setTimeout(resolve, delay))
+      let finished = false
+      void deleting.then(() => (finished = true))
+      while (!finished && share > 0 && remaining(store, 'big') > BIG * (1 - share)) await new Promise((resolve) => setTimeout(resolve, 2))
+      const delay = `${share * 100} %${finished ? ' (finished before the kill)' : ''}`
       await server.stop('SIGKILL')
       await deleting
 
       const restarted = await startCli(['--port', '0', '--store', store, '--quiet'])
       const answer = await send(restarted.port, 'GET', '/big?_limit=1')
       const total = answer.status === 200 ? Number(answer.headers['x-total-count']) : 0
-      assert.ok(answer.status === 404 || (answer.status === 200 && total === BIG), `after a kill at ${delay} ms: ${answer.status}, ${total} documents listed`)
+      assert.ok(answer.status === 404 || (answer.status === 200 && total === BIG), `after a kill at ${delay}: ${answer.status}, ${total} documents listed`)
       // The restart sweeps what the dead server was removing; the subtree never comes back half.
       let disk = onDisk(store, 'big')
       for (let attempt = 0; attempt < 200 && disk.trash; attempt++) {
@@ -148,9 +162,9 @@ test(`a SIGKILL in the middle of a ${BIG}-document DELETE leaves the subtree who
         disk = onDisk(store, 'big')
       }
       assert.not.ok(disk.trash, 'the removal left a @trash folder after the restart')
-      assert.ok(disk.documents === 0 || disk.documents === BIG, `after a kill at ${delay} ms, ${disk.documents} of ${BIG} documents are on disk`)
+      assert.ok(disk.documents === 0 || disk.documents === BIG, `after a kill at ${delay}, ${disk.documents} of ${BIG} documents are on disk`)
       assert.is(disk.documents === BIG, answer.status === 200)
-      outcomes.push(`${delay} ms: ${disk.documents === BIG ? 'there' : 'gone'}`)
+      outcomes.push(`${delay}: ${disk.documents === BIG ? 'there' : 'gone'}`)
       await restarted.stop()
     }
     console.log(`  kills during DELETE: ${outcomes.join(', ')}`)
