@@ -5,7 +5,7 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { makeTempDir, startServer, type Answer, type TestServer } from './helpers.ts'
+import { makeTempDir, startServer, touchLater, type Answer, type TestServer } from './helpers.ts'
 
 // What a real disk brings: broken files, pipes, links, a full disk, a store
 // folder taken away. Each test makes the fault for real in a store folder of
@@ -156,6 +156,20 @@ pipes('is answered at once as a 409, and many GETs of pipes never stall other do
   // And a PUT replaces the pipe with a document.
   assert.is((await server.request('PUT', '/pipes/p0', { body: { was: 'a pipe' } })).status, 200)
   assert.equal((await server.request('GET', '/pipes/p0')).json, { id: 'p0', was: 'a pipe' })
+})
+
+pipes('in place of a long name\'s @name file never stalls a listing', async ({ dir, server, fifos }) => {
+  const long = 'x'.repeat(300)
+  assert.is((await server.request('PUT', `/names/${long}`, { body: {} })).status, 201)
+  assert.is((await server.request('PUT', '/names/short', { body: {} })).status, 201)
+  const [hashed] = readdirSync(join(dir, 'names')).filter((name) => name !== 'short')
+  const nameFile = join(dir, 'names', hashed, '@name')
+  rmSync(nameFile)
+  execFileSync('mkfifo', [nameFile])
+  fifos.push(nameFile)
+  touchLater(join(dir, 'names'))
+  const listing = await within(5000, server.request('GET', '/names?_children'), 'GET /names?_children')
+  assert.equal(listing.json, ['short'])
 })
 
 pipes.run()

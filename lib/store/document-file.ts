@@ -51,3 +51,9 @@ export function notRegular(stats: Stats): string | undefined {
   if (stats.isFIFO()) return 'is a named pipe, not a regular file'
   return 'is not a regular file (a socket or a device)'
 }
+
+/** Reads one of the store's own small files (a `@name`) the same safe way; undefined when it is missing or not a regular file. */
+export async function readOwnFile(file: string): Promise<string | undefined> {
+  const read = await readDocumentFile(file)
+  return typeof read === 'object' ? read.bytes.toString('utf8') : undefined
+}
