@@ -263,6 +263,7 @@ gone('deleted: reads and writes are 503 naming the cause, the folder is never ma
     assertProblem(await server.request('GET', '/notes'), 503, 'store folder was deleted or moved')
     assertProblem(await server.request('PUT', '/notes/b', { body: { text: 'b' } }), 503, 'store folder was deleted or moved')
     assertProblem(await server.request('POST', '/notes', { body: { text: 'c' } }), 503, 'store folder was deleted or moved')
+    assertProblem(await server.request('DELETE', '/notes/a'), 503, 'store folder was deleted or moved')
     assert.ok(log.some((line) => line.includes('store folder') && line.includes('deleted or moved')), log.join('\n'))
   })
   assert.not.ok(existsSync(dir), 'the store folder was made anew')

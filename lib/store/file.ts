@@ -249,12 +249,15 @@ export class FileStore implements Store {
       if (!isMissing(error)) throw toStoreError(error, path)
     }
     // No document: the node exists while it has a child.
+    let found: boolean
     try {
-      return await hasChildNode(directory)
+      found = await hasChildNode(directory)
     } catch (error) {
-      if (isMissing(error)) return false
-      throw toStoreError(error, path)
+      if (!isMissing(error)) throw toStoreError(error, path)
+      found = false
     }
+    if (!found) this.#checkStoreFolder(path)
+    return found
   }
 
   write(path: NodePath, doc: Doc): Promise<WriteResult> {
@@ -284,7 +287,9 @@ export class FileStore implements Store {
     // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
     const gone = (): ChildChange[] =>
       path.flatMap((name, depth) => (exists(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
-    return this.#indexes.change(directories.slice(0, -1), removal, gone)
+    const removed = await this.#indexes.change(directories.slice(0, -1), removal, gone)
+    if (!removed.existed) this.#checkStoreFolder(path)
+    return removed
   }
 
   /** Waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
