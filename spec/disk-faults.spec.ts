@@ -347,7 +347,10 @@ diskTest('full: a write is 507, the old version stays, no temp file or folder is
     const before = await everything(store)
     const big = { text: 'x'.repeat(64 * 1024) }
 
-    assertProblem(await server.request('PUT', '/notes/a', { body: big }), 507, 'disk', 'full')
+    await capturingLog(async (log) => {
+      assertProblem(await server.request('PUT', '/notes/a', { body: big }), 507, 'disk', 'full')
+      assert.ok(log.some((line) => line.includes('the disk is full')), log.join('\n'))
+    })
     assert.equal((await server.request('GET', '/notes/a')).json, { id: 'a', text: 'first' })
     assertProblem(await server.request('PUT', '/deep/new/node', { body: big }), 507, 'full')
     assertProblem(await server.request('POST', '/notes', { body: big }), 507, 'full')
@@ -374,9 +377,12 @@ diskTest('made read-only: writes are 503 saying so, reads go on, and writes work
   try {
     assert.is((await server.request('PUT', '/notes/a', { body: { text: 'first' } })).status, 201)
     execFileSync('mount', ['-o', 'remount,ro', mount.dir])
-    assertProblem(await server.request('PUT', '/notes/a', { body: { text: 'second' } }), 503, 'cannot be written')
-    assertProblem(await server.request('PUT', '/notes/b', { body: { text: 'b' } }), 503, 'cannot be written')
-    assertProblem(await server.request('DELETE', '/notes/a'), 503, 'cannot be written')
+    await capturingLog(async (log) => {
+      assertProblem(await server.request('PUT', '/notes/a', { body: { text: 'second' } }), 503, 'cannot be written')
+      assertProblem(await server.request('PUT', '/notes/b', { body: { text: 'b' } }), 503, 'cannot be written')
+      assertProblem(await server.request('DELETE', '/notes/a'), 503, 'cannot be written')
+      assert.is(log.filter((line) => line.includes('cannot be written')).length, 1, log.join('\n'))
+    })
     assert.equal((await server.request('GET', '/notes/a')).json, { id: 'a', text: 'first' })
     execFileSync('mount', ['-o', 'remount,rw', mount.dir])
     assert.is((await server.request('PUT', '/notes/a', { body: { text: 'second' } })).status, 200)
