@@ -49,7 +49,8 @@ export class FileStore implements Store {
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
   #realBase: string | undefined
-  #goneReported = false
+  /** When each fault of the whole store was last written to the log. */
+  readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
 
   /** Opens (creating if needed) a store folder and takes its lock; throws ESTORELOCKED when another restdir holds it. */
@@ -153,7 +154,7 @@ export class FileStore implements Store {
       }
     } catch (error) {
       if (isMissing(error)) return undefined
-      throw toStoreError(error, path)
+      throw this.#report(toStoreError(error, path))
     }
     if (typeof read === 'string') throw new StoreError('bad-document', path, read)
     return read
@@ -178,11 +179,21 @@ export class FileStore implements Store {
       stats = undefined
     }
     if (stats !== undefined && stats.isDirectory() && stats.ino === this.#rootIno) return
-    if (!this.#goneReported) {
-      this.#goneReported = true
-      console.error(`restdir: the store folder ${this.dir} was deleted or moved away; answering 503 until it is back.`)
-    }
-    throw new StoreError('store-gone', path)
+    throw this.#report(new StoreError('store-gone', path))
+  }
+
+  /**
+   * Says in the server log that the store as a whole is in trouble (gone,
+   * read-only, full, out of descriptors), at most once a minute per kind:
+   * the answers tell each client, the log tells whoever runs the server.
+   */
+  #report(error: unknown): unknown {
+    if (!(error instanceof StoreError) || !(error.kind in storeTrouble)) return error
+    const now = Date.now()
+    if (now - (this.#reported.get(error.kind) ?? -Infinity) < 60_000) return error
+    this.#reported.set(error.kind, now)
+    console.error(`restdir: ${storeTrouble[error.kind]} (store folder ${this.dir}).`)
+    return error
   }
 
   /**
@@ -236,7 +247,7 @@ export class FileStore implements Store {
       }
       return list
     } catch (error) {
-      throw toStoreError(error, path)
+      throw this.#report(toStoreError(error, path))
     }
   }
 
@@ -287,7 +298,9 @@ export class FileStore implements Store {
     // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
     const gone = (): ChildChange[] =>
       path.flatMap((name, depth) => (exists(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
-    const removed = await this.#indexes.change(directories.slice(0, -1), removal, gone)
+    const removed = await this.#indexes.change(directories.slice(0, -1), removal, gone).catch((error: unknown) => {
+      throw this.#report(error)
+    })
     if (!removed.existed) this.#checkStoreFolder(path)
     return removed
   }
@@ -345,7 +358,7 @@ export class FileStore implements Store {
     } catch (error) {
       for (const directory of made.reverse()) await removeIfEmpty(directory, (parent) => this.#tempPath(parent)).catch(() => false)
       if (isMissing(error)) this.#checkStoreFolder(path)
-      throw toStoreError(error, path)
+      throw this.#report(toStoreError(error, path))
     }
   }
 
@@ -420,6 +433,14 @@ export class FileStore implements Store {
   #tempPath(directory: string): string {
     return join(directory, `@tmp-${this.#runId}-${++this.#tempCount}`)
   }
+}
+
+/** What the log says of a fault of the whole store (see #report). */
+const storeTrouble: Record<string, string> = {
+  'store-gone': 'the store folder was deleted or moved away; every request is answered 503 until it is back',
+  'read-only': 'the store folder cannot be written (read-only or no permission); writes are answered 503',
+  'disk-full': 'the disk is full; writes are answered 507 until space is freed',
+  'out-of-descriptors': 'out of file descriptors; requests that need one are answered 503 until some are free',
 }
 
 /**
