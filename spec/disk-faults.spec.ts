@@ -158,6 +158,18 @@ pipes('is answered at once as a 409, and many GETs of pipes never stall other do
   assert.equal((await server.request('GET', '/pipes/p0')).json, { id: 'p0', was: 'a pipe' })
 })
 
+pipes('a device in a document file\'s place (an endless /dev/zero) is refused at once, never read', async ({ dir, server }) => {
+  mkdirSync(join(dir, 'dev', 'zero'), { recursive: true })
+  try {
+    execFileSync('mknod', [join(dir, 'dev', 'zero', '@.json'), 'c', '1', '5'], { stdio: 'pipe' })
+  } catch (error) {
+    console.log(`  skipped the device case: mknod is not permitted here (${String((error as Error).message).split('\n')[0]})`)
+    return
+  }
+  assertProblem(await within(5000, server.request('GET', '/dev/zero'), 'GET /dev/zero'), 409, '/dev/zero', 'not a regular file')
+  assert.is((await server.request('PUT', '/dev/zero', { body: { was: 'a device' } })).status, 200)
+})
+
 pipes('in place of a long name\'s @name file never stalls a listing', async ({ dir, server, fifos }) => {
   const long = 'x'.repeat(300)
   assert.is((await server.request('PUT', `/names/${long}`, { body: {} })).status, 201)
