@@ -1,9 +1,20 @@
 import type { Doc, NodePath, Store, StoredDoc, StoredText } from './store/store.ts'
 import { HttpError } from './errors.ts'
+import { isStoreError, type StoreError } from './store/errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
 import { joinPath } from './path.ts'
 import { pacer } from './pace.ts'
+
+/**
+ * Documents of a collection, and the store errors of the children whose
+ * document file is broken (bad JSON, not an object, not a regular file),
+ * which are left out so that one broken file never breaks its collection.
+ */
+export interface Listing {
+  docs: Doc[]
+  skipped: StoreError[]
+}
 
 /** A change, as the event streams (SSE) report it. */
 export interface Change {
@@ -53,6 +64,11 @@ export class Documents {
 
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
   async list(path: NodePath): Promise<Doc[] | undefined> {
+    return (await this.listing(path))?.docs
+  }
+
+  /** As `list`, with the children whose document file is broken, which are left out (see `Listing`). */
+  async listing(path: NodePath): Promise<Listing | undefined> {
     const names = this.store.documentChildren
       ? (await this.store.documentChildren(path, 0, undefined))?.names
       : await this.store.children(path)
@@ -65,29 +81,39 @@ export class Documents {
    * With a store that can name the children holding a document, this reads
    * only the window's documents, however big the collection.
    */
-  async window(path: NodePath, start: number, end: number | undefined): Promise<{ docs: Doc[]; total: number } | undefined> {
+  async window(path: NodePath, start: number, end: number | undefined): Promise<(Listing & { total: number }) | undefined> {
     if (!this.store.documentChildren) {
-      const all = await this.list(path)
-      return all && { docs: all.slice(start, end), total: all.length }
+      const all = await this.listing(path)
+      return all && { docs: all.docs.slice(start, end), skipped: all.skipped, total: all.docs.length }
     }
     const children = await this.store.documentChildren(path, start, end)
     if (!children) return undefined
     // A document removed meanwhile is left out of the window.
-    return { docs: await this.#readAll(path, children.names), total: children.total }
+    return { ...(await this.#readAll(path, children.names)), total: children.total }
   }
 
-  async #readAll(path: NodePath, names: readonly string[]): Promise<Doc[]> {
+  async #readAll(path: NodePath, names: readonly string[]): Promise<Listing> {
     const docs: Doc[] = []
+    const skipped: StoreError[] = []
     const pace = pacer()
+    // One broken file is that document's problem, not its collection's: it is left out and named.
+    const readOne = (name: string) =>
+      this.store.read([...path, name]).catch((error: unknown) => {
+        if (!isStoreError(error, 'bad-document')) throw error
+        return error
+      })
     // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
     for (let start = 0; start < names.length; start += 64) {
-      const batch = await Promise.all(names.slice(start, start + 64).map((name) => this.store.read([...path, name])))
-      for (const stored of batch) if (stored) docs.push(stored.doc)
+      const batch = await Promise.all(names.slice(start, start + 64).map(readOne))
+      for (const stored of batch) {
+        if (isStoreError(stored)) skipped.push(stored)
+        else if (stored) docs.push(stored.doc)
+      }
       // Cached reads settle at once: without this, a big collection would be read in one turn of the event loop.
       const turn = pace(true)
       if (turn) await turn
     }
-    return docs
+    return { docs, skipped }
   }
 
   /** Runs `task` alone among tasks with the same key (for checks that span nodes, such as unique usernames). */
@@ -108,7 +134,18 @@ export class Documents {
   ): Promise<WriteOutcome> {
     return this.treeLock.runShared(() =>
       this.nodeLocks.run(nodeKey(path), async () => {
-        const current = await this.store.read(path)
+        const { current, broken } = await this.#readForWrite(path)
+        if (broken) {
+          // A broken document file is repaired by a write that needs no current document
+          // (a PUT); one that does (a PATCH) hears what is wrong with the file.
+          const doc = await (async () => compute(undefined))().catch(() => {
+            throw broken
+          })
+          checkPreconditions(undefined, options.preconditions)
+          const { etag } = await this.store.write(path, doc)
+          this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
+          return { doc, etag, created: false }
+        }
         // Compute first: a request that would fail anyway (404, 409, 400) gets that answer,
         // since preconditions only count for one that would otherwise succeed (RFC 9110 §13.2.1).
         const doc = await compute(current)
@@ -118,6 +155,16 @@ export class Documents {
         return { doc, etag, created }
       }),
     )
+  }
+
+  /** The current document for a write; a broken document file is reported, not thrown. */
+  async #readForWrite(path: NodePath): Promise<{ current?: StoredDoc; broken?: StoreError }> {
+    try {
+      return { current: await this.store.read(path) }
+    } catch (error) {
+      if (isStoreError(error, 'bad-document')) return { broken: error }
+      throw error
+    }
   }
 
   /**

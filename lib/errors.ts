@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
+import { StoreError } from './store/errors.ts'
+import { joinPath } from './path.ts'
 
 /**
  * An error that knows its HTTP answer. Thrown where a problem is found and
@@ -46,5 +48,32 @@ export function problemJson(error: HttpError): string {
 /** Turns anything thrown into an HttpError; unknown faults become a 500 that says nothing internal. */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error
+  if (error instanceof StoreError) return storeProblem(error)
   return new HttpError(500, 'The server met an unexpected fault; it has been logged and the server keeps serving.')
+}
+
+/**
+ * What a client hears of a store fault (see README, "Requests and errors").
+ * A broken document file is a 409 Conflict (RFC 9110 §15.5.10): the request
+ * is fine but the node's current state keeps it from being served, and the
+ * client can resolve that itself, with a PUT that replaces the file or a DELETE.
+ */
+export function storeProblem(error: StoreError): HttpError {
+  const url = joinPath(error.path)
+  switch (error.kind) {
+    case 'bad-document':
+      return new HttpError(409, `The document file for ${url} ${error.reason ?? 'cannot be read'}; PUT a document to replace it, or DELETE it.`)
+    case 'disk-full':
+      return new HttpError(507, `The disk holding the store is full, so ${url} was not written; the document as it was is unchanged. Free some space and retry.`)
+    case 'out-of-descriptors':
+      return new HttpError(503, 'The server has run out of file descriptors for the moment; retry shortly.', { 'Retry-After': '1' })
+    case 'path-too-long':
+      return new HttpError(414, 'The path is too long for the store folder on this file system; use shorter or fewer segments.')
+    case 'store-gone':
+      return new HttpError(503, 'The store folder was deleted or moved away while the server runs; put it back, or restart the server on a store folder.')
+    case 'blocked-path':
+      return new HttpError(409, `The store cannot reach ${url}: its folder ${error.reason ?? 'is blocked'}. Remove that from the store folder (a DELETE removes a link in the node's own place).`)
+    case 'read-only':
+      return new HttpError(503, `The store folder cannot be written (a read-only file system, or no permission), so ${url} was not changed; reads still work.`)
+  }
 }

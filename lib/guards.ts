@@ -181,7 +181,7 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
  * CORS protocol): listing totals and pages, where a new document went, versions.
  * Sent only beside `Access-Control-Allow-Origin`, without which it means nothing.
  */
-const EXPOSED_HEADERS = 'X-Total-Count, Link, Location, ETag'
+const EXPOSED_HEADERS = 'X-Total-Count, Link, Location, ETag, X-Restdir-Skipped'
 
 function originAllowed(origin: string, host: string | undefined, allowed: GuardSettings['cors']): boolean {
   if (allowed === '*') return true

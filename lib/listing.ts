@@ -7,6 +7,7 @@ import { matchesFilters, parseFilters, type Filter, type ListingLimits } from '.
 import { parseSort, sortDocs, type SortKey } from './listing-sort.ts'
 import { Gate, pacer } from './pace.ts'
 import { HttpError } from './errors.ts'
+import type { StoreError } from './store/errors.ts'
 
 /**
  * A listing query in json-server's dialect (SPEC §6), so its clients work
@@ -35,8 +36,21 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
     ? await selectFromAll(context.documents, path, listing)
     : await readWindow(context.documents, path, listing.start, listing.end)
   if (!selection) return false
-  sendJson(context, 200, selection.docs, listingHeaders(context, path, listing, selection.total))
+  const headers = listingHeaders(context, path, listing, selection.total)
+  if (selection.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selection.skipped)
+  sendJson(context, 200, selection.docs, headers)
   return true
+}
+
+/**
+ * A collection is listed without the children whose document file is broken;
+ * the answer names them in `X-Restdir-Skipped` (their URLs, comma-separated)
+ * and the server log says what is wrong with each. A GET of one of them says so too.
+ */
+function reportSkipped(context: Context, skipped: readonly StoreError[]): string {
+  const urls = skipped.map((error) => urlOf(context, error.path))
+  for (const [index, error] of skipped.entries()) console.error(`restdir: left ${urls[index]} out of a listing: its document file ${error.reason}.`)
+  return urls.join(', ')
 }
 
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
@@ -49,6 +63,8 @@ interface Selection {
   docs: Doc[]
   /** How many documents matched, before the window. */
   total: number
+  /** Children left out because their document file is broken. */
+  skipped: readonly StoreError[]
 }
 
 function needsEveryDocument(listing: ListingQuery): boolean {
@@ -67,10 +83,10 @@ const bigListings = new WeakMap<Documents, Gate>()
 
 async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
   const select = async () => {
-    const all = await documents.list(path)
+    const all = await documents.listing(path)
     if (!all) return undefined
-    const matching = await sortDocs(await filterDocs(all, listing.filters), listing.sort)
-    return { docs: matching.slice(listing.start, listing.end), total: matching.length }
+    const matching = await sortDocs(await filterDocs(all.docs, listing.filters), listing.sort)
+    return { docs: matching.slice(listing.start, listing.end), total: matching.length, skipped: all.skipped }
   }
   if (!(await isBig(documents, path))) return select()
   let gate = bigListings.get(documents)

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { HttpError } from '../lib/errors.ts'
+import { toHttpError } from '../lib/errors.ts'
+import { StoreError } from '../lib/store/errors.ts'
 import { FileStore, MemoryStore } from '../lib/store/index.ts'
 import type { Doc, NodePath, Store } from '../lib/store/index.ts'
 import { crashWrite } from './fixtures/store-crash-writer.ts'
@@ -256,24 +257,25 @@ files('a document edited by hand is what the next read returns, with a new ETag'
   assert.equal((await store.read(['note']))?.doc, { text: 'bom' })
 })
 
-files('a document file that is not valid JSON is a 500 naming the URL path, and can still be removed', async ({ dir, store }) => {
+files('a document file that is not valid JSON is a bad-document error naming the node, and can still be removed', async ({ dir, store }) => {
   await store.write(['broken', 'doc'], {})
   await writeFile(join(dir, 'broken', 'doc', '@.json'), '{"text": ')
   const error = await rejection(store.read(['broken', 'doc']))
-  assert.instance(error, HttpError)
-  assert.is((error as HttpError).status, 500)
-  assert.is((error as HttpError).detail, 'The document file for /broken/doc is not valid JSON; fix or delete it.')
-  assert.not.ok((error as HttpError).detail.includes(dir))
+  assert.instance(error, StoreError)
+  assert.is((error as StoreError).kind, 'bad-document')
+  assert.equal((error as StoreError).path, ['broken', 'doc'])
+  assert.is((error as StoreError).reason, 'is not valid JSON')
+  assert.not.ok((error as StoreError).message.includes(dir))
   assert.equal(await store.remove(['broken', 'doc']), { existed: true })
   assert.not.ok(await store.exists(['broken']))
 })
 
-files('a document file holding JSON that is not an object is a 500 as well', async ({ dir, store }) => {
+files('a document file holding JSON that is not an object is a bad-document error as well', async ({ dir, store }) => {
   await store.write(['arr'], {})
   await writeFile(join(dir, 'arr', '@.json'), '[1, 2]')
   const error = await rejection(store.read(['arr']))
-  assert.is((error as HttpError).status, 500)
-  assert.match((error as HttpError).detail, '/arr')
+  assert.is((error as StoreError).kind, 'bad-document')
+  assert.is((error as StoreError).reason, 'holds an array')
 })
 
 files('folders that are no encoding and stray files are not nodes', async ({ dir, store }) => {
@@ -304,12 +306,13 @@ files('removing a subtree leaves no trash and no empty directories behind', asyn
   assert.equal(await listTree(dir), ['@lock', 'keep', join('keep', '@.json')])
 })
 
-files('a path too long for the file system is a 414', async ({ store }) => {
+files('a path too long for the file system is a path-too-long error, which the client hears as 414', async ({ store }) => {
   const path = Array.from({ length: 32 }, (_, n) => `${n}`.repeat(250).slice(0, 250))
   for (const attempt of [() => store.write(path, {}), () => store.read(path), () => store.create(path, {})]) {
     const error = await rejection(attempt())
-    assert.instance(error, HttpError)
-    assert.is((error as HttpError).status, 414)
+    assert.instance(error, StoreError)
+    assert.is((error as StoreError).kind, 'path-too-long')
+    assert.is(toHttpError(error).status, 414)
   }
 })
 

@@ -1,4 +1,4 @@
-import { link, open, rename, unlink } from 'node:fs/promises'
+import { link, open, rename, rm, unlink } from 'node:fs/promises'
 import { errorCode } from './fs-errors.ts'
 
 /**
@@ -34,7 +34,7 @@ export async function placeFile(
   mode: 'create' | 'replace' | 'overwrite' | 'into-new-folder',
 ): Promise<'created' | 'replaced' | 'exists'> {
   if (mode === 'overwrite' || mode === 'into-new-folder') {
-    await rename(tempPath, target)
+    await renameOver(tempPath, target)
     return mode === 'overwrite' ? 'replaced' : 'created'
   }
   try {
@@ -48,8 +48,29 @@ export async function placeFile(
       throw error
     }
   }
-  await rename(tempPath, target)
+  await renameOver(tempPath, target)
   return 'replaced'
+}
+
+/**
+ * rename(2) of a temp file onto `target`. A directory in the target's place
+ * (a broken document that a person or a tool made a folder) is removed first:
+ * a replacement is how a client repairs it. A rename that fails leaves no temp file.
+ */
+async function renameOver(tempPath: string, target: string): Promise<void> {
+  try {
+    try {
+      await rename(tempPath, target)
+    } catch (error) {
+      const code = errorCode(error)
+      if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error
+      await rm(target, { recursive: true, force: true })
+      await rename(tempPath, target)
+    }
+  } catch (error) {
+    await unlink(tempPath).catch(() => {})
+    throw error
+  }
 }
 
 /** Writes a whole file at `target` only if none is there; false when one was. */

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { statSync, type Stats } from 'node:fs'
-import { access, mkdir, readFile, readdir, unlink } from 'node:fs/promises'
-import { dirname, join, resolve, sep } from 'node:path'
+import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs'
+import { access, mkdir, readdir, realpath, unlink } from 'node:fs/promises'
+import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
 import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './cache.ts'
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
+import { readDocumentFile } from './document-file.ts'
+import { StoreError } from './errors.ts'
 import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
 import { takeLock, releaseLock, type StoreLock } from './lock.ts'
 import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
+import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
@@ -42,6 +45,12 @@ export class FileStore implements Store {
   readonly #indexes = new ChildIndexes()
   readonly #writing = new KeyedLock()
   #tempCount = 0
+  /** The store folder's inode when opened: a folder put in its place later is not this store. */
+  readonly #rootIno: number
+  /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
+  #realBase: string | undefined
+  /** When each fault of the whole store was last written to the log. */
+  readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
 
   /** Opens (creating if needed) a store folder and takes its lock; throws ESTORELOCKED when another restdir holds it. */
@@ -60,6 +69,7 @@ export class FileStore implements Store {
     this.#runId = runId
     this.#lock = lock
     this.#cache = cache
+    this.#rootIno = statSync(root).ino
     const tempPathIn = (directory: string) => this.#tempPath(directory)
     // Not awaited: the server may serve while it runs (it spares this run's files).
     this.recovery = lock.takenOver ? sweepStore(root, runId, tempPathIn).catch(() => {}) : Promise.resolve()
@@ -87,30 +97,126 @@ export class FileStore implements Store {
     return { json: found.text, etag: found.etag }
   }
 
-  /** The cache entry of the version on disk, else the document read from its file (and cached); undefined when there is none. */
+  /**
+   * The cache entry of the version on disk, else the document read from its
+   * file (and cached); undefined when there is none.
+   *
+   * A miss reads the file the safe way (#readFile): no link followed, no
+   * FIFO or device opened. A hit needs no such check: its entry was made
+   * from a file read that way (or written by the store), and is only answered
+   * while a stat of the path sees that very inode, size and mtime. A link
+   * swapped in since, for the file or a folder on its way, leads the stat to
+   * another inode: a miss, and the safe read refuses it. A FIFO or a
+   * directory put in its place is another inode too.
+   */
   async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
-    const file = this.#below(this.#directoryOf(path), DOC_FILE)
-    const stats = statDocument(file)
+    const directory = this.#directoryOf(path)
+    const file = this.#below(directory, DOC_FILE)
+    const stats = statDocument(file, path)
     if (stats === undefined) {
       this.#cache.delete(file)
+      this.#checkStoreFolder(path)
       return undefined
     }
     const cached = this.#cache.entry(file, versionOf(stats))
     if (cached) return cached
-    let bytes: Buffer
+    const read = await this.#readFile(path, directory, file)
+    if (read === undefined) return undefined
+    const { bytes, stats: readStats } = read
+    const text = bytes.toString('utf8')
+    let doc: Doc
     try {
-      bytes = await readFile(file)
+      doc = parseStoredDoc(text, path)
+    } catch (error) {
+      // Whatever the parser refuses is this one file's fault, never the server's.
+      throw error instanceof StoreError ? error : new StoreError('bad-document', path, 'holds JSON the store cannot keep exactly')
+    }
+    const stored = { doc, etag: etagOf(bytes) }
+    // The stats are the descriptor's the bytes were read through: a file that changed size
+    // meanwhile was being rewritten: serve it, keep nothing.
+    // Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
+    if (bytes.length === readStats.size) this.#cache.set(file, text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats))
+    return stored
+  }
+
+  /**
+   * Reads a node's document file only when it is a regular file inside the
+   * store: the file itself is opened without following a link (readDocumentFile),
+   * and the node's folder must really be where the store put it, no folder on
+   * the way being a link (one realpath(3) on a cache miss).
+   */
+  async #readFile(path: NodePath, directory: string, file: string) {
+    let read
+    try {
+      read = await readDocumentFile(file)
+      if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
+        throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
+      }
     } catch (error) {
       if (isMissing(error)) return undefined
-      throw toStoreError(error)
+      throw this.#report(toStoreError(error, path))
     }
-    const text = bytes.toString('utf8')
-    const stored = { doc: parseStoredDoc(text, path), etag: etagOf(bytes) }
-    // Stat first, read second: the bytes are never older than the version they are kept under.
-    // A file that changed size in between was being rewritten: serve it, keep nothing.
-    // Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
-    if (bytes.length === stats.size) this.#cache.set(file, text.replace(/^\uFEFF/, ''), stored.etag, versionOf(stats))
-    return stored
+    if (typeof read === 'string') throw new StoreError('bad-document', path, read)
+    return read
+  }
+
+  /** Where a node's folder is once every link above the store folder is resolved. */
+  #realDirectoryOf(directory: string): string {
+    this.#realBase ??= realpathSync(this.dir) + sep
+    return this.#realBase + directory.slice(this.#base.length)
+  }
+
+  /**
+   * A store folder deleted, moved away or replaced under a running server is
+   * a 'store-gone' error, never an empty store: the folder is checked to be
+   * the very one opened (same inode) whenever a path in it is missing.
+   */
+  #checkStoreFolder(path: NodePath): void {
+    let stats: Stats | undefined
+    try {
+      stats = statSync(this.dir, { throwIfNoEntry: false })
+    } catch {
+      stats = undefined
+    }
+    if (stats !== undefined && stats.isDirectory() && stats.ino === this.#rootIno) return
+    throw this.#report(new StoreError('store-gone', path))
+  }
+
+  /**
+   * Says in the server log that the store as a whole is in trouble (gone,
+   * read-only, full, out of descriptors), at most once a minute per kind:
+   * the answers tell each client, the log tells whoever runs the server.
+   */
+  #report(error: unknown): unknown {
+    if (!(error instanceof StoreError) || !(error.kind in storeTrouble)) return error
+    const now = Date.now()
+    if (now - (this.#reported.get(error.kind) ?? -Infinity) < 60_000) return error
+    this.#reported.set(error.kind, now)
+    console.error(`restdir: ${storeTrouble[error.kind]} (store folder ${this.dir}).`)
+    return error
+  }
+
+  /**
+   * Refuses a node whose way down from the store folder passes through a
+   * link or a file: lstat(2) of each folder that exists (cheap, synchronous),
+   * the node's own folder included unless `ownFolder` is false. Returns the
+   * depth of the first folder that does not exist (the path's length + 1 when all do).
+   */
+  #checkWay(path: NodePath, directories: readonly string[], ownFolder = true): number {
+    const last = ownFolder ? directories.length : directories.length - 1
+    for (let depth = 1; depth < last; depth++) {
+      let stats: Stats | undefined
+      try {
+        stats = lstatSync(directories[depth], { throwIfNoEntry: false })
+      } catch (error) {
+        if (isMissing(error)) return depth
+        throw toStoreError(error, path)
+      }
+      if (stats === undefined) return depth
+      if (stats.isSymbolicLink()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a link, which the store does not follow`)
+      if (!stats.isDirectory()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a file where a folder should be`)
+    }
+    return directories.length
   }
 
   /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
@@ -132,12 +238,16 @@ export class FileStore implements Store {
 
   /** The node's child list, or undefined when the node does not exist (no document, no children). */
   async #childList(path: NodePath) {
+    if (path.length > 0) this.#checkWay(path, this.#directoriesTo(path))
     try {
       const list = await this.#indexes.list(this.#directoryOf(path))
-      if (!list || (list.names.length === 0 && !list.hasDocument)) return undefined
+      if (!list || (list.names.length === 0 && !list.hasDocument)) {
+        this.#checkStoreFolder(path)
+        return undefined
+      }
       return list
     } catch (error) {
-      throw toStoreError(error)
+      throw this.#report(toStoreError(error, path))
     }
   }
 
@@ -147,15 +257,18 @@ export class FileStore implements Store {
       await access(join(directory, DOC_FILE))
       return true
     } catch (error) {
-      if (!isMissing(error)) throw toStoreError(error)
+      if (!isMissing(error)) throw toStoreError(error, path)
     }
     // No document: the node exists while it has a child.
+    let found: boolean
     try {
-      return await hasChildNode(directory)
+      found = await hasChildNode(directory)
     } catch (error) {
-      if (isMissing(error)) return false
-      throw toStoreError(error)
+      if (!isMissing(error)) throw toStoreError(error, path)
+      found = false
     }
+    if (!found) this.#checkStoreFolder(path)
+    return found
   }
 
   write(path: NodePath, doc: Doc): Promise<WriteResult> {
@@ -170,6 +283,9 @@ export class FileStore implements Store {
     if (path.length === 0) return this.#removeRoot()
     this.#cache.deleteInside(this.#directoryOf(path), sep)
     const directories = this.#directoriesTo(path)
+    // A link above the node would move what it points to into the store's trash, and delete it.
+    // The node's own folder may be a link: the rename then moves (and removes) the link alone.
+    this.#checkWay(path, directories, false)
     const removal = () =>
       removeSubtree({
         root: this.dir,
@@ -182,7 +298,11 @@ export class FileStore implements Store {
     // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
     const gone = (): ChildChange[] =>
       path.flatMap((name, depth) => (exists(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
-    return this.#indexes.change(directories.slice(0, -1), removal, gone)
+    const removed = await this.#indexes.change(directories.slice(0, -1), removal, gone).catch((error: unknown) => {
+      throw this.#report(error)
+    })
+    if (!removed.existed) this.#checkStoreFolder(path)
+    return removed
   }
 
   /** Waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
@@ -219,8 +339,12 @@ export class FileStore implements Store {
     // document is there: then the node's directory exists and a rename tells the outcome.
     const exists = mode === 'replace' && this.#cache.has(file)
     this.#cache.delete(file)
+    // The folders this write makes: a write that fails takes them away again, so a full
+    // disk never leaves an empty folder that would list as a node.
+    const made: string[] = []
     try {
-      const { tempPath, version, madeDirectory } = await this.#prepareTemp(path, directories, text, exists)
+      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made)
+      const madeDirectory = made[made.length - 1] === directories[path.length]
       const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode)
       if (outcome === 'exists') return undefined
       // Every directory down to the node may hold a new entry, made by this write
@@ -232,27 +356,36 @@ export class FileStore implements Store {
       this.#cache.set(file, text, etag, version)
       return { created: outcome === 'created', etag }
     } catch (error) {
-      throw toStoreError(error)
+      for (const directory of made.reverse()) await removeIfEmpty(directory, (parent) => this.#tempPath(parent)).catch(() => false)
+      if (isMissing(error)) this.#checkStoreFolder(path)
+      throw this.#report(toStoreError(error, path))
     }
   }
 
   /**
-   * Makes the node's directories (unless it is known to exist) and writes the
-   * temp file beside where the document goes; returns it with the version it
-   * was written as, and whether this write made the node's directory: then
-   * nothing can be there yet (writes to one node queue, see #place), and one
-   * rename places the document.
+   * Makes the node's missing directories (never the store folder itself: a
+   * deleted store is not silently made anew) and writes the temp file beside
+   * where the document goes; returns it with the version it was written as.
+   * Every folder on the way is checked not to be a link first, so a write
+   * never lands outside the store. `made` collects the folders this write made.
    */
-  async #prepareTemp(path: NodePath, directories: string[], text: string, exists: boolean) {
+  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[]) {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
-        const madeDirectory = !exists || attempt > 1 ? await makeDirectory(directory) : false
+        for (let depth = this.#checkWay(path, directories); depth < directories.length; depth++) {
+          try {
+            await mkdir(directories[depth])
+            made.push(directories[depth])
+          } catch (error) {
+            if (errorCode(error) !== 'EEXIST') throw error
+          }
+        }
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
         const tempPath = this.#tempPath(directory)
         await writeTempFile(tempPath, text, this.#sync)
         // Nobody else writes a temp file: a stat of it now is this write's version, exactly.
-        return { tempPath, version: versionOf(statSync(tempPath)), madeDirectory }
+        return { tempPath, version: versionOf(statSync(tempPath)) }
       } catch (error) {
         // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
         // this write between mkdir and the temp file: then make it again.
@@ -302,32 +435,26 @@ export class FileStore implements Store {
   }
 }
 
+/** What the log says of a fault of the whole store (see #report). */
+const storeTrouble: Record<string, string> = {
+  'store-gone': 'the store folder was deleted or moved away; every request is answered 503 until it is back',
+  'read-only': 'the store folder cannot be written (read-only or no permission); writes are answered 503',
+  'disk-full': 'the disk is full; writes are answered 507 until space is freed',
+  'out-of-descriptors': 'out of file descriptors; requests that need one are answered 503 until some are free',
+}
+
 /**
  * Stats a document file, or undefined when it is not there. Synchronous on
  * purpose: this runs on every read, and for a file the kernel has cached it
  * costs about 3 µs, where an async stat costs some 20 µs of CPU across
  * threads and a round trip through the thread pool (measured in bench/).
  */
-function statDocument(file: string): Stats | undefined {
+function statDocument(file: string, path: NodePath): Stats | undefined {
   try {
     return statSync(file, { throwIfNoEntry: false })
   } catch (error) {
     if (isMissing(error)) return undefined
-    throw toStoreError(error)
-  }
-}
-
-/** `mkdir -p` that tells whether it made `directory` itself; one call where the parent is there already. */
-async function makeDirectory(directory: string): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await mkdir(directory)
-      return true
-    } catch (error) {
-      if (errorCode(error) === 'EEXIST') return false
-      if (errorCode(error) !== 'ENOENT' || attempt === 3) throw error
-    }
-    await mkdir(dirname(directory), { recursive: true })
+    throw toStoreError(error, path)
   }
 }
 

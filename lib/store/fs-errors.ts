@@ -1,4 +1,5 @@
-import { HttpError } from '../errors.ts'
+import { StoreError } from './errors.ts'
+import type { NodePath } from './store.ts'
 
 /** The `code` of a Node.js system error (ENOENT, EEXIST, …), if it has one. */
 export function errorCode(error: unknown): string | undefined {
@@ -11,14 +12,24 @@ export function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR'
 }
 
+const kindOfCode: Record<string, StoreError['kind']> = {
+  ENAMETOOLONG: 'path-too-long',
+  ENOSPC: 'disk-full',
+  EDQUOT: 'disk-full',
+  EMFILE: 'out-of-descriptors',
+  ENFILE: 'out-of-descriptors',
+  EROFS: 'read-only',
+  EACCES: 'read-only',
+  EPERM: 'read-only',
+}
+
 /**
- * Turns a file-system error into what the client should hear. A path too long
- * for the file system is the client's to fix (414); anything else stays an
- * internal fault, which must not leak a file path (SPEC §8).
+ * Names a file-system error the store knows how to explain (disk full, out of
+ * descriptors, read-only, path too long) as a StoreError about `path`; any
+ * other error stays as it is, an internal fault.
  */
-export function toStoreError(error: unknown): unknown {
-  if (errorCode(error) === 'ENAMETOOLONG') {
-    return new HttpError(414, 'The path is too long for the store folder on this file system; use shorter or fewer segments.')
-  }
-  return error
+export function toStoreError(error: unknown, path: NodePath): unknown {
+  if (error instanceof StoreError) return error
+  const kind = kindOfCode[errorCode(error) ?? '']
+  return kind === undefined ? error : new StoreError(kind, path)
 }

@@ -1,7 +1,8 @@
 import type { Dirent } from 'node:fs'
-import { access, opendir, readFile } from 'node:fs/promises'
+import { access, opendir } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createFileAtomically } from './atomic.ts'
+import { readOwnFile } from './document-file.ts'
 import { decodeSegment, encodeSegment, isHashedName } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
 import type { NodePath } from './store.ts'
@@ -76,8 +77,9 @@ export function isNodeName(name: string): boolean {
   return !name.startsWith('@') && (isHashedName(name) || decodeOrUndefined(name) !== undefined)
 }
 
+/** Only real folders: a link is never a node, so a listing never leads out of the store. */
 function mayBeNode(entry: Dirent): boolean {
-  return !entry.name.startsWith('@') && !entry.isFile()
+  return !entry.name.startsWith('@') && entry.isDirectory()
 }
 
 function decodeOrUndefined(name: string): string | undefined {
@@ -90,12 +92,7 @@ function decodeOrUndefined(name: string): string | undefined {
 
 /** Reads a hashed directory's `@name`, trusting it only when it really hashes to that directory. */
 export async function readNameFile(directory: string): Promise<string | undefined> {
-  let segment: string
-  try {
-    segment = await readFile(join(directory, NAME_FILE), 'utf8')
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw error
-  }
-  return encodeSegment(segment) === basename(directory) ? segment : undefined
+  // Read like a document: a pipe or a link in its place must not hang or lead a listing out of the store.
+  const segment = await readOwnFile(join(directory, NAME_FILE))
+  return segment !== undefined && encodeSegment(segment) === basename(directory) ? segment : undefined
 }

@@ -1,6 +1,7 @@
-import { readFile, readdir, rmdir, unlink } from 'node:fs/promises'
+import { readdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname, join, sep } from 'node:path'
 import { createFileAtomically } from './atomic.ts'
+import { readOwnFile } from './document-file.ts'
 import { errorCode } from './fs-errors.ts'
 import { NAME_FILE } from './names.ts'
 
@@ -27,7 +28,7 @@ export async function removeIfEmpty(directory: string, tempPathIn: (directory: s
   if (entries.length !== 1 || entries[0] !== NAME_FILE) return false
 
   const nameFile = join(directory, NAME_FILE)
-  const segment = await readFile(nameFile, 'utf8').catch(() => undefined)
+  const segment = await readOwnFile(nameFile).catch(() => undefined)
   if (segment === undefined) return false
   await unlink(nameFile).catch(() => {})
   if ((await tryRmdir(directory)) === undefined) return true

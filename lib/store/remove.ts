@@ -1,6 +1,7 @@
-import { readdir, readFile, rename, rm } from 'node:fs/promises'
+import { lstat, readdir, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fsyncDirectory } from './atomic.ts'
+import { readDocumentFile } from './document-file.ts'
 import { isMissing, toStoreError } from './fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
 import { pruneEmptyDirectories } from './prune.ts'
@@ -29,7 +30,7 @@ export async function removeSubtree({ root, directory, trash, path, sync, tempPa
     await rename(directory, trash)
   } catch (error) {
     if (isMissing(error)) return { existed: false }
-    throw toStoreError(error)
+    throw toStoreError(error, path)
   }
   if (sync) await Promise.all([fsyncDirectory(dirname(directory)), fsyncDirectory(root)])
   const removed = await inspectRemoved(trash, path)
@@ -41,13 +42,19 @@ export async function removeSubtree({ root, directory, trash, path, sync, tempPa
 /**
  * What a removal took away, read after the directory was moved aside, so it is
  * exactly what disappeared. `existed` when it held a document or a child; a
- * document too broken to parse is removed all the same.
+ * document file too broken to read (not JSON, a directory, a pipe, a link) is
+ * removed all the same, and so is a node folder that was a link (the link
+ * alone: nothing is read through it).
  */
 export async function inspectRemoved(directory: string, path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
-  const text = await readFile(join(directory, DOC_FILE), 'utf8').catch(() => undefined)
-  if (text !== undefined) {
+  const stats = await lstat(directory).catch(() => undefined)
+  if (stats === undefined) return { existed: false }
+  if (!stats.isDirectory()) return { existed: true }
+  const file = await readDocumentFile(join(directory, DOC_FILE)).catch(() => 'unreadable')
+  if (typeof file === 'string') return { existed: true }
+  if (file !== undefined) {
     try {
-      return { existed: true, doc: parseStoredDoc(text, path) }
+      return { existed: true, doc: parseStoredDoc(file.bytes.toString('utf8'), path) }
     } catch {
       return { existed: true }
     }

@@ -1,0 +1,41 @@
+import type { NodePath } from './store.ts'
+
+/**
+ * What can go wrong below the store, named without HTTP: the store throws a
+ * StoreError with a kind, the node it was working on and, for a broken file,
+ * what is wrong with it; the handler layer alone (lib/errors.ts
+ * `toHttpError`) decides what a client hears. Nothing here holds a file path.
+ */
+export type StoreErrorKind =
+  /** One document file is broken: `reason` says how (not JSON, not an object, empty, a directory, a link, a pipe, …). */
+  | 'bad-document'
+  /** The disk (or the user's quota) is full. */
+  | 'disk-full'
+  /** The process has no file descriptor left (EMFILE, ENFILE): a moment later it may. */
+  | 'out-of-descriptors'
+  /** The path is too long for the file system under the store. */
+  | 'path-too-long'
+  /** The store folder was deleted or moved away under the running server. */
+  | 'store-gone'
+  /** The store folder cannot be written: a read-only file system, or no permission. */
+  | 'read-only'
+  /** The node's folder, or one above it, is a link (which the store never follows) or a file. */
+  | 'blocked-path'
+
+export class StoreError extends Error {
+  readonly kind: StoreErrorKind
+  readonly path: NodePath
+  readonly reason: string | undefined
+
+  constructor(kind: StoreErrorKind, path: NodePath, reason?: string) {
+    super(reason === undefined ? `${kind} at /${path.join('/')}` : `${kind} at /${path.join('/')}: ${reason}`)
+    this.name = 'StoreError'
+    this.kind = kind
+    this.path = path
+    this.reason = reason
+  }
+}
+
+export function isStoreError(error: unknown, kind?: StoreErrorKind): error is StoreError {
+  return error instanceof StoreError && (kind === undefined || error.kind === kind)
+}
