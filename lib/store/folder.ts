@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { mkdir, rmdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { errorCode } from './fs-errors.ts'
 import { takeLock, type StoreLock } from './lock.ts'
 
 /**
@@ -11,12 +12,34 @@ import { takeLock, type StoreLock } from './lock.ts'
 export async function openStoreFolder(root: string, runId: string): Promise<StoreLock> {
   let made: string | undefined
   try {
-    made = await mkdir(root, { recursive: true })
+    made = await makeFolders(root)
     return await takeLock(root, join(root, `@tmp-${runId}-lock`), runId)
   } catch (error) {
     if (made !== undefined) await removeEmptyFolders(root, made)
     throw storeFolderError(root, error)
   }
+}
+
+/**
+ * `mkdir -p`, one level at a time; returns the topmost folder it made. (Node's
+ * own recursive mkdir never settles where the file system refuses with
+ * ENOENT, as under /proc.)
+ */
+async function makeFolders(root: string): Promise<string | undefined> {
+  const top = firstMissingFolder(root) ?? root
+  const folders = [root]
+  while (folders[0] !== top) folders.unshift(dirname(folders[0]))
+  let made: string | undefined
+  for (const folder of folders) {
+    try {
+      await mkdir(folder)
+      made ??= folder
+    } catch (error) {
+      // Made meanwhile by another start, or there already: fine when it is a folder.
+      if (errorCode(error) !== 'EEXIST' || !isFolder(folder)) throw error
+    }
+  }
+  return made
 }
 
 /** The topmost folder of `path` that does not exist yet: the first one `mkdir -p` would make. */
@@ -54,6 +77,7 @@ function storeFolderError(root: string, error: unknown): unknown {
     ENAMETOOLONG: 'its path is too long for the file system',
     ELOOP: 'its path goes through too many symbolic links',
     ENOSPC: 'the disk is full',
+    ENOENT: 'the file system does not let a folder be made there',
   }
   const reason = reasons[system.code ?? ''] ?? `the system answered ${system.code ?? 'an unknown error'}`
   const wrapped: NodeJS.ErrnoException = new Error(`The store folder ${root} cannot be used: ${reason}.`)
@@ -63,9 +87,16 @@ function storeFolderError(root: string, error: unknown): unknown {
 
 /** The nearest of `root` and its parents that exists but is not a folder. */
 function fileInTheWay(root: string): string {
-  for (let path = root; ; path = dirname(path)) {
-    const stats = statSync(path, { throwIfNoEntry: false })
-    if (stats && !stats.isDirectory()) return path
-    if (dirname(path) === path) return root
+  for (let path = root; dirname(path) !== path; path = dirname(path)) {
+    if (existsSync(path) && !isFolder(path)) return path
+  }
+  return root
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
   }
 }
