@@ -109,9 +109,13 @@ withZombie('a killed server that stays a zombie (its parent never reaps it) does
 
 test('a live server keeps its store: a second one is refused with a message naming the folder and its pid, even for a deep folder', async () => {
   // Deeper than a Unix socket path may be (104 bytes on macOS, 108 on Linux).
-  const store = path.join(await tempStore(), 'a-folder-name-of-some-length'.repeat(5), 'store')
+  const parent = await tempStore()
+  const store = path.join(parent, 'a-folder-name-of-some-length'.repeat(5), 'store')
   const args = ['--port', '0', '--store', store, '--quiet']
   const first = await startCli(args, { command: builtCommand() })
+  // Node cuts a socket path that is too long short without a word: the socket would land outside the store.
+  assert.equal(readdirSync(store).sort(), ['@lock', '@lock.sock'], 'the lock socket is in the store folder')
+  assert.equal(readdirSync(parent, { recursive: true }).length, 4, 'and nowhere else')
   const second = spawnCli(args, { command: builtCommand() })
   assert.equal(await second.exited, { code: 1, signal: null })
   assert.is(second.stderr(), `restdir: The store folder ${store} is in use by another restdir (pid ${first.child.pid}); stop that one first.\n`)
