@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { mkdir, rm } from 'node:fs/promises'
 import net from 'node:net'
@@ -156,6 +156,19 @@ test('a --store that is a file, or lies below one, is one clear sentence and exi
     assert.is(cli.stderr(), `restdir: The store folder ${store} cannot be used: ${file} is a file, not a folder.\n`)
   }
   assert.is(readFileSync(file, 'utf8'), 'root:x:0:0::/root:/bin/sh\n')
+})
+
+const withProc = process.platform === 'linux' && existsSync('/proc/self') ? test : test.skip
+if (process.platform !== 'linux') console.log('  lock.spec: skipping the /proc store folder: Linux only')
+
+withProc('a store folder where the file system lets no folder be made (/proc) is one clear sentence, not a hang', async () => {
+  const store = `/proc/restdir-${process.pid}`
+  const cli = spawnCli(['--port', '0', '--store', store, '--quiet'], { command: builtCommand() })
+  const bound = setTimeout(() => cli.child.kill('SIGKILL'), 20_000)
+  const exit = await cli.exited
+  clearTimeout(bound)
+  assert.equal(exit, { code: 1, signal: null }, 'restdir answered within 20 s')
+  assert.is(cli.stderr(), `restdir: The store folder ${store} cannot be used: the file system does not let a folder be made there.\n`)
 })
 
 const isRoot = process.getuid?.() === 0
