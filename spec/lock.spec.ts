@@ -3,9 +3,10 @@ import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rename, rm } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
+import { FileStore } from '../lib/store/index.ts'
 import { makeTempDir, send } from './helpers.ts'
 import { assertJson } from './assertions.ts'
 import { builtCommand, childPids, freePort, killGroup, processState, spawnCli, startCli, stopAll } from './process.ts'
@@ -156,6 +157,27 @@ test('a --store that is a file, or lies below one, is one clear sentence and exi
     assert.is(cli.stderr(), `restdir: The store folder ${store} cannot be used: ${file} is a file, not a folder.\n`)
   }
   assert.is(readFileSync(file, 'utf8'), 'root:x:0:0::/root:/bin/sh\n')
+})
+
+test('of eight stores opened at once on the folder of a killed server, exactly one gets it', async () => {
+  const store = await tempStore()
+  const killed = await startCli(['--port', '0', '--store', store, '--quiet'], { command: builtCommand() })
+  await killed.stop('SIGKILL')
+  assert.ok(existsSync(path.join(store, '@lock.sock')), 'the killed server left its lock socket behind')
+  const ticks = (count: number) => Array.from({ length: count }).reduce<Promise<unknown>>((done) => done.then(() => new Promise(setImmediate)), Promise.resolve())
+  for (let round = 0; round < 60; round++) {
+    // Started a few event-loop turns apart, so that one may find the socket dead just before another takes it.
+    const opened = await Promise.allSettled(Array.from({ length: 8 }, (_, index) => ticks(index * (round % 6)).then(() => FileStore.open(store))))
+    const winners = opened.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+    const refusals = opened.flatMap((result) => (result.status === 'rejected' ? [(result.reason as NodeJS.ErrnoException).code] : []))
+    assert.is(winners.length, 1, `round ${round}: ${winners.length} stores got the folder`)
+    assert.equal(refusals, Array(7).fill('ESTORELOCKED'))
+    // Leave the lock behind again, as a crash would: the socket stays, nobody listens on it.
+    const socket = path.join(store, '@lock.sock')
+    await rename(socket, `${socket}.kept`)
+    await winners[0].close()
+    await rename(`${socket}.kept`, socket)
+  }
 })
 
 const withProc = process.platform === 'linux' && existsSync('/proc/self') ? test : test.skip
