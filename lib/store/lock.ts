@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { closeSync, existsSync, openSync, realpathSync, symlinkSync } from 'node:fs'
+import { closeSync, existsSync, openSync, realpathSync, statSync, symlinkSync } from 'node:fs'
 import { link, rename, readFile, unlink } from 'node:fs/promises'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -35,7 +35,7 @@ export async function takeLock(directory: string, tempPath: string, runId: strin
   const address = lockAddress(directory, runId)
   try {
     let takenOver = false
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 100; attempt++) {
       const server = await listenOn(address.bind, content)
       if (server) {
         // A note left behind means its run ended without releasing the lock.
@@ -82,6 +82,8 @@ interface LockAddress {
   bind: string
   /** The socket's real path, and a name beside it to move a dead one to (Unix only). */
   socket?: { file: string; aside: string; asideBind: string }
+  /** Linux: an abstract socket that one start at a time holds while it clears a dead lock socket. */
+  takeover?: string
   close(): void
 }
 
@@ -97,6 +99,7 @@ function lockAddress(directory: string, runId: string): LockAddress {
   const within = (base: string, close: () => void): LockAddress => ({
     bind: join(base, names.file),
     socket: { file: join(directory, names.file), aside: join(directory, names.aside), asideBind: join(base, names.aside) },
+    takeover: process.platform === 'linux' ? takeoverName(directory) : undefined,
     close,
   })
   if (Buffer.byteLength(join(directory, names.aside)) <= SOCKET_PATH_LIMIT) return within(directory, () => {})
@@ -108,6 +111,12 @@ function lockAddress(directory: string, runId: string): LockAddress {
   const alias = join(tmpdir(), `restdir-${runId}`)
   symlinkSync(directory, alias)
   return within(alias, () => void unlinkQuietly(alias))
+}
+
+/** Abstract socket names (a leading NUL) are no files: the kernel frees one when its process dies. One per folder. */
+function takeoverName(directory: string): string {
+  const { dev, ino } = statSync(directory, { bigint: true })
+  return `\0restdir-takeover-${createHash('sha256').update(`${dev}:${ino}`).digest('hex').slice(0, 32)}`
 }
 
 /** Listens on the lock socket; undefined when something is there already (EADDRINUSE). */
@@ -153,12 +162,25 @@ function probe(path: string): Promise<Holder> {
 }
 
 /**
- * Moves a dead socket out of the way. Between the check and the move another
- * start may have taken the lock: what was moved is checked again, and put
- * back when it answers, so a live lock is never taken.
+ * Removes a dead lock socket. Between the check and the removal another start
+ * may have taken the lock. On Linux the removal happens under the takeover
+ * socket, held by one start at a time: while the dead socket is there nobody
+ * else can listen, and only that start removes it. Elsewhere it is moved
+ * aside, checked again and put back when it answers (which a third start
+ * racing in that instant can still defeat).
  */
 async function clearDeadSocket(address: LockAddress): Promise<void> {
   const { file, aside, asideBind } = address.socket!
+  if (address.takeover) {
+    const takeover = await listenOn(address.takeover, '')
+    if (!takeover) return void (await new Promise((resolve) => setTimeout(resolve, 10))) // another start is at it: look again
+    try {
+      if ((await probe(address.bind)).state === 'dead') await unlinkQuietly(file)
+    } finally {
+      await closeServer(takeover)
+    }
+    return
+  }
   try {
     await rename(file, aside)
   } catch (error) {
