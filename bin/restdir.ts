@@ -5,6 +5,7 @@ import { createServer } from '../lib/server.ts'
 import { isLoopbackHost } from '../lib/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
+import { firstMissingFolder, removeEmptyFolders } from '../lib/store/folder.ts'
 import { importDatabaseFile } from '../lib/import.ts'
 
 const version = packageVersion()
@@ -167,6 +168,8 @@ const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePor
 const prefix = args.prefix === undefined ? '' : parsePrefix(args.prefix)
 const token = args.token ?? process.env.RESTDIR_TOKEN
 if (token !== undefined && token.trim() === '') fail('--token (or $RESTDIR_TOKEN) must not be empty.')
+// What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
+const madeStore = firstMissingFolder(storeDir)
 let server: ReturnType<typeof createServer>
 try {
   server = createServer({
@@ -194,9 +197,12 @@ try {
   fail((error as Error).message) // an option out of range, e.g. a --cors entry that is not an origin
 }
 
-server.on('error', (error: NodeJS.ErrnoException) => {
+server.on('error', async (error: NodeJS.ErrnoException) => {
   if (error.code === 'EADDRINUSE') process.stderr.write(`restdir: port ${port} is in use; pick another with --port.\n`)
   else process.stderr.write(`restdir: ${error.message}\n`)
+  // A failed start leaves nothing the next one trips over: the lock is released, a folder it made and left empty goes.
+  await server.shutdown().catch(() => {})
+  if (madeStore !== undefined) await removeEmptyFolders(storeDir, madeStore)
   process.exit(1)
 })
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send, type Answer } from './helpers.ts'
-import { startCli, type RunningCli } from './process.ts'
+import { builtCommand, startCli, type RunningCli } from './process.ts'
 import { canonical, mergePatchModel, seeded, seedFrom, type Random } from './random.ts'
 
 // SPEC §11: after a process crash at any instant, every acknowledged write is
@@ -13,10 +13,11 @@ import { canonical, mergePatchModel, seeded, seedFrom, type Random } from './ran
 // must take over the dead server's lock and show exactly what was acknowledged,
 // give or take the one request per writer that was in flight at the kill.
 //
-// Longer runs: CRASH_ROUNDS=50 CRASH_WRITERS=32 node spec/run.mjs crash
+// Longer runs: CRASH_ROUNDS=50 CRASH_WRITERS=32 RESTART_ROUNDS=50 node spec/run.mjs crash
 // Replay a run: CRASH_SEED=<the seed it printed> node spec/run.mjs crash
 
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 5)
+const RESTART_ROUNDS = Number(process.env.RESTART_ROUNDS ?? 5)
 const WRITERS = Number(process.env.CRASH_WRITERS ?? 16)
 const KEYS_PER_WRITER = 4
 const SEED = seedFrom('CRASH_SEED')
@@ -99,6 +100,36 @@ test(`acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no d
       `${figures.inFlight} in flight at a kill (${figures.landed} landed whole, ${figures.notLanded} not at all); ` +
       `${figures.filesParsed} document files parsed, none torn; seed ${SEED}`,
   )
+})
+
+test(`the restdir command, SIGKILLed ${RESTART_ROUNDS} times, starts again at once each time on its store and keeps every document`, async () => {
+  const store = await makeTempDir('restdir-restart-')
+  const command = builtCommand()
+  const args = ['--port', '0', '--store', store, '--quiet']
+  const slowest = { start: 0 }
+  try {
+    let server = await startCli(args, { command })
+    for (let round = 1; round <= RESTART_ROUNDS; round++) {
+      assert.is((await send(server.port, 'PUT', `/restart/r${round}`, { body: { round } })).status, 201)
+      assert.equal(await server.stop('SIGKILL'), { code: null, signal: 'SIGKILL' })
+      const started = Date.now()
+      // At once: no waiting, no cleaning up, whatever lock the killed server left.
+      server = await startCli(args, { command })
+      slowest.start = Math.max(slowest.start, Date.now() - started)
+      assert.is(JSON.parse(await readFile(join(store, '@lock'), 'utf8')).pid, server.child.pid, `round ${round}: the new server holds the lock`)
+      const listed = await send(server.port, 'GET', '/restart')
+      assert.equal(
+        (listed.json as Array<{ round: number }>).map((doc) => doc.round).sort((a, b) => a - b),
+        Array.from({ length: round }, (_, index) => index + 1),
+        `round ${round}: every document written before a kill is there`,
+      )
+    }
+    assert.equal(await server.stop(), { code: 0, signal: null })
+    assert.equal(await leftoverEntries(store), [], 'a clean stop leaves no lock, temp files or trash')
+  } finally {
+    await rm(store, { recursive: true, force: true })
+  }
+  console.log(`\n  restart: ${RESTART_ROUNDS} SIGKILLs of the restdir command, each followed at once by a start that served (slowest ${slowest.start} ms)`)
 })
 
 /** How a request fails when the server is killed under it; anything else is a fault of the test or the server. */

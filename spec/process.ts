@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
@@ -161,4 +162,45 @@ export async function readDocumentFiles(dir: string): Promise<Map<string, unknow
   }
   await walk(dir)
   return found
+}
+
+let built: string[] | undefined
+
+/**
+ * The `restdir` command as an installed package runs it: `node bin/restdir.cjs`,
+ * which starts the compiled CLI in dist/. Builds dist/ once per test run.
+ */
+export function builtCommand(): string[] {
+  if (!built) {
+    const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, encoding: 'utf8', timeout: 120_000 })
+    if (build.status !== 0) throw new Error(`npm run build failed (${build.status ?? build.signal}):\n${build.stdout}\n${build.stderr}`)
+    built = [process.execPath, path.join(root, 'bin', 'restdir.cjs')]
+  }
+  return built
+}
+
+/** The pids whose parent is `pid` (Linux: read from /proc). */
+export function childPids(pid: number): number[] {
+  const children: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const fields = processStat(Number(name))
+    if (fields && Number(fields[1]) === pid) children.push(Number(name))
+  }
+  return children
+}
+
+/** The state letter of a process (R, S, Z for a zombie…), or undefined once it is gone (Linux). */
+export function processState(pid: number): string | undefined {
+  return processStat(pid)?.[0]
+}
+
+/** The fields of /proc/PID/stat after the command name: state, ppid, … */
+function processStat(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
 }

@@ -10,7 +10,8 @@ import { encodeSegment } from './encode.ts'
 import { readDocumentFile } from './document-file.ts'
 import { StoreError } from './errors.ts'
 import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
-import { takeLock, releaseLock, type StoreLock } from './lock.ts'
+import { openStoreFolder } from './folder.ts'
+import { releaseLock, type StoreLock } from './lock.ts'
 import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
@@ -53,12 +54,11 @@ export class FileStore implements Store {
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
 
-  /** Opens (creating if needed) a store folder and takes its lock; throws ESTORELOCKED when another restdir holds it. */
+  /** Opens (creating if needed) a store folder and takes its lock; throws ESTORELOCKED when another restdir holds it, ESTOREFOLDER when the folder cannot be used. */
   static async open(dir: string, options: FileStoreOptions = {}): Promise<FileStore> {
     const root = resolve(dir)
-    await mkdir(root, { recursive: true })
     const runId = randomBytes(4).toString('hex')
-    const lock = await takeLock(root, join(root, `@tmp-${runId}-lock`), runId)
+    const lock = await openStoreFolder(root, runId)
     return new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
   }
 
