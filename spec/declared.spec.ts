@@ -134,6 +134,7 @@ test("the command line's banner lists exactly the router's routes, each with its
   const router = new Router<RouteHandler>()
   addDeclaredRoutes(router, [users, playlists])
   assert.equal(routes, router.routes(), 'the server routes what the declarations declare')
+  assert.ok(routes.length >= 4, `users and playlists give at least four routes: ${JSON.stringify(routes)}`)
 
   const dir = await makeTempDir('restdir-declared-')
   folders.push(dir)
