@@ -216,10 +216,7 @@ server.listen(port, args.host, () => {
     `restdir ${version} listening on ${base}/\n` +
       `store: ${storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
       `routes:\n` +
-      `  POST GET                    ${prefix}/user\n` +
-      `  GET PUT PATCH DELETE        ${prefix}/user/:user_id\n` +
-      `  POST GET                    ${prefix}/user/:user_id/playlist\n` +
-      `  GET PUT PATCH DELETE        ${prefix}/user/:user_id/playlist/:playlist_id\n` +
+      server.handler.routes.map((route) => `  ${route.methods.join(' ').padEnd(28)}${prefix}${route.pattern}\n`).join('') +
       `  GET                         ${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
       `  GET POST PUT PATCH DELETE   any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document\n` +
       (args.delay ? `every data answer waits ${args.delay} ms (--delay)\n` : '') +

@@ -6,15 +6,16 @@ import { FileStore } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
 import { queryOf, splitPath } from './path.ts'
-import { Router } from './router.ts'
+import { Router, type ListedRoute } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { mayBeFile, serveStatic, TopNames } from './static.ts'
 import { openEventStream, wantsEventStream } from './events.ts'
 import { applyHeaders, sendNoContent } from './respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { answerByGuards, originFormOf } from './guards.ts'
-import { addUserRoutes } from './resources/users.ts'
-import { addPlaylistRoutes } from './resources/playlists.ts'
+import { users } from './resources/users.ts'
+import { playlists } from './resources/playlists.ts'
+import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
 import { mountPathOf } from './mount.ts'
 import { inConnectionOrder } from './connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -29,6 +30,8 @@ export interface RestdirHandler {
   /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
   ready: Promise<void>
   settings: Settings
+  /** The declared routes (users, playlists), each pattern with its methods, as the router holds them. */
+  readonly routes: ListedRoute[]
   /** The data layer, once the store is open. */
   readonly documents: Documents | undefined
   /** How many event streams are open. */
@@ -40,15 +43,16 @@ export interface RestdirHandler {
 }
 
 /**
- * The whole of restdir as one request handler (SPEC §2, §14): declared
+ * The whole of restdir as one request handler (README, "Using restdir as a library"): declared
  * resources first, then static files, then the generic data API. Usable with
  * `node:http` and as Connect/Express middleware.
  */
 export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const settings = resolveSettings(options)
   const router = new Router<RouteHandler>(settings.pathLimits)
-  addUserRoutes(router)
-  addPlaylistRoutes(router)
+  const declaredResources = [users, playlists]
+  addDeclaredRoutes(router, declaredResources)
+  const requireOwners = ownersCheck(declaredResources)
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.map((segment) => '/' + encodeURIComponent(segment)).join('')
   const streams = new Set<() => void>()
@@ -74,7 +78,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (!hostAppsRequest && answerByGuards(req, res, settings.guards, headers)) return
 
     if (apiPath === undefined) {
-      // Outside the API prefix everything is static (SPEC §2).
+      // Outside the API prefix everything is static (README, "The playground form: `--prefix /api`").
       if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${base}/.`)
@@ -114,8 +118,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       if (mayBeFile(segments, settings.www, wwwTop) && (await serveStaticFile(req, res, segments, settings, base, headers))) return
     }
     if (settings.delay > 0) await sleep(settings.delay)
-    if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context).catch(passNotFoundTo(next, res))
-    return handleGeneric(context)
+    if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context, requireOwners).catch(passNotFoundTo(next, res))
+    return handleGeneric(context, requireOwners)
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
@@ -137,6 +141,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   handler.ready = ready
   handler.settings = settings
+  Object.defineProperty(handler, 'routes', { get: () => router.routes() })
   Object.defineProperty(handler, 'documents', { get: () => documents })
   Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {

@@ -4,15 +4,19 @@ import { Documents, displayPath } from './documents.ts'
 import { isObject } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
 import { defaultPathLimits } from './path.ts'
-import { usernameProblem } from './resources/users.ts'
-import { songsProblem } from './resources/playlists.ts'
+import { usernameProblem, users as declaredUsers } from './resources/users.ts'
+import { songsProblem, playlists as declaredPlaylists } from './resources/playlists.ts'
+
+/** A database's `user` array and each user's `playlist` array are named as their collections are. */
+const USER = declaredUsers.collection
+const PLAYLIST = declaredPlaylists.collection
 
 /**
  * Loading a json-server database (`db.json`) into a store: each top-level
  * array becomes a collection whose items keep their ids (`posts[id=1]` →
  * `/posts/1`; an item without an id gets a new one), each top-level object a
  * document (`profile` → `/profile`). A generic document's `id` is its URL's
- * last segment (SPEC §3), so ids become strings (`1` → `"1"`).
+ * last segment (README, "The generic data API"), so ids become strings (`1` → `"1"`).
  *
  * The `user` array follows the rules of `/user` (README, "Coming from
  * json-server"): `user_id` (or json-server's `id`) names each user, usernames
@@ -85,7 +89,7 @@ export async function importDatabase(store: Store, database: unknown, options: I
       }
       written++
       // A playlist names its owner: a user whose id was just made gives it to its playlists.
-      if (item.children) await writeAll(item.children.map((child) => ({ ...child, doc: { ...child.doc, user_id: path[1] } })), () => [...path, 'playlist'])
+      if (item.children) await writeAll(item.children.map((child) => ({ ...child, doc: { ...child.doc, user_id: path[1] } })), () => [...path, PLAYLIST])
     }
   }
   await writeAll(plan.items, (item) => ('path' in item ? item.path.slice(0, -1) : item.parent))
@@ -143,8 +147,8 @@ function planImport(database: unknown): Plan {
     if (Array.isArray(value)) {
       if (value.length === 0) plan.empty.push(name)
       else plan.collections++
-      plan.items.push(...(name === 'user' ? planUsers(value, plan.problems) : planCollection(name, value, plan.problems)))
-    } else if (name === 'user') {
+      plan.items.push(...(name === USER ? planUsers(value, plan.problems) : planCollection(name, value, plan.problems)))
+    } else if (name === USER) {
       plan.problems.push(`user: holds ${describe(value)}; user is the collection of users (/user), so it must be an array.`)
     } else if (isObject(value)) {
       plan.items.push({ path: [name], doc: { id: name, ...withoutKeys(value, 'id') } })
@@ -217,10 +221,10 @@ function planUsers(entries: unknown[], problems: string[]): Planned[] {
         } else usernames.set(username, where)
       }
     }
-    const children = Object.hasOwn(entry, 'playlist') ? planPlaylists(entry.playlist, `${where}.playlist`, id, problems) : undefined
+    const children = Object.hasOwn(entry, PLAYLIST) ? planPlaylists(entry[PLAYLIST], `${where}.playlist`, id, problems) : undefined
     if (failed || children === null) return
-    const doc = withoutKeys(entry, 'id', 'user_id', 'playlist')
-    items.push(id === undefined ? { parent: ['user'], doc, children, idKey: 'user_id', where } : { path: ['user', id], doc: { user_id: id, ...doc }, children, where })
+    const doc = withoutKeys(entry, 'id', 'user_id', PLAYLIST)
+    items.push(id === undefined ? { parent: [USER], doc, children, idKey: 'user_id', where } : { path: [USER, id], doc: { user_id: id, ...doc }, children, where })
   })
   return items
 }
@@ -306,7 +310,7 @@ async function overwrites(documents: Documents, items: Planned[]): Promise<strin
       if (!('path' in item)) continue
       const path = parent ? [...parent, ...item.path] : item.path
       if (await documents.read(path)) clashes.push(displayPath(path))
-      if (item.children) await visit(item.children, [...path, 'playlist'])
+      if (item.children) await visit(item.children, [...path, PLAYLIST])
     }
   }
   await visit(items, undefined)
@@ -317,10 +321,10 @@ async function overwrites(documents: Documents, items: Planned[]): Promise<strin
 
 /** A username the file gives that a user already in the store holds (one the import does not replace). */
 async function usernamesTakenInStore(documents: Documents, items: Planned[]): Promise<string[]> {
-  const users = items.filter((item) => ('path' in item ? item.path[0] === 'user' && item.path.length === 2 : item.parent[0] === 'user'))
+  const users = items.filter((item) => ('path' in item ? item.path[0] === USER && item.path.length === 2 : item.parent[0] === USER))
   if (users.length === 0) return []
   const replaced = new Set(users.flatMap((item) => ('path' in item ? [item.path[1]] : [])))
-  const existing = (await documents.list(['user'])) ?? []
+  const existing = (await documents.list([USER])) ?? []
   const problems: string[] = []
   for (const user of users) {
     const username = user.doc.username

@@ -1,7 +1,7 @@
 export { createServer, type RestdirServer } from './server.ts'
 export { createHandler, type RestdirHandler, type Next } from './handler.ts'
 export type { RestdirOptions } from './options.ts'
-export { Router, type Params, type RouteMatch } from './router.ts'
+export { Router, type Params, type RouteMatch, type ListedRoute } from './router.ts'
 export { HttpError } from './errors.ts'
 export { FileStore, MemoryStore, StoreError, encodeSegment, decodeSegment, type StoreErrorKind } from './store/index.ts'
 export type { Store, Doc, NodePath, StoredDoc, WriteResult } from './store/index.ts'

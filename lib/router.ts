@@ -3,6 +3,12 @@ import { splitPath, type PathLimits, defaultPathLimits } from './path.ts'
 /** Path variables of a match, by name, percent-decoded. Null-prototype: a `:__proto__` param is plain data. */
 export type Params = Record<string, string>
 
+/** A pattern and the methods it answers, in the order they were added (`HEAD` and `OPTIONS` are implied). */
+export interface ListedRoute {
+  pattern: string
+  methods: string[]
+}
+
 /** A path that matched a pattern; `handler` is undefined when the method is not one of `allow`. */
 export interface RouteMatch<Handler> {
   handler: Handler | undefined
@@ -33,6 +39,8 @@ function newNode<Handler>(): Node<Handler> {
 export class Router<Handler> {
   private readonly root: Node<Handler> = newNode()
   private readonly limits: PathLimits
+  /** The pattern each route's node was first added as, in order (a Map keeps insertion order). */
+  private readonly patterns = new Map<Node<Handler>, string>()
 
   constructor(limits: PathLimits = defaultPathLimits) {
     this.limits = limits
@@ -62,7 +70,13 @@ export class Router<Handler> {
       node.handlers.set(upper, handler)
     }
     node.allow = allowedMethods(node)
+    if (!this.patterns.has(node)) this.patterns.set(node, pattern)
     return this
+  }
+
+  /** Every pattern with its methods, in the order added: what a server can tell its user it answers. */
+  routes(): ListedRoute[] {
+    return [...this.patterns].map(([node, pattern]) => ({ pattern, methods: [...node.handlers.keys()] }))
   }
 
   /**

@@ -7,20 +7,21 @@ import { mergePatch, type JsonObject } from '../json.ts'
 import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { sendCollection, sendEmptyCollection } from '../listing.ts'
-import { requireOwners } from './owners.ts'
+import type { RequireOwners } from './declared.ts'
 import { checkNewChildPath } from '../path.ts'
 import { ID_LENGTH } from '../ids.ts'
 
 /**
- * The generic data API (SPEC §3): every URL not declared elsewhere names a
- * node that may hold a document and may have children.
+ * The generic data API (README, "The generic data API"): every URL not
+ * declared elsewhere names a node that may hold a document and may have
+ * children. A write below a declared member needs that member (`requireOwners`).
  */
 export const genericMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
 /** The root takes reads and POST only: replacing or deleting the whole store by one request is refused. */
 const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
 
-export async function handleGeneric(context: Context): Promise<void> {
+export async function handleGeneric(context: Context, requireOwners: RequireOwners): Promise<void> {
   const { method, path } = context
   const allowed = path.length === 0 ? rootMethods : genericMethods
   if (method === 'OPTIONS') return sendNoContent(context, { Allow: allowed.join(', ') })
@@ -32,9 +33,9 @@ export async function handleGeneric(context: Context): Promise<void> {
     case 'HEAD':
       return readNode(context)
     case 'POST':
-      return createChild(context)
+      return createChild(context, requireOwners)
     case 'PUT':
-      return replaceDocument(context)
+      return replaceDocument(context, requireOwners)
     case 'PATCH':
       return patchDocument(context)
     case 'DELETE':
@@ -67,7 +68,7 @@ export function refuseUnreachableChild(context: Context): void {
   checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
 }
 
-async function createChild(context: Context): Promise<void> {
+async function createChild(context: Context, requireOwners: RequireOwners): Promise<void> {
   refuseUnreachableChild(context)
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   if (Object.hasOwn(body, 'id')) {
@@ -82,7 +83,7 @@ async function createChild(context: Context): Promise<void> {
   sendJson(context, 201, created.doc, { Location: location, ETag: created.etag })
 }
 
-async function replaceDocument(context: Context): Promise<void> {
+async function replaceDocument(context: Context, requireOwners: RequireOwners): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   const id = checkId(context.path, body)
   const outcome = await context.documents.write(
@@ -120,7 +121,7 @@ async function deleteNode(context: Context): Promise<void> {
   else sendNoContent(context)
 }
 
-/** A generic document's `id` is its last path segment (SPEC §3); a body may repeat it, never contradict it. */
+/** A generic document's `id` is its last path segment (README, "The generic data API"); a body may repeat it, never contradict it. */
 function checkId(path: NodePath, body: JsonObject): string {
   const id = path[path.length - 1]
   if (Object.hasOwn(body, 'id') && body.id !== id) {

@@ -1,31 +1,35 @@
-import type { Context, RouteHandler } from '../context.ts'
+import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
-import type { Router } from '../router.ts'
-import type { Doc } from '../store/store.ts'
+import type { Params } from '../router.ts'
+import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
-import { requireOwners } from './owners.ts'
-import { emptyWhenMissing } from './users.ts'
+import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } from './declared.ts'
+import { users } from './users.ts'
 
 /**
- * Playlists of a user (SPEC §4):
- * `{ "playlist_id": …, "user_id": <owner>, "songs": [ … ], …fields }`.
- * `songs` is always an array; a song is any JSON value.
+ * Playlists of a user (README, "Users and playlists"):
+ * `{ "playlist_id": …, "user_id": <owner>, "songs": [ … ], …fields }` at
+ * `/user/:user_id/playlist/:playlist_id`. `songs` is always an array; a song
+ * is any JSON value. A playlist owns everything stored below it.
  */
-export function addPlaylistRoutes(router: Router<RouteHandler>): void {
-  router.add('POST', '/user/:user_id/playlist', createPlaylist)
-  router.add('GET', '/user/:user_id/playlist', listPlaylists)
-  router.add('GET', '/user/:user_id/playlist/:playlist_id', readPlaylist)
-  router.add('PUT', '/user/:user_id/playlist/:playlist_id', replacePlaylist)
-  router.add('PATCH', '/user/:user_id/playlist/:playlist_id', patchPlaylist)
-  router.add('DELETE', '/user/:user_id/playlist/:playlist_id', deletePlaylist)
+export const playlists: DeclaredResource = {
+  collection: 'playlist',
+  idField: 'playlist_id',
+  parent: users,
+  missing: (params) => noPlaylist({ params }),
+  create: createPlaylist,
+  read: readPlaylist,
+  replace: replacePlaylist,
+  patch: patchPlaylist,
+  remove: deletePlaylist,
 }
 
-function playlistPath(context: Context): string[] {
-  return ['user', context.params.user_id, 'playlist', context.params.playlist_id]
+function playlistPath(context: Context): NodePath {
+  return memberPath(playlists, context.params)
 }
 
 async function createPlaylist(context: Context): Promise<void> {
@@ -34,19 +38,13 @@ async function createPlaylist(context: Context): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChanges(body, userId, undefined)
   const songs = songsOf(body)
-  const parent = ['user', userId, 'playlist']
+  const parent = collectionPath(playlists, context.params)
   const created = await context.documents.create(
     parent,
     (id) => ({ playlist_id: id, user_id: userId, ...body, songs }),
-    () => requireOwners(context, parent),
+    () => requireOwnersOf(context, playlists),
   )
   sendJson(context, 201, created.doc, { Location: urlOf(context, [...parent, created.id]), ETag: created.etag })
-}
-
-async function listPlaylists(context: Context): Promise<void> {
-  await requireOwners(context, ['user', context.params.user_id, 'playlist'])
-  const path = ['user', context.params.user_id, 'playlist']
-  await readNode(context, path).catch(emptyWhenMissing(context, path))
 }
 
 async function readPlaylist(context: Context): Promise<void> {
@@ -93,7 +91,7 @@ async function deletePlaylist(context: Context): Promise<void> {
   else sendNoContent(context)
 }
 
-function noPlaylist(context: Context): HttpError {
+function noPlaylist(context: { params: Params }): HttpError {
   const { user_id: userId, playlist_id: playlistId } = context.params
   return new HttpError(404, `User ${JSON.stringify(userId)} has no playlist ${JSON.stringify(playlistId)}.`)
 }

@@ -1,33 +1,29 @@
-import type { Context, RouteHandler } from '../context.ts'
+import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
-import type { Router } from '../router.ts'
-import type { Doc, NodePath } from '../store/store.ts'
+import type { Params } from '../router.ts'
+import type { Doc } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
-import { sendEmptyCollection } from '../listing.ts'
+import type { DeclaredResource } from './declared.ts'
 
 /**
- * Users (SPEC §4): `{ "user_id": …, …fields }`. The service assigns
- * `user_id`; a `username`, when present, is a non-empty string unique among users.
+ * Users (README, "Users and playlists"): `{ "user_id": …, …fields }` at
+ * `/user/:user_id`. The service assigns `user_id`; a `username`, when
+ * present, is a non-empty string unique among users. A user owns everything
+ * stored below it, its playlists included.
  */
-export function addUserRoutes(router: Router<RouteHandler>): void {
-  router.add('POST', '/user', createUser)
-  router.add('GET', '/user', (context) => readNode(context, ['user']).catch(emptyWhenMissing(context, ['user'])))
-  router.add('GET', '/user/:user_id', readUser)
-  router.add('PUT', '/user/:user_id', replaceUser)
-  router.add('PATCH', '/user/:user_id', patchUser)
-  router.add('DELETE', '/user/:user_id', deleteUser)
-}
-
-/** `/user` exists before the first user does: an empty store lists no users rather than 404. */
-export function emptyWhenMissing(context: Context, path: NodePath) {
-  return (error: unknown) => {
-    if (error instanceof HttpError && error.status === 404) return sendEmptyCollection(context, path)
-    throw error
-  }
+export const users: DeclaredResource = {
+  collection: 'user',
+  idField: 'user_id',
+  missing: (params: Params) => noUser(params.user_id),
+  create: createUser,
+  read: readUser,
+  replace: replaceUser,
+  patch: patchUser,
+  remove: deleteUser,
 }
 
 const USERNAMES = 'usernames'
