@@ -1,19 +1,18 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError } from '../errors.ts'
+import { HttpError, notFound } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
-import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { sendCollection, sendEmptyCollection } from '../listing.ts'
 import { requireOwners } from './owners.ts'
-import { checkNewChildPath } from '../path.ts'
+import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../ids.ts'
 
 /**
- * The generic data API (SPEC §3): every URL not declared elsewhere names a
- * node that may hold a document and may have children.
+ * The generic data API (README, "The generic data API"): every URL not
+ * declared elsewhere names a node that may hold a document and may have children.
  */
 export const genericMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -25,7 +24,7 @@ export async function handleGeneric(context: Context): Promise<void> {
   const allowed = path.length === 0 ? rootMethods : genericMethods
   if (method === 'OPTIONS') return sendNoContent(context, { Allow: allowed.join(', ') })
   if (!allowed.includes(method)) {
-    throw new HttpError(405, `${method} is not allowed on ${displayPath(path)}.`, { Allow: allowed.join(', ') })
+    throw new HttpError(405, `${method} is not allowed on ${joinPath(path)}.`, { Allow: allowed.join(', ') })
   }
   switch (method) {
     case 'GET':
@@ -56,10 +55,6 @@ export async function readNode(context: Context, path: NodePath = context.path):
   // The root always exists: an empty store is an empty collection, not a 404.
   if (path.length === 0) return sendEmptyCollection(context, path)
   throw notFound(path)
-}
-
-export function notFound(path: NodePath): HttpError {
-  return new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
 }
 
 /** A POST is refused before anything is written when its new document's URL would be past the path limits (414). Shared with declared collections. */
@@ -120,7 +115,7 @@ async function deleteNode(context: Context): Promise<void> {
   else sendNoContent(context)
 }
 
-/** A generic document's `id` is its last path segment (SPEC §3); a body may repeat it, never contradict it. */
+/** A generic document's `id` is its last path segment (README, "The generic data API"); a body may repeat it, never contradict it. */
 function checkId(path: NodePath, body: JsonObject): string {
   const id = path[path.length - 1]
   if (Object.hasOwn(body, 'id') && body.id !== id) {

@@ -3,6 +3,7 @@ import { preconditionsOf, urlOf } from '../context.ts'
 import type { Router } from '../router.ts'
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
+import { NothingStored } from '../documents.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
@@ -11,7 +12,7 @@ import { requireOwners } from './owners.ts'
 import { emptyWhenMissing } from './users.ts'
 
 /**
- * Playlists of a user (SPEC §4):
+ * Playlists of a user (README, "Users and playlists"):
  * `{ "playlist_id": …, "user_id": <owner>, "songs": [ … ], …fields }`.
  * `songs` is always an array; a song is any JSON value.
  */
@@ -87,7 +88,7 @@ async function patchPlaylist(context: Context): Promise<void> {
 
 async function deletePlaylist(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(playlistPath(context), preconditionsOf(context)).catch((error) => {
-    throw error instanceof HttpError && error.status === 404 ? noPlaylist(context) : error
+    throw error instanceof NothingStored ? noPlaylist(context) : error
   })
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)

@@ -3,6 +3,7 @@ import { preconditionsOf, urlOf } from '../context.ts'
 import type { Router } from '../router.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
+import { NothingStored } from '../documents.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
@@ -10,7 +11,7 @@ import { readNode, refuseUnreachableChild } from './generic.ts'
 import { sendEmptyCollection } from '../listing.ts'
 
 /**
- * Users (SPEC §4): `{ "user_id": …, …fields }`. The service assigns
+ * Users (README, "Users and playlists"): `{ "user_id": …, …fields }`. The service assigns
  * `user_id`; a `username`, when present, is a non-empty string unique among users.
  */
 export function addUserRoutes(router: Router<RouteHandler>): void {
@@ -86,7 +87,7 @@ async function patchUser(context: Context): Promise<void> {
 async function deleteUser(context: Context): Promise<void> {
   const userId = context.params.user_id
   const { doc } = await context.documents.remove(['user', userId], preconditionsOf(context)).catch((error) => {
-    throw error instanceof HttpError && error.status === 404 ? noUser(userId) : error
+    throw error instanceof NothingStored ? noUser(userId) : error
   })
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
