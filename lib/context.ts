@@ -4,6 +4,7 @@ import type { Params } from './router.ts'
 import type { NodePath } from './store/store.ts'
 import type { Settings } from './options.ts'
 import { joinPath } from './path.ts'
+import { writePreconditions } from './http/conditional.ts'
 
 /** Everything a resource handler needs to answer one request. */
 export interface Context {
@@ -32,7 +33,7 @@ export function urlOf(context: Context, path: NodePath): string {
   return context.base + joinPath(path)
 }
 
-export function preconditionsOf(context: Context): Preconditions {
-  const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = context.req.headers
-  return { ifMatch, ifNoneMatch }
+/** The check a write runs on the version it replaces, from If-Match and If-None-Match; undefined when the request has neither. */
+export function preconditionsOf(context: Context): Preconditions | undefined {
+  return writePreconditions(context.req.headers)
 }

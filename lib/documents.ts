@@ -1,9 +1,7 @@
 import type { Doc, NodePath, Store, StoredDoc, StoredText } from './store/store.ts'
-import { HttpError } from './errors.ts'
 import { isStoreError, type StoreError } from './store/errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
-import { joinPath } from './path.ts'
 import { pacer } from './pace.ts'
 
 /**
@@ -24,10 +22,22 @@ export interface Change {
   data: unknown
 }
 
-/** Preconditions of a write (RFC 9110 §13.1.1–§13.1.2), as the client sent them. */
-export interface Preconditions {
-  ifMatch?: string
-  ifNoneMatch?: string
+/**
+ * A check of the version a write is about to replace (undefined when the node
+ * holds no document), supplied by the caller: it throws to refuse the write.
+ * The HTTP side builds it from the request's preconditions (lib/http/conditional.ts).
+ */
+export type Preconditions = (current: StoredDoc | undefined) => void
+
+/** Thrown when a write or removal finds nothing stored at its node. */
+export class NothingStored extends Error {
+  readonly path: NodePath
+
+  constructor(path: NodePath) {
+    super(`nothing stored at /${path.join('/')}`)
+    this.name = 'NothingStored'
+    this.path = path
+  }
 }
 
 export interface WriteOutcome {
@@ -38,7 +48,7 @@ export interface WriteOutcome {
 
 /**
  * The data layer over a Store: it serializes writes to each node, runs subtree
- * removals alone, checks preconditions inside the lock, generates ids and
+ * removals alone, runs the caller's preconditions inside the lock, generates ids and
  * tells listeners about every change. Resources (generic, users, playlists)
  * speak to this, never to the store directly when they write.
  */
@@ -124,8 +134,8 @@ export class Documents {
   /**
    * Read-modify-write of one node under its lock. `compute` gets the current
    * document (undefined when none) and returns the document to store; it may
-   * throw an HttpError to refuse, and must have no side effects: preconditions
-   * are checked after it, against the same current version, before anything is stored.
+   * throw to refuse, and must have no side effects: the preconditions run
+   * after it, against the same current version, before anything is stored.
    */
   write(
     path: NodePath,
@@ -141,15 +151,15 @@ export class Documents {
           const doc = await (async () => compute(undefined))().catch(() => {
             throw broken
           })
-          checkPreconditions(undefined, options.preconditions)
+          options.preconditions?.(undefined)
           const { etag } = await this.store.write(path, doc)
           this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
           return { doc, etag, created: false }
         }
-        // Compute first: a request that would fail anyway (404, 409, 400) gets that answer,
+        // Compute first: a request that would fail anyway (nothing there, a taken name, a bad body) gets that answer,
         // since preconditions only count for one that would otherwise succeed (RFC 9110 §13.2.1).
         const doc = await compute(current)
-        checkPreconditions(current, options.preconditions)
+        options.preconditions?.(current)
         const { created, etag } = await this.store.write(path, doc)
         this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
         return { doc, etag, created }
@@ -188,17 +198,17 @@ export class Documents {
     })
   }
 
-  /** Removes a node and its subtree; runs alone. 404 when there is nothing there. */
+  /** Removes a node and its subtree; runs alone. Throws NothingStored when there is nothing there. */
   remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
     return this.treeLock.runExclusive(async () => {
-      if (preconditions?.ifMatch !== undefined || preconditions?.ifNoneMatch !== undefined) {
+      if (preconditions) {
         const current = await this.store.read(path)
-        // Nothing to delete is a 404 whatever the preconditions say (RFC 9110 §13.2.1).
-        if (!current && !(await this.store.exists(path))) throw new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
-        checkPreconditions(current, preconditions)
+        // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
+        if (!current && !(await this.store.exists(path))) throw new NothingStored(path)
+        preconditions(current)
       }
       const { existed, doc } = await this.store.remove(path)
-      if (!existed) throw new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
+      if (!existed) throw new NothingStored(path)
       this.emit({ type: 'delete', path, data: doc ?? null })
       return { doc }
     })
@@ -222,36 +232,4 @@ export class Documents {
 
 function nodeKey(path: NodePath): string {
   return JSON.stringify(path)
-}
-
-export function displayPath(path: NodePath): string {
-  return joinPath(path)
-}
-
-/** If-Match and If-None-Match for writes (RFC 9110 §13.1.1, §13.1.2); a failed one is a 412. */
-export function checkPreconditions(current: StoredDoc | undefined, preconditions: Preconditions | undefined): void {
-  if (!preconditions) return
-  const { ifMatch, ifNoneMatch } = preconditions
-  if (ifMatch !== undefined && !matchesAny(ifMatch, current, false)) {
-    throw new HttpError(412, current
-      ? `If-Match ${ifMatch} does not match the current version ${current.etag}; read the document again and retry.`
-      : 'If-Match was sent but there is no document here.')
-  }
-  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, current, true)) {
-    throw new HttpError(412, ifNoneMatch.trim() === '*'
-      ? 'If-None-Match: * asks to create only, but a document exists here already.'
-      : 'If-None-Match matches the current version of the document.')
-  }
-}
-
-/** Does an entity-tag list match the current version? Strong comparison for If-Match, weak for If-None-Match. */
-export function matchesAny(header: string, current: { etag: string } | undefined, weak: boolean): boolean {
-  if (!current) return false
-  if (header.trim() === '*') return true
-  const strip = (tag: string) => (weak && tag.startsWith('W/') ? tag.slice(2) : tag)
-  return header.split(',').some((tag) => {
-    const trimmed = tag.trim()
-    if (!weak && trimmed.startsWith('W/')) return false
-    return strip(trimmed) === current.etag
-  })
 }

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import { StoreError } from './store/errors.ts'
+import type { NodePath } from './store/store.ts'
+import { NothingStored } from './documents.ts'
 import { joinPath } from './path.ts'
 
 /**
@@ -49,7 +51,13 @@ export function problemJson(error: HttpError): string {
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error
   if (error instanceof StoreError) return storeProblem(error)
+  if (error instanceof NothingStored) return notFound(error.path)
   return new HttpError(500, 'The server met an unexpected fault; it has been logged and the server keeps serving.')
+}
+
+/** The 404 for a node that holds neither a document nor children. */
+export function notFound(path: NodePath): HttpError {
+  return new HttpError(404, `Nothing is stored at ${joinPath(path)}.`)
 }
 
 /**

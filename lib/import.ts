@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import type { Doc, NodePath, Store } from './store/store.ts'
-import { Documents, displayPath } from './documents.ts'
+import { Documents } from './documents.ts'
 import { isObject } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
-import { defaultPathLimits } from './path.ts'
+import { defaultPathLimits, joinPath } from './path.ts'
 import { usernameProblem, users as declaredUsers } from './resources/users.ts'
 import { songsProblem, playlists as declaredPlaylists } from './resources/playlists.ts'
 
@@ -309,7 +309,7 @@ async function overwrites(documents: Documents, items: Planned[]): Promise<strin
     for (const item of list) {
       if (!('path' in item)) continue
       const path = parent ? [...parent, ...item.path] : item.path
-      if (await documents.read(path)) clashes.push(displayPath(path))
+      if (await documents.read(path)) clashes.push(joinPath(path))
       if (item.children) await visit(item.children, [...path, PLAYLIST])
     }
   }

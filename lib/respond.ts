@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Context } from './context.ts'
 import type { StoredDoc, StoredText } from './store/store.ts'
-import { matchesAny } from './documents.ts'
+import { isNotModified } from './http/conditional.ts'
 
 /*
  * Answers are written with one writeHead taking every header as a flat list
@@ -25,13 +25,12 @@ function sendJsonText(context: Context, status: number, text: string, headers: R
 }
 
 /**
- * Sends one stored document with its ETag; a GET whose If-None-Match matches gets 304 (RFC 9110 §13.1.2).
+ * Sends one stored document with its ETag; a GET or HEAD whose If-None-Match matches gets 304 (RFC 9110 §13.2.2).
  * A document read as text (Documents.readText) goes as it is.
  */
 export function sendDocument(context: Context, stored: StoredDoc | StoredText, status = 200, headers: Record<string, string> = {}): void {
-  const ifNoneMatch = context.req.headers['if-none-match']
   const isRead = context.method === 'GET' || context.method === 'HEAD'
-  if (isRead && ifNoneMatch !== undefined && matchesAny(ifNoneMatch, stored, true)) {
+  if (isRead && isNotModified(context.req.headers, stored)) {
     context.res.writeHead(304, withHeaders(context.headers, { ETag: stored.etag }))
     context.res.end()
     return

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { HttpError, sendProblem } from './errors.ts'
 import { contentTypeFor } from './mime.ts'
+import { ifRangeHolds, isNotModified } from './http/conditional.ts'
 
 /** An open file found under the root, with the validators its answers carry. */
 interface StaticFile {
@@ -40,13 +41,13 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, seg
 
   let bodyOwnsHandle = false
   try {
-    if (isNotModified(req, file)) {
+    if (isNotModified(req.headers, file)) {
       setValidators(res, file)
       res.writeHead(304).end()
       return true
     }
     // RFC 9110 §14.2: GET is the only method with range handling; HEAD ignores Range.
-    const rangeHeader = req.method === 'GET' && ifRangeHolds(req, file) ? req.headers.range : undefined
+    const rangeHeader = req.method === 'GET' && ifRangeHolds(req.headers['if-range'], file) ? req.headers.range : undefined
     const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, file.size)
     if (range === 'unsatisfiable') {
       const detail = `The requested byte range lies outside this ${file.size}-byte file; ask for a range that starts before byte ${file.size}, or drop the Range header.`
@@ -237,49 +238,6 @@ function setValidators(res: ServerResponse, file: StaticFile): void {
   res.setHeader('Last-Modified', file.lastModified)
   // Cached copies must be revalidated, which the validators make a cheap 304.
   res.setHeader('Cache-Control', 'no-cache')
-}
-
-/**
- * RFC 9110 §13.2.2, steps 3 and 4 for GET and HEAD: when If-None-Match is
- * present it alone decides (§13.1.2); otherwise If-Modified-Since does, at
- * the one-second precision of HTTP dates (§13.1.3). An invalid date is ignored.
- */
-function isNotModified(req: IncomingMessage, file: StaticFile): boolean {
-  const ifNoneMatch = req.headers['if-none-match']
-  if (ifNoneMatch !== undefined) return ifNoneMatchHits(ifNoneMatch, file.etag)
-  const ifModifiedSince = req.headers['if-modified-since']
-  if (ifModifiedSince === undefined) return false
-  const since = Date.parse(ifModifiedSince)
-  return !Number.isNaN(since) && Date.parse(file.lastModified) <= since
-}
-
-const entityTagPattern = /(?:W\/)?"[^"]*"/g
-
-/**
- * If-None-Match uses the weak comparison (RFC 9110 §8.8.3.2): tags match when
- * their opaque parts are equal, whatever their `W/` prefixes. `*` matches any
- * current representation, and this file exists.
- */
-function ifNoneMatchHits(fieldValue: string, etag: string): boolean {
-  if (fieldValue.trim() === '*') return true
-  const opaqueTag = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag)
-  return (fieldValue.match(entityTagPattern) ?? []).some((tag) => opaqueTag(tag) === opaqueTag(etag))
-}
-
-/**
- * If-Range (RFC 9110 §13.1.5): a Range is honoured only while the client's
- * copy is still current — an entity-tag by strong comparison (so a weak tag
- * never matches), or a date that exactly matches Last-Modified. Otherwise the
- * whole file is sent. Without If-Range the Range always applies.
- */
-function ifRangeHolds(req: IncomingMessage, file: StaticFile): boolean {
-  const fieldValue = req.headers['if-range']
-  if (fieldValue === undefined) return true
-  // Node keeps repeated unknown fields as a list; one If-Range can't be both, so the Range is dropped.
-  if (typeof fieldValue !== 'string') return false
-  const ifRange = fieldValue.trim()
-  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === file.etag
-  return ifRange === file.lastModified
 }
 
 /**

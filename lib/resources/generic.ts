@@ -1,14 +1,13 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError } from '../errors.ts'
+import { HttpError, notFound } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
-import { displayPath } from '../documents.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { sendCollection, sendEmptyCollection } from '../listing.ts'
 import type { RequireOwners } from './declared.ts'
-import { checkNewChildPath } from '../path.ts'
+import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../ids.ts'
 
 /**
@@ -26,7 +25,7 @@ export async function handleGeneric(context: Context, requireOwners: RequireOwne
   const allowed = path.length === 0 ? rootMethods : genericMethods
   if (method === 'OPTIONS') return sendNoContent(context, { Allow: allowed.join(', ') })
   if (!allowed.includes(method)) {
-    throw new HttpError(405, `${method} is not allowed on ${displayPath(path)}.`, { Allow: allowed.join(', ') })
+    throw new HttpError(405, `${method} is not allowed on ${joinPath(path)}.`, { Allow: allowed.join(', ') })
   }
   switch (method) {
     case 'GET':
@@ -57,10 +56,6 @@ export async function readNode(context: Context, path: NodePath = context.path):
   // The root always exists: an empty store is an empty collection, not a 404.
   if (path.length === 0) return sendEmptyCollection(context, path)
   throw notFound(path)
-}
-
-export function notFound(path: NodePath): HttpError {
-  return new HttpError(404, `Nothing is stored at ${displayPath(path)}.`)
 }
 
 /** A POST is refused before anything is written when its new document's URL would be past the path limits (414). Shared with declared collections. */

@@ -3,6 +3,7 @@ import { preconditionsOf, urlOf } from '../context.ts'
 import type { Params } from '../router.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
+import { NothingStored } from '../documents.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
@@ -85,7 +86,7 @@ async function patchPlaylist(context: Context): Promise<void> {
 
 async function deletePlaylist(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(playlistPath(context), preconditionsOf(context)).catch((error) => {
-    throw error instanceof HttpError && error.status === 404 ? noPlaylist(context) : error
+    throw error instanceof NothingStored ? noPlaylist(context) : error
   })
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)

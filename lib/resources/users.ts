@@ -3,6 +3,7 @@ import { preconditionsOf, urlOf } from '../context.ts'
 import type { Params } from '../router.ts'
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
+import { NothingStored } from '../documents.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
@@ -82,7 +83,7 @@ async function patchUser(context: Context): Promise<void> {
 async function deleteUser(context: Context): Promise<void> {
   const userId = context.params.user_id
   const { doc } = await context.documents.remove(['user', userId], preconditionsOf(context)).catch((error) => {
-    throw error instanceof HttpError && error.status === 404 ? noUser(userId) : error
+    throw error instanceof NothingStored ? noUser(userId) : error
   })
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
