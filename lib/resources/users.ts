@@ -1,14 +1,14 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Params } from '../router.ts'
-import type { Doc } from '../store/store.ts'
+import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { NothingStored } from '../documents.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
-import type { DeclaredResource } from './declared.ts'
+import { collectionPath, memberPath, type DeclaredResource } from './declared.ts'
 
 /**
  * Users (README, "Users and playlists"): `{ "user_id": …, …fields }` at
@@ -35,15 +35,15 @@ async function createUser(context: Context): Promise<void> {
   refuseIdChange(body, undefined)
   const created = await context.documents.serialize(USERNAMES, async () => {
     await checkUsername(context, body, undefined)
-    return context.documents.create(['user'], (id) => ({ user_id: id, ...body }))
+    return context.documents.create(collectionPath(users, context.params), (id) => ({ user_id: id, ...body }))
   })
-  sendJson(context, 201, created.doc, { Location: urlOf(context, ['user', created.id]), ETag: created.etag })
+  sendJson(context, 201, created.doc, { Location: urlOf(context, [...collectionPath(users, context.params), created.id]), ETag: created.etag })
 }
 
 async function readUser(context: Context): Promise<void> {
   // `?_children` names the user's children (its `playlist`), as on any node.
-  if (context.query.has('_children')) return readNode(context, ['user', context.params.user_id])
-  const stored = await context.documents.readText(['user', context.params.user_id])
+  if (context.query.has('_children')) return readNode(context, userPath(context))
+  const stored = await context.documents.readText(userPath(context))
   if (!stored) throw noUser(context.params.user_id)
   sendDocument(context, stored)
 }
@@ -53,7 +53,7 @@ async function replaceUser(context: Context): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(body, userId)
   const outcome = await context.documents.serialize(USERNAMES, () =>
-    context.documents.write(['user', userId], async (current) => {
+    context.documents.write(userPath(context), async (current) => {
       if (!current) throw noUser(userId)
       await checkUsername(context, body, userId)
       return { ...body, user_id: userId }
@@ -67,14 +67,14 @@ async function patchUser(context: Context): Promise<void> {
   const patch = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(patch, userId)
   const outcome = await context.documents.serialize(USERNAMES, () =>
-    context.documents.write(['user', userId], async (current) => {
+    context.documents.write(userPath(context), async (current) => {
       if (!current) throw noUser(userId)
       const merged = mergePatch(current.doc, patch) as Doc
       await checkUsername(context, merged, userId)
       return { ...merged, user_id: userId }
     }, {
       preconditions: preconditionsOf(context),
-      change: () => ({ type: 'patch', path: ['user', userId], data: patch }),
+      change: () => ({ type: 'patch', path: userPath(context), data: patch }),
     }),
   )
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
@@ -82,11 +82,15 @@ async function patchUser(context: Context): Promise<void> {
 
 async function deleteUser(context: Context): Promise<void> {
   const userId = context.params.user_id
-  const { doc } = await context.documents.remove(['user', userId], preconditionsOf(context)).catch((error) => {
+  const { doc } = await context.documents.remove(userPath(context), preconditionsOf(context)).catch((error) => {
     throw error instanceof NothingStored ? noUser(userId) : error
   })
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
+}
+
+function userPath(context: Context): NodePath {
+  return memberPath(users, context.params)
 }
 
 function noUser(userId: string): HttpError {
@@ -108,8 +112,8 @@ async function checkUsername(context: Context, doc: JsonObject, selfId: string |
   const username = doc.username
   const invalid = usernameProblem(username)
   if (invalid) throw new HttpError(400, `${invalid}.`)
-  const users = (await context.documents.list(['user'])) ?? []
-  const holder = users.find((user) => user.username === username && user.user_id !== selfId)
+  const members = (await context.documents.list(collectionPath(users, context.params))) ?? []
+  const holder = members.find((user) => user.username === username && user.user_id !== selfId)
   if (holder) throw new HttpError(409, `The username ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)}.`)
 }
 
