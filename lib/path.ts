@@ -50,7 +50,7 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
     if (raw.length > limits.maxSegmentLength) {
       throw new HttpError(414, `A path segment is longer than ${limits.maxSegmentLength} characters.`)
     }
-    segments.push(raw.includes('%') ? decodeSegment(raw) : raw)
+    segments.push(raw.includes('%') ? percentDecodeSegment(raw) : raw)
     if (segments.length > limits.maxDepth) {
       throw new HttpError(414, `The path is deeper than ${limits.maxDepth} segments.`)
     }
@@ -88,7 +88,8 @@ export function queryOf(target: string): URLSearchParams {
   return new URLSearchParams(target.slice(start + 1, hash === -1 ? undefined : hash))
 }
 
-function decodeSegment(raw: string): string {
+/** A raw URL segment with its percent-escapes decoded (RFC 3986 §2.1), once; a malformed escape is a 400. */
+function percentDecodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw)
   } catch {
