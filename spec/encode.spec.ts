@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { decodeFolderName, encodeSegment } from '../lib/store/encode.ts'
-import { randomInt, seededRandom } from './fixtures/store-random.ts'
+import { seeded } from './random.ts'
 
 /** What a name must be to work as a directory on Windows, macOS and Linux alike. */
 function assertPortable(name: string): void {
@@ -132,14 +132,14 @@ test('decodeFolderName refuses names encodeSegment does not make, so hand-made f
 })
 
 test('random segments never share a name, even ignoring case, and decode back (seeded)', () => {
-  const random = seededRandom(20240611)
+  const random = seeded(20240611)
   const alphabet = ['a', 'b', 'z', 'A', 'B', 'Z', '0', '9', '.', '-', '_', '%', '2', 'f', 'F', '/', '\\', '!', '~', '@', ' ', '\0',
     'é', 'e\u0301', '\u00c5', '\u212b', 'ß', 'ẞ', 'İ', 'ı', '中', '😀', '\ud800', '\udfff', 'c', 'o', 'n']
   const segments: string[] = []
   for (let count = 0; count < 20000; count++) {
-    const length = random() < 0.01 ? randomInt(random, 60, 120) : randomInt(random, 0, 8)
+    const length = random.next() < 0.01 ? random.between(60, 120) : random.between(0, 8)
     let segment = ''
-    for (let index = 0; index < length; index++) segment += alphabet[randomInt(random, 0, alphabet.length - 1)]
+    for (let index = 0; index < length; index++) segment += alphabet[random.between(0, alphabet.length - 1)]
     segments.push(segment)
   }
   assertDistinct(segments)
