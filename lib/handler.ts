@@ -40,9 +40,10 @@ export interface RestdirHandler {
 }
 
 /**
- * The whole of restdir as one request handler (SPEC §2, §14): declared
- * resources first, then static files, then the generic data API. Usable with
- * `node:http` and as Connect/Express middleware.
+ * The whole of restdir as one request handler (README, "The playground form:
+ * `--prefix /api`" and "Using restdir as a library"): declared resources first,
+ * then static files, then the generic data API. Usable with `node:http` and as
+ * Connect/Express middleware.
  */
 export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const settings = resolveSettings(options)
@@ -74,7 +75,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (!hostAppsRequest && answerByGuards(req, res, settings.guards, headers)) return
 
     if (apiPath === undefined) {
-      // Outside the API prefix everything is static (SPEC §2).
+      // Outside the API prefix everything is static (README, "The playground form: `--prefix /api`").
       if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${base}/.`)

@@ -12,7 +12,7 @@ import { songsProblem } from './resources/playlists.ts'
  * array becomes a collection whose items keep their ids (`posts[id=1]` →
  * `/posts/1`; an item without an id gets a new one), each top-level object a
  * document (`profile` → `/profile`). A generic document's `id` is its URL's
- * last segment (SPEC §3), so ids become strings (`1` → `"1"`).
+ * last segment (README, "The generic data API"), so ids become strings (`1` → `"1"`).
  *
  * The `user` array follows the rules of `/user` (README, "Coming from
  * json-server"): `user_id` (or json-server's `id`) names each user, usernames

@@ -8,7 +8,7 @@ import { runCli, startCli, stopAll } from './process.ts'
 import { bundledWww } from '../lib/options.ts'
 import { createHandler, MemoryStore } from '../lib/index.ts'
 
-// The playground form (SPEC §2): with `--prefix /api`, declared and generic
+// The playground form (README, "The playground form: `--prefix /api`"): with `--prefix /api`, declared and generic
 // resources live under the prefix, and every URL outside it is static only.
 
 let www: string
@@ -187,7 +187,7 @@ plain('a file added to www takes its URL from the data API at once, and gives it
     mkdirSync(join(dir, 'later'))
     writeFileSync(join(dir, 'later', 'doc'), 'a file now')
     // The folder's top names are watched: the change is known within milliseconds of the write.
-    assert.is(await soon(read, 'a file now'), 'a file now', 'a static file comes first (SPEC §2)')
+    assert.is(await soon(read, 'a file now'), 'a file now', 'a static file comes first')
     rmSync(join(dir, 'later'), { recursive: true })
     assert.is(await soon(read, '{"id":"doc","a":1}'), '{"id":"doc","a":1}', 'the document again')
     // A folder renamed into place, not made in place, is seen as well.
