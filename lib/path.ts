@@ -22,12 +22,7 @@ export const defaultPathLimits: PathLimits = {
  * Throws 400 for malformed percent-encoding, an empty segment or an unencoded `.` or `..`, 414 past the limits.
  */
 export function splitPath(target: string, limits: PathLimits = defaultPathLimits): string[] {
-  let end = target.length
-  const query = target.indexOf('?')
-  if (query !== -1) end = query
-  const hash = target.indexOf('#')
-  if (hash !== -1 && hash < end) end = hash
-  const path = target.slice(0, end)
+  const path = pathPartOf(target)
 
   if (path.length > limits.maxPathLength) {
     throw new HttpError(414, `The path is longer than ${limits.maxPathLength} characters.`)
@@ -59,6 +54,16 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
   return segments
 }
 
+/** The path of a request target: what comes before its query (`?`) or fragment (`#`), RFC 3986 §3. */
+export function pathPartOf(target: string): string {
+  let end = target.length
+  const query = target.indexOf('?')
+  if (query !== -1) end = query
+  const hash = target.indexOf('#')
+  if (hash !== -1 && hash < end) end = hash
+  return target.slice(0, end)
+}
+
 /**
  * Refuses, with the 414 a later GET of it would get, a POST whose new
  * document's URL would break a limit: the child of `target` with an id of
@@ -66,8 +71,7 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
  * server would answer 201 for a document nobody can read back or delete.
  */
 export function checkNewChildPath(target: string, idLength: number, limits: PathLimits = defaultPathLimits): void {
-  const query = target.search(/[?#]/)
-  const path = (query === -1 ? target : target.slice(0, query)).replace(/\/$/, '')
+  const path = pathPartOf(target).replace(/\/$/, '')
   try {
     splitPath(`${path}/${'x'.repeat(idLength)}`, limits)
   } catch (error) {
