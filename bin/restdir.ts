@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util'
 import path from 'node:path'
 import { createServer } from '../lib/server.ts'
+import { normalizePrefix } from '../lib/options.ts'
 import { isLoopbackHost } from '../lib/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
@@ -78,13 +79,13 @@ function parsePort(text: string, source: string): number {
   return Number(text)
 }
 
-/** `api`, `/api` and `/api/` all mean `/api`; `/` means none. Only plain segments: the prefix is matched before decoding matters. */
+/** The library's own prefix rule (`normalizePrefix`); a prefix it refuses is a usage error. */
 function parsePrefix(text: string): string {
-  const segments = text.split('/').filter(Boolean)
-  if (segments.some((segment) => segment === '.' || segment === '..' || /[?#%\\\s]/.test(segment))) {
-    fail(`--prefix "${text}" is not a plain path such as /api.`)
+  try {
+    return normalizePrefix(text, '--prefix')
+  } catch (error) {
+    fail((error as Error).message)
   }
-  return segments.length === 0 ? '' : '/' + segments.join('/')
 }
 
 function parseDelay(text: string): number {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import { isUtf8 } from 'node:buffer'
 import { HttpError } from './errors.ts'
-import { isObject, type JsonObject } from './json.ts'
+import { isObject, jsonKindOf, type JsonObject } from './json.ts'
 import { inexactJson, jsonErrorOffset } from './json-syntax.ts'
 
 export interface BodyLimits {
@@ -57,8 +57,7 @@ function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: 
 
 function requireObject(value: unknown): JsonObject {
   if (!isObject(value)) {
-    const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`
-    throw new HttpError(400, `The body must be a JSON object ({ ... }), not ${what}.`)
+    throw new HttpError(400, `The body must be a JSON object ({ ... }), not ${jsonKindOf(value)}.`)
   }
   return value
 }

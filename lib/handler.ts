@@ -5,7 +5,7 @@ import type { Store } from './store/store.ts'
 import { FileStore } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
-import { queryOf, splitPath } from './path.ts'
+import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { mayBeFile, serveStatic, TopNames } from './static.ts'
@@ -43,9 +43,10 @@ export interface RestdirHandler {
 }
 
 /**
- * The whole of restdir as one request handler (README, "Using restdir as a library"): declared
- * resources first, then static files, then the generic data API. Usable with
- * `node:http` and as Connect/Express middleware.
+ * The whole of restdir as one request handler (README, "The playground form:
+ * `--prefix /api`" and "Using restdir as a library"): declared resources first,
+ * then static files, then the generic data API. Usable with `node:http` and as
+ * Connect/Express middleware.
  */
 export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const settings = resolveSettings(options)
@@ -54,7 +55,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   addDeclaredRoutes(router, declaredResources)
   const requireOwners = ownersCheck(declaredResources)
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
-  const prefixUrl = prefixSegments.map((segment) => '/' + encodeURIComponent(segment)).join('')
+  const prefixUrl = prefixSegments.length === 0 ? '' : joinPath(prefixSegments)
   const streams = new Set<() => void>()
   const wwwTop = new TopNames(settings.www)
 
@@ -81,7 +82,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       // Outside the API prefix everything is static (README, "The playground form: `--prefix /api`").
       if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base, headers))) return
       if (next) return next()
-      throw new HttpError(404, `There is no file at ${target.split('?')[0]}; the data API is under ${base}/.`)
+      throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)
     }
 
     if (!documents) await ready.catch(() => {

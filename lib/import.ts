@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Doc, NodePath, Store } from './store/store.ts'
 import { Documents } from './documents.ts'
-import { isObject } from './json.ts'
+import { defineValue, isObject, jsonKindOf } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
 import { defaultPathLimits, joinPath } from './path.ts'
 import { usernameProblem, users as declaredUsers } from './resources/users.ts'
@@ -149,11 +149,11 @@ function planImport(database: unknown): Plan {
       else plan.collections++
       plan.items.push(...(name === USER ? planUsers(value, plan.problems) : planCollection(name, value, plan.problems)))
     } else if (name === USER) {
-      plan.problems.push(`user: holds ${describe(value)}; user is the collection of users (/user), so it must be an array.`)
+      plan.problems.push(`user: holds ${jsonKindOf(value)}; user is the collection of users (/user), so it must be an array.`)
     } else if (isObject(value)) {
       plan.items.push({ path: [name], doc: { id: name, ...withoutKeys(value, 'id') } })
     } else {
-      plan.problems.push(`${where}: holds ${describe(value)}; only arrays (collections) and objects (documents) can be imported.`)
+      plan.problems.push(`${where}: holds ${jsonKindOf(value)}; only arrays (collections) and objects (documents) can be imported.`)
     }
   }
   return plan
@@ -165,7 +165,7 @@ function planCollection(name: string, entries: unknown[], problems: string[]): P
   entries.forEach((entry, index) => {
     const where = pathOf([{ at: name }, { at: index }])
     if (!isObject(entry)) {
-      problems.push(`${where}: is ${describe(entry)}; each item of a collection must be an object.`)
+      problems.push(`${where}: is ${jsonKindOf(entry)}; each item of a collection must be an object.`)
       return
     }
     if (!Object.hasOwn(entry, 'id') || entry.id === null) {
@@ -190,7 +190,7 @@ function planUsers(entries: unknown[], problems: string[]): Planned[] {
   entries.forEach((entry, index) => {
     const where = `user[${index}]`
     if (!isObject(entry)) {
-      problems.push(`${where}: is ${describe(entry)}; each user must be an object.`)
+      problems.push(`${where}: is ${jsonKindOf(entry)}; each user must be an object.`)
       return
     }
     const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
@@ -237,7 +237,7 @@ function planUsers(entries: unknown[], problems: string[]): Planned[] {
  */
 function planPlaylists(entries: unknown, where: string, ownerId: string | undefined, problems: string[]): Planned[] | null {
   if (!Array.isArray(entries)) {
-    problems.push(`${where}: holds ${describe(entries)}; a user's playlist must be an array of playlists.`)
+    problems.push(`${where}: holds ${jsonKindOf(entries)}; a user's playlist must be an array of playlists.`)
     return null
   }
   const before = problems.length
@@ -246,7 +246,7 @@ function planPlaylists(entries: unknown, where: string, ownerId: string | undefi
   entries.forEach((entry, index) => {
     const at = `${where}[${index}]`
     if (!isObject(entry)) {
-      problems.push(`${at}: is ${describe(entry)}; each playlist must be an object.`)
+      problems.push(`${at}: is ${jsonKindOf(entry)}; each playlist must be an object.`)
       return
     }
     const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
@@ -276,7 +276,7 @@ function idOf(id: unknown, where: string, seen: Map<string, string>, problems: s
   if (typeof id === 'number' && Number.isFinite(id)) segment = String(id)
   else if (typeof id === 'string') segment = id
   else {
-    problems.push(`${where}: is ${describe(id)}; an id must be a string or a number.`)
+    problems.push(`${where}: is ${jsonKindOf(id)}; an id must be a string or a number.`)
     return undefined
   }
   const invalid = segmentProblem(segment)
@@ -337,12 +337,7 @@ async function usernamesTakenInStore(documents: Documents, items: Planned[]): Pr
 
 function withoutKeys(doc: Doc, ...keys: string[]): Doc {
   const rest: Doc = {}
-  for (const key of Object.keys(doc)) if (!keys.includes(key)) Object.defineProperty(rest, key, { value: doc[key], writable: true, enumerable: true, configurable: true })
+  for (const key of Object.keys(doc)) if (!keys.includes(key)) defineValue(rest, key, doc[key])
   return rest
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  return `a ${typeof value}`
-}

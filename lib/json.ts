@@ -7,6 +7,13 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** What kind of JSON value this is, for a message: `null`, `an array`, `a string`, … */
+export function jsonKindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
+}
+
 /** Sets an own data property, even for keys such as `__proto__` (plain assignment would change the prototype). */
 export function defineValue(target: JsonObject, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })

@@ -20,7 +20,7 @@ export const defaultListingLimits: ListingLimits = { maxSortKeys: 8, maxFilters:
 export const MAX_FILTER_TEXT = 256
 
 /**
- * One filter of a listing query, in json-server's dialect (SPEC §6):
+ * One filter of a listing query, in json-server's dialect (README, "Listing queries"):
  * `field=value` (repeated: any of the values), `field_ne=`, `field_gte=`,
  * `field_lte=`, `field_like=`, and `q=` for full-text search. `field` may be
  * a dotted path (`author.name`). Values are compared as strings, so `?age=3`

@@ -10,7 +10,7 @@ import { HttpError } from './errors.ts'
 import type { StoreError } from './store/errors.ts'
 
 /**
- * A listing query in json-server's dialect (SPEC §6), so its clients work
+ * A listing query in json-server's dialect (README, "Listing queries"), so its clients work
  * unchanged: filters, full-text `q`, `_sort`/`_order`, and a window given by
  * `_start`/`_end`/`_limit` or `_page`/`_limit`. Other `_` parameters are ignored.
  */

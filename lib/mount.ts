@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { pathPartOf } from './path.ts'
 
 /** What Express and Connect add to a request when they pass it to mounted middleware. */
 interface MountedRequest extends IncomingMessage {
@@ -18,16 +19,11 @@ export function mountPathOf(req: IncomingMessage): string {
   const { baseUrl, originalUrl } = req as MountedRequest
   if (typeof baseUrl === 'string') return withoutTrailingSlash(baseUrl)
   if (typeof originalUrl !== 'string') return ''
-  const original = pathOf(originalUrl)
-  const current = pathOf(req.url ?? '/')
+  const original = pathPartOf(originalUrl)
+  const current = pathPartOf(req.url ?? '/')
   if (original === current) return ''
   if (current === '/') return withoutTrailingSlash(original)
   return original.endsWith(current) ? original.slice(0, original.length - current.length) : ''
-}
-
-function pathOf(target: string): string {
-  const end = target.search(/[?#]/)
-  return end === -1 ? target : target.slice(0, end)
 }
 
 function withoutTrailingSlash(path: string): string {

@@ -122,8 +122,17 @@ function positive(name: string, value: number): number {
   return value
 }
 
-/** `api`, `/api/` and `/api` all mean `/api`; `/` and `` mean no prefix. */
-function normalizePrefix(prefix: string): string {
-  const trimmed = prefix.replace(/^\/+|\/+$/g, '')
-  return trimmed === '' ? '' : '/' + trimmed
+/**
+ * The one reading of an API prefix, for the library and the command line alike:
+ * `api`, `/api/` and `/api` all mean `/api`, `/` and `` mean no prefix. A prefix is
+ * matched against decoded segments (README, "The playground form: `--prefix /api`"),
+ * so a segment that is a dot-segment (RFC 3986 §5.2.4) or holds `%`, `?`, `#`, `\`
+ * or white space could never be reached as written; it is refused, not guessed at.
+ */
+export function normalizePrefix(prefix: string, name = 'prefix'): string {
+  const segments = prefix.split('/').filter(Boolean)
+  if (segments.some((segment) => segment === '.' || segment === '..' || /[?#%\\\s]/.test(segment))) {
+    throw new RangeError(`${name} "${prefix}" is not a plain path such as /api (no "." or ".." segment, no %, ?, #, \\ or white space).`)
+  }
+  return segments.length === 0 ? '' : '/' + segments.join('/')
 }

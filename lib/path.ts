@@ -22,12 +22,7 @@ export const defaultPathLimits: PathLimits = {
  * Throws 400 for malformed percent-encoding, an empty segment or an unencoded `.` or `..`, 414 past the limits.
  */
 export function splitPath(target: string, limits: PathLimits = defaultPathLimits): string[] {
-  let end = target.length
-  const query = target.indexOf('?')
-  if (query !== -1) end = query
-  const hash = target.indexOf('#')
-  if (hash !== -1 && hash < end) end = hash
-  const path = target.slice(0, end)
+  const path = pathPartOf(target)
 
   if (path.length > limits.maxPathLength) {
     throw new HttpError(414, `The path is longer than ${limits.maxPathLength} characters.`)
@@ -50,13 +45,23 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
     if (raw.length > limits.maxSegmentLength) {
       throw new HttpError(414, `A path segment is longer than ${limits.maxSegmentLength} characters.`)
     }
-    segments.push(raw.includes('%') ? decodeSegment(raw) : raw)
+    segments.push(raw.includes('%') ? percentDecodeSegment(raw) : raw)
     if (segments.length > limits.maxDepth) {
       throw new HttpError(414, `The path is deeper than ${limits.maxDepth} segments.`)
     }
     start = stop + 1
   }
   return segments
+}
+
+/** The path of a request target: what comes before its query (`?`) or fragment (`#`), RFC 3986 §3. */
+export function pathPartOf(target: string): string {
+  let end = target.length
+  const query = target.indexOf('?')
+  if (query !== -1) end = query
+  const hash = target.indexOf('#')
+  if (hash !== -1 && hash < end) end = hash
+  return target.slice(0, end)
 }
 
 /**
@@ -66,8 +71,7 @@ export function splitPath(target: string, limits: PathLimits = defaultPathLimits
  * server would answer 201 for a document nobody can read back or delete.
  */
 export function checkNewChildPath(target: string, idLength: number, limits: PathLimits = defaultPathLimits): void {
-  const query = target.search(/[?#]/)
-  const path = (query === -1 ? target : target.slice(0, query)).replace(/\/$/, '')
+  const path = pathPartOf(target).replace(/\/$/, '')
   try {
     splitPath(`${path}/${'x'.repeat(idLength)}`, limits)
   } catch (error) {
@@ -88,7 +92,8 @@ export function queryOf(target: string): URLSearchParams {
   return new URLSearchParams(target.slice(start + 1, hash === -1 ? undefined : hash))
 }
 
-function decodeSegment(raw: string): string {
+/** A raw URL segment with its percent-escapes decoded (RFC 3986 §2.1), once; a malformed escape is a 400. */
+function percentDecodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw)
   } catch {

@@ -14,7 +14,7 @@ export interface RestdirServer extends http.Server {
   shutdown(): Promise<void>
 }
 
-/** A `node:http` server wired to restdir's handler (SPEC §14). */
+/** A `node:http` server wired to restdir's handler (README, "A server of its own"). */
 export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
   const { headers, request } = handler.settings.timeouts

@@ -8,7 +8,7 @@ import { makeTempDir, send } from './helpers.ts'
 import { assertJson } from './assertions.ts'
 import { freePort, killGroup, readDocumentFiles, root, runCli, spawnCli, startCli, stopAll } from './process.ts'
 
-// The command line (SPEC §13), run as a real child process.
+// The command line (README, "Command line"), run as a real child process.
 
 const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
 const folders: string[] = []
@@ -24,7 +24,7 @@ test.after(async () => {
   for (const dir of folders) await rm(dir, { recursive: true, force: true })
 })
 
-/** A request log line: method, path, status and time (SPEC §13). */
+/** A request log line: method, path, status and time (README, "Command line"). */
 const logLine = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ \d{3} \d+(\.\d+)?ms$/gm
 
 test('--help prints the usage with every option and exits 0', async () => {

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from './helpers.ts'
 import { assertProblem } from './assertions.ts'
 
-// SPEC §9: strong ETags on every document answer, conditional reads (304),
+// README, "Versions and conditional requests" (RFC 9110 §13): strong ETags on every document answer, conditional reads (304),
 // optimistic locking with If-Match (412), create-only PUT with If-None-Match: *,
 // and writes to one node serialized so that no read-modify-write is ever lost.
 

@@ -6,7 +6,7 @@ import { makeTempDir, send, type Answer } from './helpers.ts'
 import { builtCommand, startCli, type RunningCli } from './process.ts'
 import { canonical, mergePatchModel, seeded, seedFrom, type Random } from './random.ts'
 
-// SPEC §11: after a process crash at any instant, every acknowledged write is
+// README, "Where the data goes": after a process crash at any instant, every acknowledged write is
 // present and no document is torn. The command-line server runs as a child
 // process; concurrent writers (POST, PUT, PATCH, DELETE) record every answer
 // they get; SIGKILL lands at a random moment, several times over; each restart

@@ -10,7 +10,7 @@ import { createHandler, createServer, MemoryStore, Router, type Store, type Stor
 import { makeTempDir, openTestStore, send, type RequestOptions } from './helpers.ts'
 import { mountPathOf } from '../lib/mount.ts'
 
-// restdir embedded as a library (SPEC §14): inside a plain node:http server,
+// restdir embedded as a library (README, "Using restdir as a library"): inside a plain node:http server,
 // and as middleware in a Connect/Express-style chain written here, so the
 // contract is proven without either framework.
 
@@ -85,8 +85,8 @@ async function makeWww(): Promise<string> {
 
 const library = suite('library')
 
-library('the package exports what SPEC §14 names', () => {
-  for (const name of ['createServer', 'createHandler', 'FileStore', 'MemoryStore', 'Router', 'importDatabase', 'HttpError']) {
+library('the package exports what the README names', () => {
+  for (const name of ['createServer', 'createHandler', 'FileStore', 'MemoryStore', 'Router', 'importDatabase', 'HttpError', 'encodeSegment', 'decodeFolderName']) {
     assert.type((restdir as Record<string, unknown>)[name], 'function', name)
   }
 })

@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { decodeSegment, encodeSegment } from '../lib/store/encode.ts'
-import { randomInt, seededRandom } from './fixtures/store-random.ts'
+import { decodeFolderName, encodeSegment } from '../lib/store/encode.ts'
+import { seeded } from './random.ts'
 
 /** What a name must be to work as a directory on Windows, macOS and Linux alike. */
 function assertPortable(name: string): void {
@@ -77,7 +77,7 @@ test('Windows device names, also with an extension, get their first letter escap
 
 test('the empty segment has a name of its own, distinct from every other', () => {
   assert.is(encodeSegment(''), '!')
-  assert.is(decodeSegment('!'), '')
+  assert.is(decodeFolderName('!'), '')
 })
 
 test('segments differing only in case, normalization or escaping get different names', () => {
@@ -115,38 +115,38 @@ test('long segments sharing their first characters still get different names', (
   assertDistinct([common + '1', common + '2', common, common + 'B', common + 'b'])
 })
 
-test('the ~ of a hashed name never occurs in a whole one, and decodeSegment refuses it', () => {
+test('the ~ of a hashed name never occurs in a whole one, and decodeFolderName refuses it', () => {
   assert.is(encodeSegment('~'.repeat(66)).length, 198)
   assert.not.ok(encodeSegment('~'.repeat(66)).includes('~'))
-  assert.throws(() => decodeSegment(encodeSegment('x'.repeat(300))))
+  assert.throws(() => decodeFolderName(encodeSegment('x'.repeat(300))))
 })
 
-test('decodeSegment undoes encodeSegment', () => {
+test('decodeFolderName undoes encodeSegment', () => {
   const samples = ['user', 'User', 'a/b', '..', '.', '...', 'CON', 'con.txt', 'é', 'cafe\u0301', '😀', 'a b', '%2F', '', '!', '~', '\0', '\ud800', 'x\udc00y']
-  for (const segment of samples) assert.is(decodeSegment(encodeSegment(segment)), segment)
+  for (const segment of samples) assert.is(decodeFolderName(encodeSegment(segment)), segment)
 })
 
-test('decodeSegment refuses names encodeSegment does not make, so hand-made folders pose as no node', () => {
+test('decodeFolderName refuses names encodeSegment does not make, so hand-made folders pose as no node', () => {
   const foreign = ['User', 'con', '.a', 'a.', 'a b', '%41', '%2E', '%2', '%zz', '%c3', '%c0%80', '%ed%a0%80%ed%b0%80', '!A', '!1', '!!', 'a~b', '%63onsole', '@name']
-  for (const name of foreign) assert.throws(() => decodeSegment(name), RangeError, name)
+  for (const name of foreign) assert.throws(() => decodeFolderName(name), RangeError, name)
 })
 
 test('random segments never share a name, even ignoring case, and decode back (seeded)', () => {
-  const random = seededRandom(20240611)
+  const random = seeded(20240611)
   const alphabet = ['a', 'b', 'z', 'A', 'B', 'Z', '0', '9', '.', '-', '_', '%', '2', 'f', 'F', '/', '\\', '!', '~', '@', ' ', '\0',
     'é', 'e\u0301', '\u00c5', '\u212b', 'ß', 'ẞ', 'İ', 'ı', '中', '😀', '\ud800', '\udfff', 'c', 'o', 'n']
   const segments: string[] = []
   for (let count = 0; count < 20000; count++) {
-    const length = random() < 0.01 ? randomInt(random, 60, 120) : randomInt(random, 0, 8)
+    const length = random.next() < 0.01 ? random.between(60, 120) : random.between(0, 8)
     let segment = ''
-    for (let index = 0; index < length; index++) segment += alphabet[randomInt(random, 0, alphabet.length - 1)]
+    for (let index = 0; index < length; index++) segment += alphabet[random.between(0, alphabet.length - 1)]
     segments.push(segment)
   }
   assertDistinct(segments)
   for (const segment of segments) {
     const name = encodeSegment(segment)
     assertPortable(name)
-    if (!name.includes('~')) assert.is(decodeSegment(name), segment)
+    if (!name.includes('~')) assert.is(decodeFolderName(name), segment)
   }
 })
 

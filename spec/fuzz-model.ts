@@ -1,7 +1,7 @@
 import { canonical, mergePatchModel } from './random.ts'
 
-// The fuzz test's own model of what the server must do, written from SPEC §2,
-// §3, §5, §9 and §12 rather than from the server's code: how a path is split,
+// The fuzz test's own model of what the server must do, written from the README
+// ("Behaviour", "Security") rather than from the server's code: how a path is split,
 // how a body is read, which guard answers first, and what each method does to
 // the store. The test compares every answer, and the store at the end, with it.
 
@@ -16,7 +16,7 @@ const MAX_DEPTH = 32
 /** Decoded segments, or the status that splitting the path must answer. */
 export type PathOutcome = { segments: string[] } | { status: 400 | 414 }
 
-/** SPEC §2 and §12: percent-decoding per segment, no empty segments, and the three path limits. */
+/** README, "The generic data API" and "Security": percent-decoding per segment, no empty segments, and the three path limits. */
 export function splitPathModel(rawPath: string): PathOutcome {
   if (rawPath.length > MAX_PATH) return { status: 414 }
   if (!rawPath.startsWith('/')) return { status: 400 }
@@ -44,7 +44,7 @@ export function newChildFits(rawPath: string): boolean {
   return !('status' in child)
 }
 
-/** A body as SPEC §5 reads it: the object it stands for, or the status that refuses it. */
+/** A body as the README ("Requests and errors") reads it: the object it stands for, or the status that refuses it. */
 export type BodyOutcome = { body: Doc } | { status: 400 | 413 | 415 }
 
 export function readBodyModel(contentType: string | undefined, bytes: Buffer, declaredLength: number | undefined): BodyOutcome {
@@ -128,7 +128,7 @@ export class StoreModel {
     return this.get(segments) !== undefined || this.below(segments).length > 0
   }
 
-  /** Names of the nodes one level below, in code-unit order (SPEC §3). */
+  /** Names of the nodes one level below, in code-unit order (README, "The generic data API"). */
   childNames(segments: readonly string[]): string[] {
     const names = new Set(this.below(segments).map((stored) => stored.segments[segments.length]))
     return [...names].sort()
@@ -194,7 +194,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b)
 }
 
-/** localhost, *.localhost, 127.0.0.0/8 and ::1, with or without a port (SPEC §12). */
+/** localhost, *.localhost, 127.0.0.0/8 and ::1, with or without a port (README, "Security"). */
 export function isLoopbackHostHeader(host: string): boolean {
   const lower = host.toLowerCase()
   const name = lower.startsWith('[') ? lower.slice(1, lower.indexOf(']')) : lower.replace(/:\d*$/, '')

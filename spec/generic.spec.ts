@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type Answer, type TestServer } from './helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from './assertions.ts'
 
-// The generic data API (SPEC §3): every URL not declared elsewhere names a node.
+// The generic data API (README, "The generic data API"): every URL not declared elsewhere names a node.
 
 let api: TestServer
 
@@ -251,7 +251,7 @@ test('a trailing slash names the same node', async () => {
   assertJson(await api.request('GET', '/slash/'), 200, [{ id: 'x', v: 1 }])
 })
 
-// Odd segments (SPEC §11: distinct URL paths never share a file)
+// Odd segments (README, "Where the data goes": distinct URL paths never share a file)
 
 const oddSegments: Array<[raw: string, decoded: string]> = [
   ['%2e%2e', '..'],

@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from './helpers.ts'
 
-// Listing queries in json-server's dialect (SPEC §6), on generic and declared collections.
+// Listing queries in json-server's dialect (README, "Listing queries"), on generic and declared collections.
 
 const books = [
   { id: 'b1', title: 'Dune', author: { name: 'Herbert', born: 1920 }, year: 1965, genre: 'sf', rating: 4.5 },

@@ -7,7 +7,7 @@ import { makeTempDir, send, startServer, type Answer } from './helpers.ts'
 import { assertJson } from './assertions.ts'
 import { readDocumentFiles, startCli, stopAll } from './process.ts'
 
-// Persistence (SPEC §9, §11): restarts, concurrent writes, and a crash in the middle of a stream of writes.
+// Persistence (README, "Versions and conditional requests" and "Where the data goes"): restarts, concurrent writes, and a crash in the middle of a stream of writes.
 
 const folders: string[] = []
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from './helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from './assertions.ts'
 
-// Playlists (SPEC §4): /user/:user_id/playlist and /user/:user_id/playlist/:playlist_id.
+// Playlists (README, "Users and playlists"): /user/:user_id/playlist and /user/:user_id/playlist/:playlist_id.
 
 let api: TestServer
 

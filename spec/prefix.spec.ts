@@ -4,9 +4,11 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { readFile, rm } from 'node:fs/promises'
 import { makeTempDir, startServer, type TestServer } from './helpers.ts'
+import { runCli, startCli, stopAll } from './process.ts'
 import { bundledWww } from '../lib/options.ts'
+import { createHandler, MemoryStore } from '../lib/index.ts'
 
-// The playground form (SPEC §2): with `--prefix /api`, declared and generic
+// The playground form (README, "The playground form: `--prefix /api`"): with `--prefix /api`, declared and generic
 // resources live under the prefix, and every URL outside it is static only.
 
 let www: string
@@ -119,6 +121,62 @@ plain('a prefix is written any way and means the same: api, /api/ and /api', asy
   }
 })
 
+/** Each way to write a prefix, and the API base it means (`undefined`: refused). */
+const prefixSpellings: Array<[string, string | undefined]> = [
+  ['api', '/api'],
+  ['/api/', '/api'],
+  ['/a/b', '/a/b'],
+  ['//a//b/', '/a/b'],
+  ['/', '/'],
+  ['', '/'],
+  ['..', undefined],
+  ['/api/../x', undefined],
+  ['%2e', undefined],
+  ['/a%20b', undefined],
+  ['a b', undefined],
+]
+
+plain('the library reads a prefix by the one rule: api, /api/ and /a/b are bases, .. and %2e are refused', async () => {
+  for (const [prefix, base] of prefixSpellings) {
+    if (base === undefined) {
+      assert.throws(() => createHandler({ store: new MemoryStore(), prefix, quiet: true }), /prefix ".*" is not a plain path/, prefix)
+      continue
+    }
+    const server = await startServer({ prefix })
+    try {
+      assert.is((await server.request('HEAD', '/')).headers['x-restdir-api'], base, `prefix ${JSON.stringify(prefix)}`)
+    } finally {
+      await server.close()
+    }
+  }
+})
+
+plain('the command line reads --prefix by the same rule, and a refused one exits 2 with the usage', async () => {
+  const dir = await makeTempDir('restdir-prefix-cli-')
+  try {
+    await Promise.all(prefixSpellings.map(async ([prefix, base]) => {
+      if (base === undefined) {
+        const result = await runCli(['--prefix', prefix])
+        assert.is(result.code, 2, `--prefix ${JSON.stringify(prefix)} exits 2: ${result.stderr}`)
+        assert.match(result.stderr, /^restdir: --prefix ".*" is not a plain path/)
+        assert.match(result.stderr, /Usage: restdir \[options\]/)
+        return
+      }
+      const store = join(dir, String(prefixSpellings.findIndex(([other]) => other === prefix)))
+      const cli = await startCli(['--port', '0', '--quiet', '--store', store, '--prefix', prefix])
+      try {
+        const answer = await fetch(`${cli.url}/`, { method: 'HEAD' })
+        assert.is(answer.headers.get('x-restdir-api'), base, `--prefix ${JSON.stringify(prefix)}`)
+      } finally {
+        await cli.stop()
+      }
+    }))
+  } finally {
+    await stopAll()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 plain('a file added to www takes its URL from the data API at once, and gives it back when removed', async () => {
   const dir = await makeWww()
   const server = await startServer({ www: dir })
@@ -129,7 +187,7 @@ plain('a file added to www takes its URL from the data API at once, and gives it
     mkdirSync(join(dir, 'later'))
     writeFileSync(join(dir, 'later', 'doc'), 'a file now')
     // The folder's top names are watched: the change is known within milliseconds of the write.
-    assert.is(await soon(read, 'a file now'), 'a file now', 'a static file comes first (SPEC §2)')
+    assert.is(await soon(read, 'a file now'), 'a file now', 'a static file comes first')
     rmSync(join(dir, 'later'), { recursive: true })
     assert.is(await soon(read, '{"id":"doc","a":1}'), '{"id":"doc","a":1}', 'the document again')
     // A folder renamed into place, not made in place, is seen as well.

@@ -1,4 +1,4 @@
-/** A seeded random source (mulberry32), so a failing crash or fuzz run can be replayed from its seed. */
+/** The specs' one seeded random source (mulberry32), so a failing randomized run can be replayed from its seed. */
 export interface Random {
   seed: number
   /** A float in [0, 1). */

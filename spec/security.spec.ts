@@ -10,7 +10,7 @@ import { assertProblem } from './assertions.ts'
 import { startCli } from './process.ts'
 import { MemoryStore } from '../lib/store/index.ts'
 
-// SPEC §12: loopback by default, the DNS-rebinding Host check, CORS for
+// README, "Security": loopback by default, the DNS-rebinding Host check, CORS for
 // loopback origins only unless widened, a Bearer token on writes, read-only mode.
 
 const WRITES: Array<[string, string, unknown]> = [

@@ -410,7 +410,7 @@ test('If-Range with a stale or weak validator sends the whole file instead', asy
   }
 })
 
-// ─── Path safety (SPEC §7, CVE-2014-6394) ───────────────────────────────────
+// ─── Path safety (README, "Security"; CVE-2014-6394) ──────────────────────
 
 const escapes = [
   '/../secret.txt',

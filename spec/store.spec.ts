@@ -9,7 +9,7 @@ import { StoreError } from '../lib/store/errors.ts'
 import { FileStore, MemoryStore } from '../lib/store/index.ts'
 import type { Doc, NodePath, Store } from '../lib/store/index.ts'
 import { crashWrite } from './fixtures/store-crash-writer.ts'
-import { randomInt, seededRandom } from './fixtures/store-random.ts'
+import { seeded } from './random.ts'
 
 const ETAG = /^"[A-Za-z0-9_-]{22}"$/
 
@@ -445,12 +445,12 @@ async function documentFiles(dir: string): Promise<string[]> {
 
 crash('after SIGKILL at random instants every acknowledged write is there and no document is torn', async () => {
   const dir = await tempFolder()
-  const random = seededRandom(7)
+  const random = seeded(7)
   const lastWritten = new Map<string, number>()
   let acknowledged = 0
   for (let round = 0; round < 5; round++) {
     const first = (round + 1) * 1_000_000
-    for (const sequence of await writeThenKill(dir, first, randomInt(random, 20, 250))) {
+    for (const sequence of await writeThenKill(dir, first, random.between(20, 250))) {
       lastWritten.set(JSON.stringify(crashWrite(sequence).path), sequence)
       acknowledged++
     }

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type Answer, type TestServer } from './helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from './assertions.ts'
 
-// Users (SPEC §4): /user and /user/:user_id.
+// Users (README, "Users and playlists"): /user and /user/:user_id.
 
 let api: TestServer
 

@@ -43,10 +43,11 @@ export function encodePath(segments) {
 
 /** "/a/b%20c" → ["a", "b c"]. Leaves a segment as it is when it is not valid percent-encoding. */
 export function decodePath(path) {
-  return path.split('?')[0].split('/').filter(Boolean).map(decodeSegment)
+  return path.split('?')[0].split('/').filter(Boolean).map(percentDecodeOrKeep)
 }
 
-function decodeSegment(segment) {
+/** A segment with its percent-escapes decoded, or as it is when they are malformed. */
+function percentDecodeOrKeep(segment) {
   try {
     return decodeURIComponent(segment)
   } catch {

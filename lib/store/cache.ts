@@ -17,7 +17,7 @@ export function versionOf(stats: Stats): FileVersion {
   return { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs }
 }
 
-function sameVersion(a: FileVersion, b: FileVersion): boolean {
+function sameFileVersion(a: FileVersion, b: FileVersion): boolean {
   return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
 }
 
@@ -79,7 +79,7 @@ export class DocumentCache {
   entry(file: string, version: FileVersion): CacheEntry | undefined {
     const entry = this.#entries.get(file)
     if (entry === undefined) return undefined
-    if (!sameVersion(entry.version, version)) {
+    if (!sameFileVersion(entry.version, version)) {
       this.delete(file)
       return undefined
     }

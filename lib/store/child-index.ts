@@ -78,7 +78,7 @@ export class ChildIndexes {
       return undefined
     }
     let index = this.#indexes.get(directory)
-    if (index !== undefined && (this.#batches.get(directory)?.trusted || sameVersion(index, stats))) {
+    if (index !== undefined && (this.#batches.get(directory)?.trusted || sameDirectoryVersion(index, stats))) {
       this.#indexes.delete(directory)
       this.#indexes.set(directory, index)
     } else {
@@ -120,7 +120,7 @@ export class ChildIndexes {
     if (batch === undefined) {
       const index = this.#indexes.get(directory)
       const stats = index && statDirectory(directory)
-      batch = { writers: 0, trusted: index !== undefined && stats !== undefined && sameVersion(index, stats) }
+      batch = { writers: 0, trusted: index !== undefined && stats !== undefined && sameDirectoryVersion(index, stats) }
       this.#batches.set(directory, batch)
     }
     batch.writers++
@@ -229,7 +229,7 @@ interface Batch {
   trusted: boolean
 }
 
-function sameVersion(index: DirectoryIndex, stats: Stats): boolean {
+function sameDirectoryVersion(index: DirectoryIndex, stats: Stats): boolean {
   return index.ino === stats.ino && index.mtimeMs === stats.mtimeMs
 }
 

@@ -51,7 +51,7 @@ export function isHashedName(name: string): boolean {
  * encodeSegment. Throws for any name encodeSegment would not produce (a folder
  * made by hand, `User`, `%41`), so such a folder never poses as another node.
  */
-export function decodeSegment(name: string): string {
+export function decodeFolderName(name: string): string {
   if (name === '!') return ''
   let segment = ''
   let bytes: number[] = []

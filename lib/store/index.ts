@@ -1,6 +1,6 @@
 export { FileStore } from './file.ts'
 export type { FileStoreOptions } from './file.ts'
 export { MemoryStore } from './memory.ts'
-export { decodeSegment, encodeSegment } from './encode.ts'
+export { decodeFolderName, encodeSegment } from './encode.ts'
 export type { Doc, NodePath, Store, StoredDoc, WriteResult } from './store.ts'
 export { StoreError, type StoreErrorKind } from './errors.ts'

@@ -3,7 +3,7 @@ import { access, opendir } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createFileAtomically } from './atomic.ts'
 import { readOwnFile } from './document-file.ts'
-import { decodeSegment, encodeSegment, isHashedName } from './encode.ts'
+import { decodeFolderName, encodeSegment, isHashedName } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
 import type { NodePath } from './store.ts'
 
@@ -84,7 +84,7 @@ function mayBeNode(entry: Dirent): boolean {
 
 function decodeOrUndefined(name: string): string | undefined {
   try {
-    return decodeSegment(name)
+    return decodeFolderName(name)
   } catch {
     return undefined
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { inexactJson } from '../json-syntax.ts'
+import { isObject } from '../json.ts'
 import { StoreError } from './errors.ts'
 import type { Doc, NodePath } from './store.ts'
 
@@ -28,7 +29,7 @@ export function parseStoredDoc(text: string, path: NodePath): Doc {
   } catch {
     throw new StoreError('bad-document', path, 'is not valid JSON')
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isObject(value)) {
     throw new StoreError('bad-document', path, `holds ${Array.isArray(value) ? 'an array' : 'JSON that is not an object'}`)
   }
   // A hand-edited file holds the same values a request could: never served changed (README, "Requests and errors").
