@@ -3,11 +3,11 @@ import { parseArgs } from 'node:util'
 import path from 'node:path'
 import { createServer } from '../lib/server.ts'
 import { normalizePrefix } from '../lib/options.ts'
-import { isLoopbackHost } from '../lib/guards.ts'
+import { isLoopbackHost } from '../lib/http/guards.ts'
 import { packageVersion } from '../lib/package.ts'
 import { FileStore } from '../lib/store/index.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../lib/store/folder.ts'
-import { importDatabaseFile } from '../lib/import.ts'
+import { importDatabaseFile } from '../lib/data/import.ts'
 
 const version = packageVersion()
 

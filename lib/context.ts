@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Documents, Preconditions } from './documents.ts'
-import type { Params } from './router.ts'
+import type { Documents, Preconditions } from './data/documents.ts'
+import type { Params } from './http/router.ts'
 import type { NodePath } from './store/store.ts'
 import type { Settings } from './options.ts'
 import { joinPath } from './path.ts'

@@ -1,10 +1,10 @@
 import path from 'node:path'
 import type { Store } from './store/store.ts'
-import { defaultBodyLimits, type BodyLimits } from './body.ts'
+import { defaultBodyLimits, type BodyLimits } from './http/body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
-import { parseCorsList, type GuardSettings } from './guards.ts'
+import { parseCorsList, type GuardSettings } from './http/guards.ts'
 import { packageRoot } from './package.ts'
-import { defaultListingLimits, type ListingLimits } from './listing-filters.ts'
+import { defaultListingLimits, type ListingLimits } from './listing/filters.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {

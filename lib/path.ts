@@ -1,4 +1,4 @@
-import { HttpError } from './errors.ts'
+import { HttpError } from './http/errors.ts'
 
 export interface PathLimits {
   /** Longest raw path (before the query string) in characters. */

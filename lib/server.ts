@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { createHandler, type RestdirHandler } from './handler.ts'
 import type { RestdirOptions } from './options.ts'
-import { answerClientErrors } from './client-errors.ts'
+import { answerClientErrors } from './http/client-errors.ts'
 
 export interface RestdirServer extends http.Server {
   /** Resolves once the store is open. */

@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises'
 import * as restdir from '../lib/index.ts'
 import { createHandler, createServer, MemoryStore, Router, type Store, type StoredDoc, type NodePath, type Doc } from '../lib/index.ts'
 import { makeTempDir, openTestStore, send, type RequestOptions } from './helpers.ts'
-import { mountPathOf } from '../lib/mount.ts'
+import { mountPathOf } from '../lib/http/mount.ts'
 
 // restdir embedded as a library (README, "Using restdir as a library"): inside a plain node:http server,
 // and as middleware in a Connect/Express-style chain written here, so the

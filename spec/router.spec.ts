@@ -1,8 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { Router } from '../lib/router.ts'
+import { Router } from '../lib/http/router.ts'
 import { splitPath } from '../lib/path.ts'
-import { HttpError } from '../lib/errors.ts'
+import { HttpError } from '../lib/http/errors.ts'
 
 function declaredRoutes(): Router<string> {
   return new Router<string>()

@@ -6,10 +6,10 @@ import type { IncomingHttpHeaders, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { HttpError, sendProblem, toHttpError } from '../lib/errors.ts'
-import { contentTypeFor } from '../lib/mime.ts'
+import { HttpError, sendProblem, toHttpError } from '../lib/http/errors.ts'
+import { contentTypeFor } from '../lib/http/mime.ts'
 import { splitPath } from '../lib/path.ts'
-import { serveStatic } from '../lib/static.ts'
+import { serveStatic } from '../lib/http/static.ts'
 
 // The tree: <base>/www is served; <base>/secret.txt and <base>/www-secret/ must never be.
 const base = mkdtempSync(join(tmpdir(), 'restdir-static-'))

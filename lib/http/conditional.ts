@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { HttpError } from '../errors.ts'
+import { HttpError } from './errors.ts'
 
 /*
- * Conditional requests (RFC 9110 §13), for documents (lib/respond.ts, and the
- * writes of lib/resources/) and static files (lib/static.ts) alike: entity-tags
+ * Conditional requests (RFC 9110 §13), for documents (lib/http/respond.ts, and the
+ * writes of lib/resources/) and static files (lib/http/static.ts) alike: entity-tags
  * are parsed and compared here and nowhere else, each rule a small function.
  */
 

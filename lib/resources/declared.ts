@@ -1,9 +1,9 @@
 import type { Context, RouteHandler } from '../context.ts'
 import { urlOf } from '../context.ts'
-import type { Params, Router } from '../router.ts'
+import type { Params, Router } from '../http/router.ts'
 import type { NodePath } from '../store/store.ts'
-import { HttpError } from '../errors.ts'
-import { sendEmptyCollection } from '../listing.ts'
+import { HttpError } from '../http/errors.ts'
+import { sendEmptyCollection } from '../listing/listing.ts'
 import { readNode } from './generic.ts'
 
 /**

@@ -1,14 +1,14 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError, notFound } from '../errors.ts'
-import { readJsonBody } from '../body.ts'
-import { mergePatch, type JsonObject } from '../json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { sendCollection, sendEmptyCollection } from '../listing.ts'
+import { HttpError, notFound } from '../http/errors.ts'
+import { readJsonBody } from '../http/body.ts'
+import { mergePatch, type JsonObject } from '../data/json.ts'
+import { sendDocument, sendJson, sendNoContent } from '../http/respond.ts'
+import { sendCollection, sendEmptyCollection } from '../listing/listing.ts'
 import type { RequireOwners } from './declared.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
-import { ID_LENGTH } from '../ids.ts'
+import { ID_LENGTH } from '../data/ids.ts'
 
 /**
  * The generic data API (README, "The generic data API"): every URL not

@@ -3,7 +3,7 @@ import type { NodePath } from './store.ts'
 /**
  * What can go wrong below the store, named without HTTP: the store throws a
  * StoreError with a kind, the node it was working on and, for a broken file,
- * what is wrong with it; the handler layer alone (lib/errors.ts
+ * what is wrong with it; the handler layer alone (lib/http/errors.ts
  * `toHttpError`) decides what a client hears. Nothing here holds a file path.
  */
 export type StoreErrorKind =

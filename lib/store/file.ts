@@ -18,7 +18,7 @@ import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
 import { sweepStore } from './sweep.ts'
-import { KeyedLock } from '../locks.ts'
+import { KeyedLock } from '../data/locks.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */

@@ -5,7 +5,7 @@
  * the HTTP API never see which one is used.
  *
  * A store does not serialize writes itself: the data layer above it
- * (lib/documents.ts) never runs two writes to one node at once, and never
+ * (lib/data/documents.ts) never runs two writes to one node at once, and never
  * runs a subtree removal beside another write.
  */
 

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http'
 import { isUtf8 } from 'node:buffer'
 import { HttpError } from './errors.ts'
-import { isObject, jsonKindOf, type JsonObject } from './json.ts'
-import { inexactJson, jsonErrorOffset } from './json-syntax.ts'
+import { isObject, jsonKindOf, type JsonObject } from '../data/json.ts'
+import { inexactJson, jsonErrorOffset } from '../data/json-syntax.ts'
 
 export interface BodyLimits {
   /** Largest body in bytes (413 past it). */

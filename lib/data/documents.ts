@@ -1,8 +1,8 @@
-import type { Doc, NodePath, Store, StoredDoc, StoredText } from './store/store.ts'
-import { isStoreError, type StoreError } from './store/errors.ts'
+import type { Doc, NodePath, Store, StoredDoc, StoredText } from '../store/store.ts'
+import { isStoreError, type StoreError } from '../store/errors.ts'
 import { KeyedLock, TreeLock } from './locks.ts'
 import { newId } from './ids.ts'
-import { pacer } from './pace.ts'
+import { pacer } from '../listing/pace.ts'
 
 /**
  * Documents of a collection, and the store errors of the children whose

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { pathPartOf } from './path.ts'
+import { pathPartOf } from '../path.ts'
 
 /** What Express and Connect add to a request when they pass it to mounted middleware. */
 interface MountedRequest extends IncomingMessage {

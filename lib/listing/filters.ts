@@ -1,6 +1,6 @@
-import type { Doc } from './store/store.ts'
-import { HttpError } from './errors.ts'
-import { isObject, valueAt } from './json.ts'
+import type { Doc } from '../store/store.ts'
+import { HttpError } from '../http/errors.ts'
+import { isObject, valueAt } from '../data/json.ts'
 
 /**
  * What one listing request may ask for, so that its cost per document is

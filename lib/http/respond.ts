@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
-import type { Context } from './context.ts'
-import type { StoredDoc, StoredText } from './store/store.ts'
-import { isNotModified } from './http/conditional.ts'
+import type { Context } from '../context.ts'
+import type { StoredDoc, StoredText } from '../store/store.ts'
+import { isNotModified } from './conditional.ts'
 
 /*
  * Answers are written with one writeHead taking every header as a flat list

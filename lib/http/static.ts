@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { HttpError, sendProblem } from './errors.ts'
 import { contentTypeFor } from './mime.ts'
-import { ifRangeHolds, isNotModified } from './http/conditional.ts'
+import { ifRangeHolds, isNotModified } from './conditional.ts'
 
 /** An open file found under the root, with the validators its answers carry. */
 interface StaticFile {

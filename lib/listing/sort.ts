@@ -1,7 +1,7 @@
-import type { Doc } from './store/store.ts'
-import { HttpError } from './errors.ts'
-import { valueAt } from './json.ts'
-import { MAX_FILTER_TEXT } from './listing-filters.ts'
+import type { Doc } from '../store/store.ts'
+import { HttpError } from '../http/errors.ts'
+import { valueAt } from '../data/json.ts'
+import { MAX_FILTER_TEXT } from './filters.ts'
 import { pacer } from './pace.ts'
 
 export interface SortKey {

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
-import { StoreError } from './store/errors.ts'
-import type { NodePath } from './store/store.ts'
-import { NothingStored } from './documents.ts'
-import { joinPath } from './path.ts'
+import { StoreError } from '../store/errors.ts'
+import type { NodePath } from '../store/store.ts'
+import { NothingStored } from '../data/documents.ts'
+import { joinPath } from '../path.ts'
 
 /**
  * An error that knows its HTTP answer. Thrown where a problem is found and

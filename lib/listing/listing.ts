@@ -1,13 +1,13 @@
-import type { Context } from './context.ts'
-import { urlOf } from './context.ts'
-import type { Documents } from './documents.ts'
-import type { Doc, NodePath } from './store/store.ts'
-import { sendJson } from './respond.ts'
-import { matchesFilters, parseFilters, type Filter, type ListingLimits } from './listing-filters.ts'
-import { parseSort, sortDocs, type SortKey } from './listing-sort.ts'
+import type { Context } from '../context.ts'
+import { urlOf } from '../context.ts'
+import type { Documents } from '../data/documents.ts'
+import type { Doc, NodePath } from '../store/store.ts'
+import { sendJson } from '../http/respond.ts'
+import { matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
+import { parseSort, sortDocs, type SortKey } from './sort.ts'
 import { Gate, pacer } from './pace.ts'
-import { HttpError } from './errors.ts'
-import type { StoreError } from './store/errors.ts'
+import { HttpError } from '../http/errors.ts'
+import type { StoreError } from '../store/errors.ts'
 
 /**
  * A listing query in json-server's dialect (README, "Listing queries"), so its clients work

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises'
-import type { Doc, NodePath, Store } from './store/store.ts'
+import type { Doc, NodePath, Store } from '../store/store.ts'
 import { Documents } from './documents.ts'
 import { defineValue, isObject, jsonKindOf } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
-import { defaultPathLimits, joinPath } from './path.ts'
-import { usernameProblem, users as declaredUsers } from './resources/users.ts'
-import { songsProblem, playlists as declaredPlaylists } from './resources/playlists.ts'
+import { defaultPathLimits, joinPath } from '../path.ts'
+import { usernameProblem, users as declaredUsers } from '../resources/users.ts'
+import { songsProblem, playlists as declaredPlaylists } from '../resources/playlists.ts'
 
 /** A database's `user` array and each user's `playlist` array are named as their collections are. */
 const USER = declaredUsers.collection

@@ -1,7 +1,7 @@
-import type { Context } from './context.ts'
-import type { Change } from './documents.ts'
-import type { NodePath } from './store/store.ts'
-import { joinPath as displayPath } from './path.ts'
+import type { Context } from '../context.ts'
+import type { Change } from '../data/documents.ts'
+import type { NodePath } from '../store/store.ts'
+import { joinPath as displayPath } from '../path.ts'
 import { HttpError } from './errors.ts'
 
 const KEEP_ALIVE_MS = 30_000

@@ -1,4 +1,4 @@
-import { splitPath, type PathLimits, defaultPathLimits } from './path.ts'
+import { splitPath, type PathLimits, defaultPathLimits } from '../path.ts'
 
 /** Path variables of a match, by name, percent-decoded. Null-prototype: a `:__proto__` param is plain data. */
 export type Params = Record<string, string>
