@@ -4,6 +4,7 @@ import { defaultBodyLimits, type BodyLimits } from './body.ts'
 import { defaultPathLimits, type PathLimits } from './path.ts'
 import { parseCorsList, type GuardSettings } from './guards.ts'
 import { packageRoot } from './package.ts'
+import { defaultChangeWindow, type ChangeWindow } from './changes.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -41,6 +42,11 @@ export interface RestdirOptions {
   requestTimeout?: number
   /** Most event streams open at once (default 1000). */
   maxStreams?: number
+  /** Changes kept for event streams that resume and for `?_changes`: most changes (default 1000) and most bytes (default 16 MiB). */
+  changeWindow?: number
+  changeWindowBytes?: number
+  /** Bytes an event stream may have waiting for a slow reader before it is closed (default 8 MiB, or 4 × maxBody when larger). */
+  maxStreamBuffer?: number
   /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
   delay?: number
   /** No request log. */
@@ -60,6 +66,8 @@ export interface Settings {
   guards: GuardSettings
   timeouts: Timeouts
   maxStreams: number
+  changeWindow: ChangeWindow
+  maxStreamBuffer: number
   log?: (line: string) => void
 }
 
@@ -71,6 +79,8 @@ export interface Timeouts {
 
 export const defaultTimeouts: Timeouts = { headers: 10_000, request: 30_000 }
 export const defaultMaxStreams = 1000
+/** Below node's own write buffer (16 KiB) a stream would be closed before it ever waits for a reader. */
+const minStreamBuffer = 64 * 1024
 
 export const bundledWww = path.join(packageRoot, 'www')
 
@@ -97,6 +107,12 @@ export function resolveSettings(options: RestdirOptions): Settings {
     },
     timeouts: resolveTimeouts(options),
     maxStreams: positive('maxStreams', options.maxStreams ?? defaultMaxStreams),
+    changeWindow: {
+      maxChanges: positive('changeWindow', options.changeWindow ?? defaultChangeWindow.maxChanges),
+      maxBytes: positive('changeWindowBytes', options.changeWindowBytes ?? defaultChangeWindow.maxBytes),
+    },
+    maxStreamBuffer: Math.max(minStreamBuffer, positive('maxStreamBuffer', options.maxStreamBuffer
+      ?? Math.max(8 * 1024 * 1024, 4 * (options.maxBody ?? defaultBodyLimits.maxBody)))),
     log: options.quiet ? undefined : (options.log ?? ((line) => console.log(line))),
   }
 }
