@@ -39,6 +39,9 @@ Limits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):
   --header-timeout TIME   time to send the request headers (default 10s)
   --request-timeout TIME  time to send the whole request, body included (default 30s)
   --max-streams N         most event streams open at once (default 1000)
+  --change-window N       changes kept for clients that resume (default 1000)
+  --change-window-size SIZE   most memory those changes take (default 16mb)
+  --max-stream-buffer SIZE    unread bytes a stream may hold before it is closed (default 8mb, or 4 x --max-body)
 `
 
 function fail(message: string): never {
@@ -47,9 +50,9 @@ function fail(message: string): never {
 }
 
 /** `1048576`, `512kb`, `2mb`, `1gb` → bytes. */
-function parseSize(text: string): number {
+function parseSize(text: string, flag = 'max-body'): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim())
-  if (!match) fail(`--max-body "${text}" is not a size such as 512kb or 2mb.`)
+  if (!match) fail(`--${flag} "${text}" is not a size such as 512kb or 2mb.`)
   const units: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 }
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
 }
@@ -129,6 +132,9 @@ function parseOptions() {
       'header-timeout': { type: 'string' },
       'request-timeout': { type: 'string' },
       'max-streams': { type: 'string' },
+      'change-window': { type: 'string' },
+      'change-window-size': { type: 'string' },
+      'max-stream-buffer': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -181,6 +187,9 @@ try {
     headersTimeout: parseDuration('header-timeout', args['header-timeout']),
     requestTimeout: parseDuration('request-timeout', args['request-timeout']),
     maxStreams: parseCount('max-streams', args['max-streams']),
+    changeWindow: parseCount('change-window', args['change-window']),
+    changeWindowBytes: args['change-window-size'] === undefined ? undefined : parseSize(args['change-window-size'], 'change-window-size'),
+    maxStreamBuffer: args['max-stream-buffer'] === undefined ? undefined : parseSize(args['max-stream-buffer'], 'max-stream-buffer'),
     quiet: args.quiet,
   })
 } catch (error) {

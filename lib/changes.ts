@@ -10,9 +10,15 @@ export interface ChangeWindow {
 
 export const defaultChangeWindow: ChangeWindow = { maxChanges: 1000, maxBytes: 16 * 1024 * 1024 }
 
-/** A change as it was when it happened: its `{"path", "data"}` JSON is made once, at once, and shared by every reader. */
+/**
+ * A change as it was when it happened: its `{"path", "data"}` JSON is made
+ * once, at once, and shared by every reader. Only the text is kept, so the
+ * window's memory is what it counts.
+ */
 export interface LoggedChange {
-  change: Change
+  id: number
+  type: Change['type']
+  path: Change['path']
   json: string
 }
 
@@ -24,7 +30,8 @@ export interface LoggedChange {
  * changes could answer the same questions from there.
  */
 export class ChangeLog {
-  #entries: LoggedChange[] = []
+  /** Kept changes from #start on; the slots before it are emptied as changes are dropped. */
+  #entries: Array<LoggedChange | undefined> = []
   /** Index of the oldest kept entry in #entries (dropping from the front without shifting every time). */
   #start = 0
   #bytes = 0
@@ -61,7 +68,7 @@ export class ChangeLog {
   /** The kept changes after `id`, oldest first; undefined when some may be gone (see `covers`). */
   after(id: number): LoggedChange[] | undefined {
     if (!this.covers(id)) return undefined
-    return this.#entries.slice(this.#start + id - this.#floor)
+    return this.#entries.slice(this.#start + id - this.#floor) as LoggedChange[]
   }
 
   #append(change: Change): void {
@@ -73,12 +80,13 @@ export class ChangeLog {
       this.#floor = change.id - 1
     }
     const json = JSON.stringify({ path: displayPath(change.path), data: change.data })
-    this.#entries.push({ change, json })
+    this.#entries.push({ id: change.id, type: change.type, path: change.path, json })
     this.#bytes += json.length
     // The newest change always stays, however big: live streams read it from here.
     while (this.#entries.length - this.#start > 1
       && (this.#entries.length - this.#start > this.#window.maxChanges || this.#bytes > this.#window.maxBytes)) {
-      this.#bytes -= this.#entries[this.#start].json.length
+      this.#bytes -= this.#entries[this.#start]!.json.length
+      this.#entries[this.#start] = undefined
       this.#start++
       this.#floor++
     }

@@ -77,7 +77,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       // The window moved past what this stream has yet to send: close, and the client resumes into a `gap`.
       if (!entry) return close(true)
       cursor++
-      if (concerns(path, entry.change)) send(eventText(entry))
+      if (concerns(path, entry)) send(eventText(entry))
     }
   }
   const waitForDrain = () => {
@@ -156,9 +156,8 @@ async function sendChanges(context: Context, read: RouteHandler | undefined): Pr
   }
   const missed = sinceId === undefined ? undefined : log.after(sinceId)
   if (missed) {
-    const changes = missed.filter((entry) => concerns(context.path, entry.change)).map(({ change }) => ({
-      id: change.id, type: change.type, path: displayPath(change.path), data: change.data,
-    }))
+    const changes = missed.filter((entry) => concerns(context.path, entry))
+      .map(({ id, type, json }) => ({ id, type, ...JSON.parse(json) as { path: string; data: unknown } }))
     return sendJson(context, 200, { last: log.last, changes })
   }
   const last = log.last
@@ -206,7 +205,7 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
 }
 
 /** A change concerns a stream when it is at or below the watched node, or deletes an ancestor of it. */
-function concerns(watched: NodePath, change: Change): boolean {
+function concerns(watched: NodePath, change: Pick<Change, 'path' | 'type'>): boolean {
   const changed = change.path
   const shorter = Math.min(watched.length, changed.length)
   for (let index = 0; index < shorter; index++) if (watched[index] !== changed[index]) return false
@@ -219,7 +218,7 @@ const eventTexts = new WeakMap<LoggedChange, string>()
 function eventText(entry: LoggedChange): string {
   let text = eventTexts.get(entry)
   if (text === undefined) {
-    text = `id: ${entry.change.id}\nevent: ${entry.change.type}\ndata: ${entry.json}\n\n`
+    text = `id: ${entry.id}\nevent: ${entry.type}\ndata: ${entry.json}\n\n`
     eventTexts.set(entry, text)
   }
   return text
