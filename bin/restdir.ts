@@ -57,6 +57,14 @@ function parseSize(text: string, flag = 'max-body'): number {
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
 }
 
+/** A size flag of the event streams, when given: at least one byte. */
+function parseStreamSize(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const size = parseSize(text, flag)
+  if (size < 1) fail(`--${flag} "${text}" is not a size of at least one byte.`)
+  return size
+}
+
 /** `500ms`, `10s`, `2m`; a bare number is milliseconds. */
 function parseDuration(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
@@ -188,8 +196,8 @@ try {
     requestTimeout: parseDuration('request-timeout', args['request-timeout']),
     maxStreams: parseCount('max-streams', args['max-streams']),
     changeWindow: parseCount('change-window', args['change-window']),
-    changeWindowBytes: args['change-window-size'] === undefined ? undefined : parseSize(args['change-window-size'], 'change-window-size'),
-    maxStreamBuffer: args['max-stream-buffer'] === undefined ? undefined : parseSize(args['max-stream-buffer'], 'max-stream-buffer'),
+    changeWindowBytes: parseStreamSize('change-window-size', args['change-window-size']),
+    maxStreamBuffer: parseStreamSize('max-stream-buffer', args['max-stream-buffer']),
     quiet: args.quiet,
   })
 } catch (error) {

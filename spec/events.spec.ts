@@ -73,10 +73,12 @@ test('the first value is exactly what a GET of the same URL and query answers', 
 
 test('a stream with a malformed listing query is refused as a GET of it is, and opens nothing', async () => {
   await server.request('PUT', '/items/a', { body: { a: 1 } })
-  const answer = await server.request('GET', '/items?_limit=ten', { headers: { Accept: 'text/event-stream' } })
-  assert.is(answer.status, 400)
+  const stream = await openStream(server.port, '/items?_limit=ten')
+  assert.is(stream.response.statusCode, 400)
+  const answer = { headers: stream.response.headers }
   assert.match(String(answer.headers['content-type']), /^application\/problem\+json/)
   assert.is(server.server.handler.openStreams, 0)
+  stream.close()
 })
 
 test('each stream is logged once, when it closes, with its path, duration and events sent', async () => {

@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { existsSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { makeTempDir, send, startServer, type TestServer } from './helpers.ts'
-import { startCli, stopAll } from './process.ts'
+import { runCli, startCli, stopAll } from './process.ts'
 import { openStream, withoutId, type ServerSentEvent } from './event-stream.ts'
 
 // Event ids and resuming (README "Live updates"): a client that drops and
@@ -242,6 +242,25 @@ const hasProc = existsSync('/proc/self/status')
   } finally {
     await cli.stop()
     await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test('the command line sets the change window and the stream buffer, and refuses values that are no size or count', async () => {
+  const dir = await makeTempDir()
+  const cli = await startCli(['--port', '0', '--store', dir, '--quiet', '--change-window', '2', '--change-window-size', '1mb', '--max-stream-buffer', '1mb'])
+  try {
+    const start = await send(cli.port, 'GET', '/notes?_changes')
+    for (const name of ['a', 'b', 'c']) await send(cli.port, 'PUT', `/notes/${name}`, { body: {} })
+    assert.is((await send(cli.port, 'GET', `/notes?_changes&since=${start.json.last}`)).json.gap, true, 'three changes overflow a window of two')
+    assert.is((await send(cli.port, 'GET', `/notes?_changes&since=${start.json.last + 1}`)).json.changes.length, 2)
+  } finally {
+    await cli.stop()
+    await rm(dir, { recursive: true, force: true })
+  }
+  for (const args of [['--change-window', '0'], ['--change-window-size', 'lots'], ['--max-stream-buffer', '0']]) {
+    const result = await runCli(args)
+    assert.is(result.code, 2, args.join(' '))
+    assert.match(result.stderr.split('\n')[0], `${args[0]} "${args[1]}" is not`, 'the first line names the flag and its value')
   }
 })
 
