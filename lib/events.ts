@@ -133,11 +133,12 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
     'X-Accel-Buffering', 'no',
   ])
   streamsSent.set(res, sent)
-  res.write(`retry: ${RETRY_MS}\n\n`)
+  const retry = `retry: ${RETRY_MS}\n`
   const shownPath = JSON.stringify(displayPath(path))
+  if (value === undefined) res.write(`${retry}\n`)
   // The gap event has no id: a client dropped before the value comes back to the id it had, and is told again.
-  if (resumeFrom !== undefined && !resumes) send(`event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
-  if (value !== undefined) send(`id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
+  else if (resumeFrom !== undefined) send(`${retry}event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
+  if (value !== undefined) send(`${resumeFrom === undefined ? retry : ''}id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
   ready = true
   pump()
 }

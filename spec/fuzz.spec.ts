@@ -412,7 +412,7 @@ async function checkEventStream(port: number, request: FuzzRequest, model: Store
   figures.statuses.set(200, (figures.statuses.get(200) ?? 0) + 1)
   if (typeof result === 'string') return result
   if (result.status !== 200 || result.type !== 'text/event-stream; charset=utf-8') return `an event stream answered ${result.status} ${result.type}`
-  const event = /^event: value\ndata: (.*)\n\n/.exec(result.first)
+  const event = /^(?:(?:retry|id): .*\n)*event: value\ndata: (.*)\n\n/.exec(result.first)
   if (!event) return `a first event ${JSON.stringify(result.first.slice(0, 200))}`
   const path = splitPathModel(request.rawPath)
   if ('status' in path) return `an event stream on a path that should be ${path.status}`
