@@ -68,8 +68,9 @@ export function openStream(port: number, target: string, headers: Record<string,
         close: () => req.destroy(),
       })
     })
+    // A reset after the answer began is the stream closing; before it, the request failed.
     req.on('error', (error) => {
-      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(error)
+      if (!req.res || (error as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(error)
     })
     req.end()
   })
