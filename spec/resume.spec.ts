@@ -198,6 +198,25 @@ test('an id from an earlier run of the server gets a gap and the value, since ch
   }
 })
 
+test('a client catching up on more than its stream buffer holds is paced by what it reads, not cut off', async () => {
+  const paced = await startServer({ maxStreamBuffer: 64 * 1024, changeWindowBytes: 64 * 2 ** 20 })
+  try {
+    const stream = await openStream(paced.port, '/big')
+    const value = await stream.next()
+    stream.close()
+    const text = 'y'.repeat(100 * 1024)
+    for (let index = 0; index < 30; index++) await paced.request('PUT', `/big/${index}`, { body: { text } })
+    const resumed = await openStream(paced.port, '/big', { 'Last-Event-ID': value.id! })
+    const missed = await take(resumed, 30)
+    assert.equal(missed.map((event) => event.data.path), Array.from({ length: 30 }, (_, index) => `/big/${index}`))
+    await paced.request('PUT', '/big/live', { body: {} })
+    assert.is((await resumed.next()).data.path, '/big/live', 'the stream is still open')
+    resumed.close()
+  } finally {
+    await paced.close()
+  }
+})
+
 /** The resident memory of a process, from /proc (Linux). */
 async function residentBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
