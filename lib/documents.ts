@@ -168,7 +168,7 @@ export class Documents {
     return () => this.listeners.delete(listener)
   }
 
-  /** How many listeners are subscribed (event streams hold one each). */
+  /** How many listeners are subscribed (the change log holds one, each event stream one). */
   get listenerCount(): number {
     return this.listeners.size
   }
