@@ -43,6 +43,9 @@ Limits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):
   --max-streams N         most event streams open at once (default 1000)
   --max-sort-keys N       most _sort fields in a listing query (default 8)
   --max-filters N         most filter values in a listing query, q included (default 32)
+  --change-window N       changes kept for clients that resume (default 1000)
+  --change-window-size SIZE   most memory those changes take (default 16mb)
+  --max-stream-buffer SIZE    unread bytes a stream may hold before it is closed (default 8mb, or 4 x --max-body)
 `
 
 function fail(message: string): never {
@@ -51,11 +54,19 @@ function fail(message: string): never {
 }
 
 /** `1048576`, `512kb`, `2mb`, `1gb` → bytes. */
-function parseSize(text: string): number {
+function parseSize(text: string, flag = 'max-body'): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(text.trim())
-  if (!match) fail(`--max-body "${text}" is not a size such as 512kb or 2mb.`)
+  if (!match) fail(`--${flag} "${text}" is not a size such as 512kb or 2mb.`)
   const units: Record<string, number> = { b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 }
   return Math.floor(Number(match[1]) * units[(match[2] ?? 'b').toLowerCase()])
+}
+
+/** A size flag of the event streams, when given: at least one byte. */
+function parseStreamSize(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const size = parseSize(text, flag)
+  if (size < 1) fail(`--${flag} "${text}" is not a size of at least one byte.`)
+  return size
 }
 
 /** `500ms`, `10s`, `2m`; a bare number is milliseconds. */
@@ -136,6 +147,9 @@ function parseOptions() {
       'max-streams': { type: 'string' },
       'max-sort-keys': { type: 'string' },
       'max-filters': { type: 'string' },
+      'change-window': { type: 'string' },
+      'change-window-size': { type: 'string' },
+      'max-stream-buffer': { type: 'string' },
       quiet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
@@ -192,6 +206,9 @@ try {
     maxStreams: parseCount('max-streams', args['max-streams']),
     maxSortKeys: parseCount('max-sort-keys', args['max-sort-keys']),
     maxFilters: parseCount('max-filters', args['max-filters']),
+    changeWindow: parseCount('change-window', args['change-window']),
+    changeWindowBytes: parseStreamSize('change-window-size', args['change-window-size']),
+    maxStreamBuffer: parseStreamSize('max-stream-buffer', args['max-stream-buffer']),
     quiet: args.quiet,
   })
 } catch (error) {

@@ -9,7 +9,8 @@ import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { mayBeFile, serveStatic, TopNames } from './http/static.ts'
-import { openEventStream, wantsEventStream } from './http/events.ts'
+import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
+import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
@@ -65,6 +66,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   let documents: Documents | undefined
   const ready = opening.then((store) => {
     documents = new Documents(store)
+    keepChanges(documents, settings.changeWindow)
   })
   ready.catch(() => {}) // reported through `ready`; requests meanwhile get a 503
 
@@ -104,7 +106,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const match = router.match(method, apiPath)
     if (match) {
       context.params = match.params
-      if (wantsEventStream(context)) return openEventStream(context, streams)
+      if (wantsChanges(context)) return serveChanges(context, streams, match.handler)
       if (method === 'OPTIONS') return sendNoContent(context, { Allow: match.allow.join(', ') })
       if (!match.handler) {
         throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
@@ -112,7 +114,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       if (settings.delay > 0) await sleep(settings.delay)
       return match.handler(context)
     }
-    if (wantsEventStream(context)) return openEventStream(context, streams)
+    if (wantsChanges(context)) return serveChanges(context, streams, (generic) => handleGeneric(generic, requireOwners))
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
@@ -127,7 +129,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (settings.log) {
       const log = settings.log
       const started = performance.now()
-      res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
+      const line = () => `${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`
+      res.on('finish', () => eventsSent(res) === undefined && log(line()))
+      // An event stream is logged once, when it closes, with how many events it sent.
+      res.on('close', () => eventsSent(res) !== undefined && log(`${line()} stream, ${eventsSent(res)} event${eventsSent(res) === 1 ? '' : 's'}`))
     }
     const headers: string[] = []
     const answer = () =>

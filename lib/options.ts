@@ -5,6 +5,7 @@ import { defaultPathLimits, type PathLimits } from './path.ts'
 import { parseCorsList, type GuardSettings } from './http/guards.ts'
 import { packageRoot } from './package.ts'
 import { defaultListingLimits, type ListingLimits } from './listing/filters.ts'
+import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -45,6 +46,11 @@ export interface RestdirOptions {
   /** Most `_sort` fields (default 8) and filter values, `q` included (default 32), in one listing query. */
   maxSortKeys?: number
   maxFilters?: number
+  /** Changes kept for event streams that resume and for `?_changes`: most changes (default 1000) and most bytes (default 16 MiB). */
+  changeWindow?: number
+  changeWindowBytes?: number
+  /** Bytes an event stream may have waiting for a slow reader before it is closed (default 8 MiB, or 4 × maxBody when larger). */
+  maxStreamBuffer?: number
   /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
   delay?: number
   /** No request log. */
@@ -65,6 +71,8 @@ export interface Settings {
   guards: GuardSettings
   timeouts: Timeouts
   maxStreams: number
+  changeWindow: ChangeWindow
+  maxStreamBuffer: number
   log?: (line: string) => void
 }
 
@@ -76,6 +84,8 @@ export interface Timeouts {
 
 export const defaultTimeouts: Timeouts = { headers: 10_000, request: 30_000 }
 export const defaultMaxStreams = 1000
+/** Below node's own write buffer (16 KiB) a stream would be closed before it ever waits for a reader. */
+const minStreamBuffer = 64 * 1024
 
 export const bundledWww = path.join(packageRoot, 'www')
 
@@ -106,6 +116,12 @@ export function resolveSettings(options: RestdirOptions): Settings {
     },
     timeouts: resolveTimeouts(options),
     maxStreams: positive('maxStreams', options.maxStreams ?? defaultMaxStreams),
+    changeWindow: {
+      maxChanges: positive('changeWindow', options.changeWindow ?? defaultChangeWindow.maxChanges),
+      maxBytes: positive('changeWindowBytes', options.changeWindowBytes ?? defaultChangeWindow.maxBytes),
+    },
+    maxStreamBuffer: Math.max(minStreamBuffer, positive('maxStreamBuffer', options.maxStreamBuffer
+      ?? Math.max(8 * 1024 * 1024, 4 * (options.maxBody ?? defaultBodyLimits.maxBody)))),
     log: options.quiet ? undefined : (options.log ?? ((line) => console.log(line))),
   }
 }

@@ -1,66 +1,13 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { request } from 'node:http'
-import type { IncomingMessage, ClientRequest } from 'node:http'
 import { openTestStore, startServer, wrapStore, type TestServer } from './helpers.ts'
 import type { NodePath } from '../lib/store/store.ts'
+import { openStream as openWithIds, withoutId, type EventStream } from './event-stream.ts'
 
-interface ServerSentEvent {
-  event: string
-  data: any
-}
-
-interface EventStream {
-  response: IncomingMessage
-  /** The next event, waiting for it if need be (fails after two seconds). */
-  next(): Promise<ServerSentEvent>
-  close(): void
-}
-
-/** Opens an SSE stream the way EventSource does, and parses events as they arrive. */
-function openStream(port: number, target: string): Promise<EventStream> {
-  return new Promise((resolve, reject) => {
-    const queue: ServerSentEvent[] = []
-    const waiters: Array<(event: ServerSentEvent) => void> = []
-    let buffer = ''
-    const req: ClientRequest = request({ host: '127.0.0.1', port, path: target, headers: { Accept: 'text/event-stream' } }, (response) => {
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => {
-        buffer += chunk
-        let end: number
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          const event = /^event: (.*)$/m.exec(block)?.[1]
-          const data = /^data: (.*)$/m.exec(block)?.[1]
-          if (event === undefined || data === undefined) continue
-          const parsed = { event, data: JSON.parse(data) }
-          const waiter = waiters.shift()
-          if (waiter) waiter(parsed)
-          else queue.push(parsed)
-        }
-      })
-      resolve({
-        response,
-        next: () => {
-          const queued = queue.shift()
-          if (queued) return Promise.resolve(queued)
-          return new Promise((resolveEvent, rejectEvent) => {
-            const timer = setTimeout(() => rejectEvent(new Error('no event within 2 s')), 2000)
-            waiters.push((event) => {
-              clearTimeout(timer)
-              resolveEvent(event)
-            })
-          })
-        },
-        close: () => req.destroy(),
-      })
-    })
-    req.on('error', (error) => {
-      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(error)
-    })
-    req.end()
-  })
+/** The stream, with each event's id left out (spec/resume.spec.ts is about ids). */
+async function openStream(port: number, target: string): Promise<EventStream> {
+  const stream = await openWithIds(port, target)
+  return { ...stream, next: async (timeoutMs?: number) => withoutId(await stream.next(timeoutMs)) }
 }
 
 async function eventually(check: () => boolean): Promise<boolean> {
@@ -101,6 +48,61 @@ test('the first value of a collection is its documents, and of a missing node nu
   missing.close()
 })
 
+test('the first value is exactly what a GET of the same URL and query answers', async () => {
+  await server.request('PUT', '/items/a', { body: { a: 1 } })
+  await server.request('PUT', '/items/b', { body: { a: 3 } })
+  await server.request('PUT', '/items/c', { body: { a: 2 } })
+  const user = await server.request('POST', '/user', { body: { username: 'ada' } })
+  const targets = [
+    '/items?_sort=-a&_limit=1', '/items?a_gte=2&_sort=a', '/items?_page=2&_limit=2', '/items?_start=1', '/items/b',
+    `/user/${user.json.user_id}/playlist`, '/user?username=nobody',
+  ]
+  for (const target of targets) {
+    const answer = await server.request('GET', target)
+    assert.is(answer.status, 200, target)
+    const stream = await openStream(server.port, target)
+    assert.equal((await stream.next()).data.data, answer.json, target)
+    stream.close()
+  }
+  await server.request('DELETE', `/user/${user.json.user_id}`)
+  const empty = await openStream(server.port, '/user')
+  assert.equal((await empty.next()).data.data, (await server.request('GET', '/user')).json)
+  assert.equal((await server.request('GET', '/user')).json, [])
+  empty.close()
+})
+
+test('a stream with a malformed listing query is refused as a GET of it is, and opens nothing', async () => {
+  await server.request('PUT', '/items/a', { body: { a: 1 } })
+  const stream = await openStream(server.port, '/items?_limit=ten')
+  assert.is(stream.response.statusCode, 400)
+  const answer = { headers: stream.response.headers }
+  assert.match(String(answer.headers['content-type']), /^application\/problem\+json/)
+  assert.is(server.server.handler.openStreams, 0)
+  stream.close()
+})
+
+test('each stream is logged once, when it closes, with its path, duration and events sent', async () => {
+  const lines: string[] = []
+  const logged = await startServer({ quiet: false, log: (line) => lines.push(line) })
+  try {
+    const stream = await openStream(logged.port, '/notes?_sort=id')
+    await stream.next()
+    await logged.request('PUT', '/notes/a', { body: {} })
+    await stream.next()
+    stream.close()
+    assert.ok(await eventually(() => lines.some((line) => line.startsWith('GET /notes'))), 'the stream was logged')
+    const ended = await openStream(logged.port, '/ended')
+    await ended.next()
+    await logged.server.shutdown()
+    const streamLines = lines.filter((line) => line.startsWith('GET '))
+    assert.is(streamLines.length, 2, streamLines.join('\n'))
+    assert.match(streamLines[0], /^GET \/notes\?_sort=id 200 \d+(\.\d+)?ms stream, 2 events$/)
+    assert.match(streamLines[1], /^GET \/ended 200 \d+(\.\d+)?ms stream, 1 event$/)
+  } finally {
+    await logged.server.shutdown().catch(() => {})
+  }
+})
+
 test('put, patch and delete below the watched node arrive in order with their path and data', async () => {
   const stream = await openStream(server.port, '/projects')
   await stream.next()
@@ -115,7 +117,7 @@ test('put, patch and delete below the watched node arrive in order with their pa
 
 test('a POST is reported as a put of the new document, and declared resources stream too', async () => {
   const stream = await openStream(server.port, '/user')
-  assert.equal((await stream.next()).data, { path: '/user', data: null }) // no user yet: the node does not exist
+  assert.equal((await stream.next()).data, { path: '/user', data: [] }) // no user yet: as GET /user answers
   const created = await server.request('POST', '/user', { body: { username: 'ada' } })
   const event = await stream.next()
   assert.is(event.event, 'put')
@@ -184,11 +186,13 @@ test('a change made while the stream reads the first value is sent after it, not
   try {
     await watchedServer.request('PUT', '/watched/doc', { body: { v: 1 } })
     hold.arm()
-    const stream = await openStream(watchedServer.port, '/watched/doc')
+    // The stream answers once it has the value, so its headers come after the held read.
+    const opening = openStream(watchedServer.port, '/watched/doc')
     await hold.reached
     // The stream's read has version 1 in hand; version 2 lands before it is sent.
     assert.is((await watchedServer.request('PUT', '/watched/doc', { body: { v: 2 } })).status, 200)
     hold.release()
+    const stream = await opening
     assert.equal(await stream.next(), { event: 'value', data: { path: '/watched/doc', data: { id: 'doc', v: 1 } } })
     await watchedServer.request('PUT', '/watched/doc', { body: { v: 3 } })
     assert.equal(await stream.next(), { event: 'put', data: { path: '/watched/doc', data: { id: 'doc', v: 2 } } })

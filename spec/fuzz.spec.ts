@@ -400,7 +400,7 @@ async function checkEventStream(port: number, request: FuzzRequest, model: Store
   const refused = splitPathModel(request.rawPath)
   if ('status' in refused) return result.status === refused.status ? undefined : `an event stream on a path that should be ${refused.status} answered ${result.status}`
   if (result.status !== 200 || result.type !== 'text/event-stream; charset=utf-8') return `an event stream answered ${result.status} ${result.type}`
-  const event = /^event: value\ndata: (.*)\n\n/.exec(result.first)
+  const event = /^(?:(?:retry|id): .*\n)*event: value\ndata: (.*)\n\n/.exec(result.first)
   if (!event) return `a first event ${JSON.stringify(result.first.slice(0, 200))}`
   const path = splitPathModel(request.rawPath)
   if ('status' in path) return `an event stream on a path that should be ${path.status}`

@@ -3,7 +3,10 @@ import * as assert from 'uvu/assert'
 import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { launchBrowser } from './browser.ts'
-import { startServer, type TestServer } from './helpers.ts'
+import { rm } from 'node:fs/promises'
+import { makeTempDir, startServer, type TestServer } from './helpers.ts'
+import { createServer, type RestdirServer } from '../lib/server.ts'
+import { FileStore } from '../lib/store/index.ts'
 
 // The playground driven in a headless Chromium (spec/browser.ts chooses which),
 // against restdir running in this process: with the API at the root and under --prefix /api.
@@ -269,6 +272,38 @@ for (const mode of ['plain', 'prefixed'] as const) {
     await close()
   })
 }
+
+test('the tree follows the store across a restart of the server, without a reload', async () => {
+  const dir = await makeTempDir()
+  const first = await startServer({ store: dir })
+  const port = first.port
+  const { page, problems, close } = await openPage(first)
+  let second: RestdirServer | undefined
+  try {
+    await fetch(`${first.url}/kept/doc`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '{}' })
+    await waitForTree(page, (labels) => labels.includes('  kept'), 'a PUT before the restart shows')
+    await first.close(true)
+    await page.waitForSelector('#live:not([data-state="live"])')
+    // While no server runs, the store changes (as an import or a person would change it): no event tells of it.
+    const store = await FileStore.open(dir)
+    await store.write(['while-away', 'doc'], { id: 'doc' })
+    await store.remove(['kept'])
+    await store.close()
+    second = createServer({ store: dir, quiet: true })
+    await second.ready
+    await new Promise<void>((resolve) => second!.listen(port, '127.0.0.1', resolve))
+    await page.waitForSelector('#live[data-state="live"]', { timeout: 15_000 })
+    await waitForTree(page, (labels) => labels.includes('  while-away') && !labels.includes('  kept'), 'the tree reads the store again after the gap')
+    await fetch(`${first.url}/after/doc`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '{}' })
+    await waitForTree(page, (labels) => labels.includes('  after'), 'live changes follow again')
+  } finally {
+    // The browser reports the connections the stopped server refused; those are expected here.
+    problems.splice(0, problems.length, ...problems.filter((problem) => !/ERR_CONNECTION_REFUSED/.test(problem)))
+    await close()
+    await second?.shutdown()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
 
 test('the keyboard reaches the send button with Tab, and Ctrl+Enter sends', async () => {
   const { page, close } = await openPage(plain)

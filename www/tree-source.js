@@ -33,24 +33,34 @@ export async function fetchChildNames(base, segments, { known, onProblem }) {
 /**
  * Follows every change with one EventSource at the API root: `onChange(type,
  * payload)` for each put, patch and delete; `onLiveChange` with 'live',
- * 'reconnecting' or 'offline'; `onReconnect` after a connection that follows
- * another (events may have been missed meanwhile). Returns what closes it.
+ * 'reconnecting' or 'offline'; `onGap` when the server could not tell what
+ * was missed while away (it was restarted, or the wait was too long), so
+ * what is shown must be read again. Returns what closes it.
+ *
+ * Every event carries an id. After a dropped connection the browser comes
+ * back by itself with the last one (`Last-Event-ID`) and the server sends
+ * what was missed; when the browser gives up, a new EventSource resumes from
+ * it with `?since=` (README "Live updates").
  */
-export function watchChanges(base, { onChange, onLiveChange, onReconnect }) {
+export function watchChanges(base, { onChange, onLiveChange, onGap }) {
   let source
   let retryDelay = 1000
-  let connectedBefore = false
+  let lastId
 
   function connect() {
-    source = new EventSource(apiUrl(base, '/'))
+    const url = apiUrl(base, '/')
+    source = new EventSource(lastId === undefined ? url : `${url}?since=${encodeURIComponent(lastId)}`)
     source.addEventListener('open', () => {
       onLiveChange('live')
       retryDelay = 1000
-      if (connectedBefore) onReconnect()
-      connectedBefore = true
     })
+    source.addEventListener('value', (event) => {
+      lastId = event.lastEventId
+    })
+    source.addEventListener('gap', () => onGap())
     for (const type of ['put', 'patch', 'delete']) {
       source.addEventListener(type, (event) => {
+        lastId = event.lastEventId
         try {
           onChange(type, JSON.parse(event.data))
         } catch {

@@ -156,7 +156,7 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
     if (relist) recheck(relist)
   }
 
-  /** Re-reads every list already loaded: after a reconnect, events may have been missed. */
+  /** Re-reads every list already loaded: after a gap in the events, what is shown may be out of date. */
   async function refresh(node = root) {
     if (node.children === null) return
     if (!(await load(node, { force: true }))) return
@@ -223,7 +223,7 @@ export function createTree(container, { base, onSelect, onLiveChange, onProblem 
 
   update(root)
   expand(root)
-  const changes = watchChanges(base, { onChange: showChange, onLiveChange, onReconnect: () => refresh() })
+  const changes = watchChanges(base, { onChange: showChange, onLiveChange, onGap: () => refresh() })
 
   return {
     refresh: () => refresh(),

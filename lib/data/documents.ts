@@ -16,6 +16,12 @@ export interface Listing {
 
 /** A change, as the event streams (SSE) report it. */
 export interface Change {
+  /**
+   * Orders every change of the store: one more than the change before. A run
+   * starts from its start time in microseconds, so ids keep growing across
+   * restarts and an id from an earlier run is older than any of this one.
+   */
+  id: number
   type: 'put' | 'patch' | 'delete'
   path: NodePath
   /** put: the stored document; patch: the merge patch applied; delete: the deleted document or null. */
@@ -40,6 +46,9 @@ export class NothingStored extends Error {
   }
 }
 
+/** A change before it gets its id. */
+export type UnnumberedChange = Omit<Change, 'id'>
+
 export interface WriteOutcome {
   doc: Doc
   etag: string
@@ -57,6 +66,7 @@ export class Documents {
   private readonly nodeLocks = new KeyedLock()
   private readonly treeLock = new TreeLock()
   private readonly listeners = new Set<(change: Change) => void>()
+  #lastChangeId = Date.now() * 1000
 
   constructor(store: Store) {
     this.store = store
@@ -140,7 +150,7 @@ export class Documents {
   write(
     path: NodePath,
     compute: (current: StoredDoc | undefined) => Doc | Promise<Doc>,
-    options: { preconditions?: Preconditions; change?: (doc: Doc) => Change } = {},
+    options: { preconditions?: Preconditions; change?: (doc: Doc) => UnnumberedChange } = {},
   ): Promise<WriteOutcome> {
     return this.treeLock.runShared(() =>
       this.nodeLocks.run(nodeKey(path), async () => {
@@ -220,13 +230,19 @@ export class Documents {
     return () => this.listeners.delete(listener)
   }
 
-  /** How many listeners are subscribed (event streams hold one each). */
+  /** How many listeners are subscribed (the change log holds one, each event stream one). */
   get listenerCount(): number {
     return this.listeners.size
   }
 
-  private emit(change: Change): void {
-    for (const listener of this.listeners) listener(change)
+  /** The id of the latest change (where this run's ids start, before the first). */
+  get lastChangeId(): number {
+    return this.#lastChangeId
+  }
+
+  private emit(change: UnnumberedChange): void {
+    const numbered: Change = { id: ++this.#lastChangeId, ...change }
+    for (const listener of this.listeners) listener(numbered)
   }
 }
 

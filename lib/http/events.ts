@@ -1,30 +1,129 @@
-import type { Context } from '../context.ts'
+import type { ServerResponse } from 'node:http'
+import type { Context, RouteHandler } from '../context.ts'
 import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
+import { changeLogOf, type LoggedChange } from '../data/changes.ts'
 import { HttpError } from './errors.ts'
+import { sendJson } from './respond.ts'
 
 const KEEP_ALIVE_MS = 30_000
+/** How soon a client comes back after a dropped stream (the `retry` field, WHATWG HTML §9.2.6). */
+export const RETRY_MS = 1000
 
-/** Does the client ask for an event stream (SSE) rather than a JSON answer? */
-export function wantsEventStream(context: Context): boolean {
+/** Does the client ask for the change feed: an event stream (SSE), or `?_changes` as JSON? */
+export function wantsChanges(context: Context): boolean {
+  if (context.method !== 'GET' && context.method !== 'HEAD') return false
+  if (context.query.has('_changes')) return true
   const accept = context.req.headers.accept
   return context.method === 'GET' && accept !== undefined && accept.includes('text/event-stream')
 }
 
 /**
- * Streams a node as Server-Sent Events (SPEC §10, WHATWG HTML §9.2): first
- * `value` with what a GET answers now, then `put`, `patch` and `delete` for
- * every change at or below the node (and `delete` when an ancestor goes).
- * Each event's text is built once and shared by every stream that sends it.
+ * Answers a request for the change feed of a node (README "Live updates"):
+ * `?_changes` polls it as JSON, anything else opens an event stream.
+ * `read` is the GET route of the URL, whose answer is the node's value.
  */
-export async function openEventStream(context: Context, streams: Set<() => void>): Promise<void> {
-  const { req, res, documents, path } = context
+export function serveChanges(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<void> {
+  return context.query.has('_changes') ? sendChanges(context, read) : openEventStream(context, streams, read)
+}
+
+/** Events sent by each open or closed stream, for the request log. */
+const streamsSent = new WeakMap<ServerResponse, { events: number }>()
+
+/** How many events a stream sent, or undefined when `res` answered no event stream. */
+export function eventsSent(res: ServerResponse): number | undefined {
+  return streamsSent.get(res)?.events
+}
+
+/**
+ * Streams a node as Server-Sent Events (WHATWG HTML §9.2): first `value` with
+ * what a GET of the same URL answers now, then `put`, `patch` and `delete` for
+ * every change at or below the node (and `delete` when an ancestor goes).
+ * Every event carries the id of its change; a client that comes back with
+ * `Last-Event-ID` (or `?since=`) gets the changes it missed instead of the
+ * value, or `gap` and the value when they are no longer kept. Events are read
+ * from the change log as the reader takes them, so a stream holds no queue
+ * of its own; one whose reader falls too far behind is closed.
+ */
+async function openEventStream(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<void> {
+  const { req, res, documents, path, settings } = context
   // Each stream holds a connection and a file descriptor for as long as it lives: cap them.
-  if (streams.size >= context.settings.maxStreams) {
-    throw new HttpError(503, `Too many event streams are open (the limit is ${context.settings.maxStreams}); close one or try again later.`, {
+  if (streams.size >= settings.maxStreams) {
+    throw new HttpError(503, `Too many event streams are open (the limit is ${settings.maxStreams}); close one or try again later.`, {
       'Retry-After': '5',
     })
+  }
+  const log = changeLogOf(documents)
+  const resumeFrom = (req.headers['last-event-id'] as string | undefined) ?? context.query.get('since') ?? undefined
+  const resumeId = resumeFrom === undefined ? undefined : parseId(resumeFrom)
+  const resumes = resumeId !== undefined && log.covers(resumeId)
+  /** The id of the last change this stream has dealt with (sent, or passed over as not its own). */
+  let cursor = resumes ? resumeId : log.last
+  let ready = false
+  let closed = false
+  let waitingForDrain = false
+  const sent = { events: 0 }
+
+  const send = (text: string) => {
+    res.write(text)
+    sent.events++
+  }
+  /** Sends what the log holds after the cursor, until the reader has `maxStreamBuffer` bytes waiting. */
+  const pump = () => {
+    while (!closed && cursor < log.last) {
+      if (res.writableLength >= settings.maxStreamBuffer) return waitForDrain()
+      const entry = log.at(cursor + 1)
+      // The window moved past what this stream has yet to send: close, and the client resumes into a `gap`.
+      if (!entry) return close(true)
+      cursor++
+      if (concerns(path, entry)) send(eventText(entry))
+    }
+  }
+  const waitForDrain = () => {
+    if (waitingForDrain) return
+    waitingForDrain = true
+    res.once('drain', () => {
+      waitingForDrain = false
+      pump()
+    })
+  }
+  // Listen before reading, so no change between the read and the first event is lost.
+  const unsubscribe = documents.subscribe((change) => {
+    if (!ready || closed || !concerns(path, change)) return
+    // A reader that has not taken what it was sent is not sent more: it comes back for it by id.
+    if (res.writableLength >= settings.maxStreamBuffer) return close(true)
+    pump()
+  })
+  const keepAlive = setInterval(() => {
+    if (res.writableLength >= settings.maxStreamBuffer) close(true)
+    else res.write(': keep-alive\n\n')
+  }, KEEP_ALIVE_MS)
+  function close(cutOff = false) {
+    if (closed) return
+    closed = true
+    clearInterval(keepAlive)
+    unsubscribe()
+    streams.delete(close)
+    // Ending would keep what is buffered until the reader takes it; a reader cut off gets nothing more.
+    if (cutOff) res.destroy()
+    else if (res.headersSent) res.end() // before the head, the value is still being read: its end answers
+
+  }
+  streams.add(close)
+  req.on('close', () => close())
+  res.on('error', () => close())
+
+  let value: string | undefined
+  if (!resumes) {
+    value = await currentValue(context, read).catch((error: unknown) => {
+      close()
+      throw error
+    })
+  }
+  if (closed) {
+    res.end()
+    return
   }
   res.writeHead(200, [
     ...context.headers,
@@ -33,52 +132,95 @@ export async function openEventStream(context: Context, streams: Set<() => void>
     'Connection', 'keep-alive',
     'X-Accel-Buffering', 'no',
   ])
-  // Listen before reading, so no change between the read and the first event is lost.
-  const pending: string[] = []
-  let ready = false
-  const unsubscribe = documents.subscribe((change) => {
-    if (!concerns(path, change.path, change.type)) return
-    const text = eventText(change)
-    if (ready) res.write(text)
-    else pending.push(text)
-  })
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS)
-  const close = () => {
-    clearInterval(keepAlive)
-    unsubscribe()
-    streams.delete(close)
-    res.end()
-  }
-  streams.add(close)
-  req.on('close', close)
-  res.on('error', close)
-
-  const value = await currentValue(context).catch(() => null)
-  res.write(`event: value\ndata: ${JSON.stringify({ path: displayPath(path), data: value })}\n\n`)
-  for (const text of pending) res.write(text)
+  streamsSent.set(res, sent)
+  const retry = `retry: ${RETRY_MS}\n`
+  const shownPath = JSON.stringify(displayPath(path))
+  if (value === undefined) res.write(`${retry}\n`)
+  // The gap event has no id: a client dropped before the value comes back to the id it had, and is told again.
+  else if (resumeFrom !== undefined) send(`${retry}event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
+  if (value !== undefined) send(`${resumeFrom === undefined ? retry : ''}id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
   ready = true
+  pump()
 }
 
-async function currentValue(context: Context): Promise<unknown> {
-  const stored = await context.documents.read(context.path)
-  if (stored) return stored.doc
-  return (await context.documents.list(context.path)) ?? null
+/**
+ * `GET /node?_changes&since=ID`: the changes at or below the node after ID,
+ * with the id of the last change, or the node's value when ID cannot be
+ * resumed from (README "Live updates").
+ */
+async function sendChanges(context: Context, read: RouteHandler | undefined): Promise<void> {
+  const log = changeLogOf(context.documents)
+  const since = context.query.get('since')
+  const sinceId = since === null ? undefined : parseId(since)
+  if (since !== null && sinceId === undefined) {
+    throw new HttpError(400, `since must be the id of a change, a whole number as events carry it (got ${JSON.stringify(since)}).`)
+  }
+  const missed = sinceId === undefined ? undefined : log.after(sinceId)
+  if (missed) {
+    const changes = missed.filter((entry) => concerns(context.path, entry))
+      .map(({ id, type, json }) => ({ id, type, ...JSON.parse(json) as { path: string; data: unknown } }))
+    return sendJson(context, 200, { last: log.last, changes })
+  }
+  const last = log.last
+  const value = JSON.parse(await currentValue(context, read))
+  sendJson(context, 200, sinceId === undefined ? { last, value } : { last, gap: true, value })
+}
+
+/** A change id as events carry it: decimal digits. */
+function parseId(text: string): number | undefined {
+  const trimmed = text.trim()
+  return /^\d{1,16}$/.test(trimmed) ? Number(trimmed) : undefined
+}
+
+/**
+ * The node's value as JSON text: what the URL's own GET route answers for
+ * the same query (a declared collection with nothing in it is `[]`, listing
+ * queries apply), read through that route; `null` when it answers 404.
+ * Other refusals (a malformed query) are the stream's answer.
+ */
+async function currentValue(context: Context, read: RouteHandler | undefined): Promise<string> {
+  if (!read) return 'null'
+  const query = new URLSearchParams(context.query)
+  query.delete('_changes')
+  query.delete('since')
+  const answer = { status: 0, body: 'null' }
+  const capture = {
+    headersSent: false,
+    writeHead(status: number) {
+      answer.status = status
+      return capture
+    },
+    end(body?: string) {
+      if (typeof body === 'string') answer.body = body
+    },
+    setHeader() {},
+    removeHeader() {},
+  }
+  try {
+    await read({ ...context, method: 'GET', query, res: capture as unknown as ServerResponse })
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return 'null'
+    throw error
+  }
+  return answer.status === 200 ? answer.body : 'null'
 }
 
 /** A change concerns a stream when it is at or below the watched node, or deletes an ancestor of it. */
-function concerns(watched: NodePath, changed: NodePath, type: Change['type']): boolean {
+function concerns(watched: NodePath, change: Pick<Change, 'path' | 'type'>): boolean {
+  const changed = change.path
   const shorter = Math.min(watched.length, changed.length)
   for (let index = 0; index < shorter; index++) if (watched[index] !== changed[index]) return false
-  return changed.length >= watched.length || type === 'delete'
+  return changed.length >= watched.length || change.type === 'delete'
 }
 
-const eventTexts = new WeakMap<Change, string>()
+/** Each event's text is built once and shared by every stream that sends it. */
+const eventTexts = new WeakMap<LoggedChange, string>()
 
-function eventText(change: Change): string {
-  let text = eventTexts.get(change)
+function eventText(entry: LoggedChange): string {
+  let text = eventTexts.get(entry)
   if (text === undefined) {
-    text = `event: ${change.type}\ndata: ${JSON.stringify({ path: displayPath(change.path), data: change.data })}\n\n`
-    eventTexts.set(change, text)
+    text = `id: ${entry.id}\nevent: ${entry.type}\ndata: ${entry.json}\n\n`
+    eventTexts.set(entry, text)
   }
   return text
 }

@@ -1,0 +1,112 @@
+import type { Change, Documents } from './documents.ts'
+import { joinPath as displayPath } from '../path.ts'
+
+/** How many changes are kept for clients that come back (README "Live updates"): the newest, up to both bounds. */
+export interface ChangeWindow {
+  maxChanges: number
+  /** Bytes of the changes' JSON. */
+  maxBytes: number
+}
+
+export const defaultChangeWindow: ChangeWindow = { maxChanges: 1000, maxBytes: 16 * 1024 * 1024 }
+
+/**
+ * A change as it was when it happened: its `{"path", "data"}` JSON is made
+ * once, at once, and shared by every reader. Only the text is kept, so the
+ * window's memory is what it counts.
+ */
+export interface LoggedChange {
+  id: number
+  type: Change['type']
+  path: Change['path']
+  json: string
+}
+
+/**
+ * The recent changes of a store, in id order, for event streams that resume
+ * and for `?_changes` polling. Ids grow by one per change, so every id in
+ * (floor, last] is kept and an id outside it may have missed changes that are
+ * gone. It keeps what `Documents` emits; a store that keeps its own feed of
+ * changes could answer the same questions from there.
+ */
+export class ChangeLog {
+  /** Kept changes from #start on; the slots before it are emptied as changes are dropped. */
+  #entries: Array<LoggedChange | undefined> = []
+  /** Index of the oldest kept entry in #entries (dropping from the front without shifting every time). */
+  #start = 0
+  #bytes = 0
+  #floor: number
+  readonly #window: ChangeWindow
+
+  constructor(documents: Documents, window: ChangeWindow = defaultChangeWindow) {
+    this.#window = window
+    this.#floor = documents.lastChangeId
+    documents.subscribe((change) => this.#append(change))
+  }
+
+  /** Every change with an id above this one is kept. */
+  get floor(): number {
+    return this.#floor
+  }
+
+  /** The id of the newest change (the floor when none happened since the start). */
+  get last(): number {
+    return this.#floor + this.#entries.length - this.#start
+  }
+
+  /** Whether a client that has seen every change up to `id` can be told exactly what it missed. */
+  covers(id: number): boolean {
+    return id >= this.#floor && id <= this.last
+  }
+
+  /** The change with this id, or undefined when it is not kept (dropped, or not made yet). */
+  at(id: number): LoggedChange | undefined {
+    if (id <= this.#floor || id > this.last) return undefined
+    return this.#entries[this.#start + id - this.#floor - 1]
+  }
+
+  /** The kept changes after `id`, oldest first; undefined when some may be gone (see `covers`). */
+  after(id: number): LoggedChange[] | undefined {
+    if (!this.covers(id)) return undefined
+    return this.#entries.slice(this.#start + id - this.#floor) as LoggedChange[]
+  }
+
+  #append(change: Change): void {
+    if (change.id !== this.last + 1) {
+      // Changes arrive in id order, one by one: anything else means ids were lost, so no one may resume across them.
+      this.#entries = []
+      this.#start = 0
+      this.#bytes = 0
+      this.#floor = change.id - 1
+    }
+    const json = JSON.stringify({ path: displayPath(change.path), data: change.data })
+    this.#entries.push({ id: change.id, type: change.type, path: change.path, json })
+    this.#bytes += json.length
+    // The newest change always stays, however big: live streams read it from here.
+    while (this.#entries.length - this.#start > 1
+      && (this.#entries.length - this.#start > this.#window.maxChanges || this.#bytes > this.#window.maxBytes)) {
+      this.#bytes -= this.#entries[this.#start]!.json.length
+      this.#entries[this.#start] = undefined
+      this.#start++
+      this.#floor++
+    }
+    if (this.#start > 1024 && this.#start * 2 > this.#entries.length) {
+      this.#entries = this.#entries.slice(this.#start)
+      this.#start = 0
+    }
+  }
+}
+
+const logs = new WeakMap<Documents, ChangeLog>()
+
+/** Starts keeping the changes of `documents` (once, when the store opens, so no change goes unrecorded). */
+export function keepChanges(documents: Documents, window?: ChangeWindow): ChangeLog {
+  let log = logs.get(documents)
+  if (!log) logs.set(documents, (log = new ChangeLog(documents, window)))
+  return log
+}
+
+/** The change log of `documents`. */
+export function changeLogOf(documents: Documents): ChangeLog {
+  return keepChanges(documents)
+}
