@@ -125,7 +125,7 @@ test('the summary reports an empty array as empty, not as a collection created',
   const server = await startCli(['--port', '0', '--store', store, '--quiet'])
   try {
     assert.is((await send(server.port, 'GET', '/comments')).status, 404)
-    assertJson(await send(server.port, 'GET', '/posts/1'), 200, { id: '1' })
+    assertJson(await send(server.port, 'GET', '/posts/1'), 200, { id: 1 })
   } finally {
     await server.stop()
   }
