@@ -225,6 +225,9 @@ listing('what _where and _embed may ask is capped, and a query past a cap is a 4
   assertProblem(await server.request('GET', where(deep)), 400, /deeper than 8 levels/)
   const many = { or: Array.from({ length: 33 }, (_, year) => ({ year })) }
   assertProblem(await server.request('GET', where(many)), 400, /more than 32 filter values.*--max-filters/)
+  const ranges = { or: Array.from({ length: 16 }, (_, year) => ({ year: { gte: year, lte: year } })) }
+  assertProblem(await server.request('GET', where(ranges)), 400, /more than 32 filter values/)
+  assertProblem(await server.request('GET', where({ id: { in: Array.from({ length: 33 }, (_, index) => `b${index}`) } })), 400, /more than 32 filter values/)
   assertProblem(await server.request('GET', `/books?_where=${encodeURIComponent(JSON.stringify({ title: 'x'.repeat(5000) }))}`), 400, /_where is longer than 4096/)
   assertProblem(await server.request('GET', '/books?_embed=a&_embed=b&_embed=c&_expand=d&_expand=e'), 400, /more than 4 relations/)
   assertProblem(await server.request('GET', '/books?_embed=comments.author'), 400, /one level/)
