@@ -1,8 +1,8 @@
 import type { Context } from './context.ts'
 import { urlOf } from './context.ts'
 import type { Documents } from './documents.ts'
-import type { Doc, NodePath } from './store/store.ts'
-import { sendJson } from './respond.ts'
+import type { Doc, NodePath, StoredText } from './store/store.ts'
+import { sendDocument, sendJson } from './respond.ts'
 import { checkParameters, FilterBudget, matchesFilters, parseFilters, type Filter, type ListingLimits } from './listing-filters.ts'
 import { joinRelations, parseRelations, type Relation } from './relations.ts'
 import { parseSort, sortDocs, type SortKey } from './listing-sort.ts'
@@ -49,14 +49,16 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
 }
 
 /**
- * A document with the relations its query asks for (`/posts/1?_embed=comments`);
- * undefined when it asks for none. Any other `_` parameter of a listing is a 400 here too.
+ * GET of one document: as stored, or with the relations its query asks for
+ * (`/posts/1?_embed=comments`), which makes it more than the stored document,
+ * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
  */
-export async function documentWithRelations(context: Context, path: NodePath, doc: Doc): Promise<Doc | undefined> {
+export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
   checkParameters(context.query)
   const relations = parseRelations(context.query)
-  if (relations.length === 0) return undefined
-  return (await joinRelations(context.documents, path.slice(0, -1), [doc], relations))[0]
+  if (relations.length === 0) return sendDocument(context, stored)
+  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations)
+  sendJson(context, 200, joined)
 }
 
 /**

@@ -65,6 +65,13 @@ relations("on the declared resources: a user's playlists embed from their nested
     { user_id: userId, username: 'ada' },
     { user_id: userId, username: 'ada' },
   ])
+  const user = await server.request('GET', `/user/${userId}?_embed=playlist`)
+  assertJson(user, 200)
+  assert.equal(user.json.playlist.length, 2)
+  const playlist = await server.request('GET', `/user/${userId}/playlist/${playlists.json[0].playlist_id}?_expand=user`)
+  assertJson(playlist, 200)
+  assert.equal(playlist.json.user, { user_id: userId, username: 'ada' })
+  assertProblem(await server.request('GET', `/user/${userId}?_embedd=playlist`), 400, /"_embedd"/)
 })
 
 relations('joined relations go with filters, sorting and pages, and only into the documents answered', async ({ server }) => {

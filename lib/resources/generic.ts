@@ -5,8 +5,8 @@ import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
 import { displayPath } from '../documents.ts'
-import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
-import { documentWithRelations, sendCollection, sendEmptyCollection } from '../listing.ts'
+import { sendJson, sendNoContent } from '../respond.ts'
+import { sendCollection, sendStoredDocument, sendEmptyCollection } from '../listing.ts'
 import { parseDependents, removeDependents } from '../relations.ts'
 import { requireOwners } from './owners.ts'
 import { checkNewChildPath } from '../path.ts'
@@ -52,10 +52,7 @@ export async function readNode(context: Context, path: NodePath = context.path):
     throw notFound(path)
   }
   const stored = await context.documents.readText(path)
-  if (stored) {
-    const joined = await documentWithRelations(context, path, JSON.parse(stored.json))
-    return joined ? sendJson(context, 200, joined) : sendDocument(context, stored)
-  }
+  if (stored) return sendStoredDocument(context, path, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.
   if (path.length === 0) return sendEmptyCollection(context, path)

@@ -5,7 +5,8 @@ import type { Doc } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
+import { sendJson, sendNoContent } from '../respond.ts'
+import { sendStoredDocument } from '../listing.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { requireOwners } from './owners.ts'
 import { emptyWhenMissing } from './users.ts'
@@ -54,7 +55,7 @@ async function readPlaylist(context: Context): Promise<void> {
   if (context.query.has('_children')) return readNode(context, playlistPath(context))
   const stored = await context.documents.readText(playlistPath(context))
   if (!stored) throw noPlaylist(context)
-  sendDocument(context, stored)
+  await sendStoredDocument(context, playlistPath(context), stored)
 }
 
 async function replacePlaylist(context: Context): Promise<void> {

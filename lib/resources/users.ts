@@ -5,9 +5,9 @@ import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../errors.ts'
 import { readJsonBody } from '../body.ts'
 import { mergePatch, type JsonObject } from '../json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../respond.ts'
+import { sendJson, sendNoContent } from '../respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
-import { sendEmptyCollection } from '../listing.ts'
+import { sendEmptyCollection, sendStoredDocument } from '../listing.ts'
 
 /**
  * Users (SPEC §4): `{ "user_id": …, …fields }`. The service assigns
@@ -48,7 +48,7 @@ async function readUser(context: Context): Promise<void> {
   if (context.query.has('_children')) return readNode(context, ['user', context.params.user_id])
   const stored = await context.documents.readText(['user', context.params.user_id])
   if (!stored) throw noUser(context.params.user_id)
-  sendDocument(context, stored)
+  await sendStoredDocument(context, ['user', context.params.user_id], stored)
 }
 
 async function replaceUser(context: Context): Promise<void> {
