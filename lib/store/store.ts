@@ -73,8 +73,17 @@ export interface Store {
   close(): Promise<void>
 }
 
-/** A canonical whole number: no sign, no leading zero (so `7`, never `07` or `+7`). */
-const wholeNumber = /^(?:0|[1-9][0-9]*)$/
+/** A canonical whole number: no sign, no leading zero (so `7`, never `07` or `+7`); most names fail at the first character. */
+function isWholeNumber(name: string): boolean {
+  const first = name.charCodeAt(0)
+  if (first === 48) return name.length === 1
+  if (!(first > 48 && first <= 57)) return false
+  for (let index = 1; index < name.length; index++) {
+    const code = name.charCodeAt(index)
+    if (code < 48 || code > 57) return false
+  }
+  return true
+}
 
 /**
  * The order of a collection (README, "The generic data API"): names that are
@@ -83,8 +92,8 @@ const wholeNumber = /^(?:0|[1-9][0-9]*)$/
  * are never whole numbers, so they keep their creation order.
  */
 export function compareIds(a: string, b: string): number {
-  const aNumber = wholeNumber.test(a)
-  const bNumber = wholeNumber.test(b)
+  const aNumber = isWholeNumber(a)
+  const bNumber = isWholeNumber(b)
   if (aNumber !== bNumber) return aNumber ? -1 : 1
   // Without leading zeros, a shorter whole number is a smaller one, however many digits.
   if (aNumber && a.length !== b.length) return a.length - b.length
