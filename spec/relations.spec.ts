@@ -110,6 +110,7 @@ dependents('DELETE …?_dependent= removes the documents whose foreign key names
     assert.equal((await server.request('GET', '/likes')).json.length, 2)
     assert.is((await server.request('GET', '/posts/2')).status, 200)
     assertProblem(await server.request('DELETE', '/posts/2?_dependent=a/b'), 400, /_dependent must name a sibling collection/)
+    assertProblem(await server.request('DELETE', '/posts/2?_dependents=comments'), 400, /"_dependents" for DELETE; the known one is _dependent/)
     assert.is((await server.request('GET', '/posts/2')).status, 200, 'a refused DELETE deletes nothing')
     assertProblem(await server.request('DELETE', '/posts/9?_dependent=comments'), 404)
     assert.equal((await server.request('GET', '/comments')).json.length, 1)
