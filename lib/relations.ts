@@ -2,7 +2,7 @@ import type { Documents } from './documents.ts'
 import type { Doc, NodePath } from './store/store.ts'
 import { HttpError } from './errors.ts'
 import { defineValue, isObject } from './json.ts'
-import { FilterBudget, MAX_FILTER_TEXT } from './listing-filters.ts'
+import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './listing-filters.ts'
 import { pacer } from './pace.ts'
 
 /**
@@ -121,8 +121,9 @@ export function plural(name: string): string {
 
 /** `DELETE /posts/1?_dependent=comments` (json-server 1.0): the collections whose documents go with the deleted one. */
 export function parseDependents(query: URLSearchParams): string[] {
-  const unknown = [...query.keys()].find((key) => key.startsWith('_') && key !== '_dependent' && key !== '_')
-  if (unknown !== undefined) throw new HttpError(400, `Unknown query parameter ${JSON.stringify(unknown.slice(0, 40))} for DELETE; the known one is _dependent.`)
+  // The listing's own parameters mean nothing to a DELETE, but are no typo either.
+  const unknown = [...query.keys()].find((key) => key.startsWith('_') && key !== '_dependent' && !KNOWN_PARAMETERS.includes(key))
+  if (unknown !== undefined) throw new HttpError(400, `Unknown query parameter ${JSON.stringify(unknown.slice(0, 40))} for DELETE; the one it takes is _dependent.`)
   const names = query.getAll('_dependent')
   if (names.length > MAX_RELATIONS) throw new HttpError(400, `_dependent names more than ${MAX_RELATIONS} collections; that is the limit.`)
   for (const name of names) {
