@@ -328,6 +328,18 @@ declared('the root of an empty store lists as an empty collection with a count o
   }
 })
 
+declared("a collection with nothing in it yet answers json-server 1.0's envelope too, empty", async () => {
+  const server = await startServer()
+  try {
+    const users = await server.request('GET', '/user?_page=1&_per_page=5')
+    assert.is(users.status, 200)
+    assert.equal(users.json, { first: 1, prev: null, next: null, last: 1, pages: 1, items: 0, data: [] })
+    assert.is(users.headers['x-total-count'], '0')
+  } finally {
+    await server.close()
+  }
+})
+
 declared('_page without _limit takes 10 a page', async () => {
   const server = await startServer()
   try {
