@@ -50,7 +50,8 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
   const siblings = collection.slice(0, -1)
   for (const relation of relations) {
     const { name } = relation
-    const kind = relation.kind === 'children' && singular(name) === name && plural(name) !== name && (await documents.store.exists([...siblings, plural(name)])) ? 'parent' : relation.kind
+    const singularName = relation.kind === 'children' && singular(name) === name && plural(name) !== name
+    const kind = singularName && (ownerOf(collection, name) || (await documents.store.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
     if (kind === 'children') await joinChildren(documents, collection, joined, name)
     else await joinParents(documents, collection, joined, name)
   }
@@ -78,8 +79,7 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
 }
 
 async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
-  // A nested collection's documents belong to the document they sit under (`/user/:id/playlist` → the user).
-  const owner = collection.length >= 3 && [name, plural(name)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
+  const owner = ownerOf(collection, name)
   const foreignKey = `${name}Id`
   const parents = new Map<string, Doc | undefined>()
   const pace = pacer()
@@ -96,6 +96,11 @@ async function joinParents(documents: Documents, collection: NodePath, docs: Doc
     const turn = pace(true)
     if (turn) await turn
   }
+}
+
+/** A nested collection's documents belong to the document they sit under: `/user/:id/playlist` and `user` → `/user/:id`. */
+function ownerOf(collection: NodePath, name: string): NodePath | undefined {
+  return collection.length >= 3 && [name, plural(name)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
 }
 
 /** A document's id: its `id`, or for the declared resources `user_id` / `playlist_id`. */

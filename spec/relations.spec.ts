@@ -65,6 +65,8 @@ relations("on the declared resources: a user's playlists embed from their nested
     { user_id: userId, username: 'ada' },
     { user_id: userId, username: 'ada' },
   ])
+  // json-server 1.0's spelling: a singular _embed.
+  assert.equal((await server.request('GET', `/user/${userId}/playlist?_embed=user`)).json, playlists.json)
   const user = await server.request('GET', `/user/${userId}?_embed=playlist`)
   assertJson(user, 200)
   assert.equal(user.json.playlist.length, 2)
