@@ -61,14 +61,16 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
 async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
   const foreignKey = `${singular(collection[collection.length - 1] ?? '')}Id`
   const byKey = new Map<string, Doc[]>()
+  const pace = pacer()
   for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
     const key = doc[foreignKey]
     if (key === undefined || key === null || isObject(key) || Array.isArray(key)) continue
     const list = byKey.get(String(key)) ?? []
     list.push(doc)
     byKey.set(String(key), list)
+    const turn = pace()
+    if (turn) await turn
   }
-  const pace = pacer()
   for (const doc of docs) {
     const id = idOf(doc, collection)
     const nested = id === undefined ? undefined : await documents.list([...collection, id, name])
