@@ -125,7 +125,29 @@ test('the summary reports an empty array as empty, not as a collection created',
   const server = await startCli(['--port', '0', '--store', store, '--quiet'])
   try {
     assert.is((await send(server.port, 'GET', '/comments')).status, 404)
-    assertJson(await send(server.port, 'GET', '/posts/1'), 200, { id: '1' })
+    assertJson(await send(server.port, 'GET', '/posts/1'), 200, { id: 1 })
+  } finally {
+    await server.stop()
+  }
+})
+
+test('numeric ids come back as numbers and list in numeric order, as json-server keeps them; a body may send the number for its URL', async () => {
+  const db = '{"posts": [' + [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((id) => `{"id": ${id}, "title": "post ${id}"}`).join(', ') + ', {"id": "x", "title": "named"}]}'
+  const { status, stderr, store } = await importFile(db)
+  assert.is(status, 0, stderr)
+  const server = await startCli(['--port', '0', '--store', store, '--quiet'])
+  try {
+    const all = await send(server.port, 'GET', '/posts')
+    assert.equal(all.json.map((post: { id: unknown }) => post.id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 'x'])
+    // A page is read from the index in the same order.
+    assert.equal((await send(server.port, 'GET', '/posts?_page=2&_limit=5')).json.map((post: { id: unknown }) => post.id), [6, 7, 8, 9, 10])
+    assertJson(await send(server.port, 'GET', '/posts/10'), 200, { id: 10, title: 'post 10' })
+    assertJson(await send(server.port, 'PATCH', '/posts/10', { body: { title: 'patched' } }), 200, { id: 10, title: 'patched' })
+    assertJson(await send(server.port, 'PUT', '/posts/12', { body: { id: 12, title: 'new' } }), 201, { id: 12, title: 'new' })
+    assertJson(await send(server.port, 'PUT', '/posts/13', { body: { title: 'no id sent' } }), 201, { id: '13', title: 'no id sent' })
+    assertProblem(await send(server.port, 'PUT', '/posts/12', { body: { id: 13 } }), 400, /differs from the URL's last segment "12"/)
+    assertProblem(await send(server.port, 'PUT', '/posts/012', { body: { id: 12 } }), 400, /differs/)
+    assert.equal((await send(server.port, 'GET', '/posts?_start=9&_end=14')).json.map((post: { id: unknown }) => post.id), [10, 11, 12, '13', 'x'])
   } finally {
     await server.stop()
   }

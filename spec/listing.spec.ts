@@ -1,6 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from './helpers.ts'
+import { assertProblem } from './assertions.ts'
 
 // Listing queries in json-server's dialect (README, "Listing queries"), on generic and declared collections.
 
@@ -148,9 +149,102 @@ listing('a page answer links to the first, previous, next and last pages, keepin
   assert.is(single.headers.link, undefined)
 })
 
-listing('unknown underscore parameters are ignored rather than taken as fields', async ({ server }) => {
-  const answer = await server.request('GET', '/books?_embed=comments&_=12345&_expand=x')
-  assert.equal(ids(answer), ['b1', 'b2', 'b3', 'b4', 'b5'])
+listing('an underscore parameter or operator restdir does not know is a 400 that names it and lists the known ones', async ({ server }) => {
+  const parameter = await server.request('GET', '/books?_embedd=comments')
+  assertProblem(parameter, 400, /"_embedd"; the known ones are _sort, _order, _start, _end, _limit, _page, _per_page, _embed, _expand, _where, _children, _changes/)
+  const operator = await server.request('GET', '/books?year:after=1960')
+  assertProblem(operator, 400, /Unknown operator "after" in "year:after"; the known ones are eq, ne, lt, lte, gt, gte, in, contains, startsWith, endsWith/)
+  assertProblem(await server.request('GET', '/books/b1?_bogus=1'), 400, /"_bogus"/)
+  assertProblem(await server.request('GET', '/books?:gt=1'), 400, /names no field/)
+  // A cache buster and the playground's `_children` are known.
+  assert.equal(ids(await server.request('GET', '/books?_=12345')), ['b1', 'b2', 'b3', 'b4', 'b5'])
+  assert.equal((await server.request('GET', '/books?_children')).json, ['b1', 'b2', 'b3', 'b4', 'b5'])
+})
+
+listing("json-server 1.0's field:op filters compare like 0.17's suffixes, and 1.0's suffixes work too", async ({ server }) => {
+  assert.equal(ids(await server.request('GET', '/books?year:gt=1961')), ['b1', 'b5'])
+  assert.equal(ids(await server.request('GET', '/books?year:lt=1961')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?year:gte=1961&year:lte=1965')), ['b1', 'b3'])
+  assert.equal(ids(await server.request('GET', '/books?genre:eq=novel')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?genre:ne=sf')), ['b2', 'b4'])
+  assert.equal(ids(await server.request('GET', '/books?id:in=b5,b1,nope')), ['b1', 'b5'])
+  assert.equal(ids(await server.request('GET', '/books?title:contains=SUAS')), ['b4'])
+  assert.equal(ids(await server.request('GET', '/books?title:startsWith=sol')), ['b3'])
+  assert.equal(ids(await server.request('GET', '/books?title:endsWith=MA')), ['b2'])
+  assert.equal(ids(await server.request('GET', '/books?author.born:gt=1920')), ['b3', 'b5'])
+  assert.equal(ids(await server.request('GET', '/books?year_gt=1965&year_lt=1969')), [])
+  assert.equal(ids(await server.request('GET', '/books?year_in=1815,1969')), ['b2', 'b5'])
+  const counted = await server.request('GET', '/books?year:gt=1960')
+  assert.is(counted.headers['x-total-count'], '3')
+})
+
+listing("_page with _per_page answers json-server 1.0's envelope; a page past the last is the last", async ({ server }) => {
+  const second = await server.request('GET', '/books?_sort=year&_page=2&_per_page=2')
+  assert.is(second.status, 200)
+  assert.equal(second.json, {
+    first: 1, prev: 1, next: 3, last: 3, pages: 3, items: 5,
+    data: [books[2], books[0]].map(({ id, ...book }) => ({ id, ...book })),
+  })
+  assert.is(second.headers['x-total-count'], '5')
+  assert.match(String(second.headers.link), /_page=3&_per_page=2>; rel="next"/)
+  const beyond = await server.request('GET', '/books?_page=7&_per_page=2')
+  assert.equal({ ...beyond.json, data: ids({ json: beyond.json.data }) }, { first: 1, prev: 2, next: null, last: 3, pages: 3, items: 5, data: ['b5'] })
+  const none = await server.request('GET', '/books?genre=poetry&_page=1&_per_page=2')
+  assert.equal(none.json, { first: 1, prev: null, next: null, last: 1, pages: 1, items: 0, data: [] })
+  // 0.17's _page with _limit still answers a plain array.
+  assert.ok(Array.isArray((await server.request('GET', '/books?_page=1&_limit=2')).json))
+  for (const query of ['_page=1&_per_page=0', '_page=1&_per_page=x', '_per_page=2', '_page=1&_per_page=2&_limit=2', '_page=1&_per_page=2&_start=1']) {
+    assertProblem(await server.request('GET', `/books?${query}`), 400, /_per_page/)
+  }
+})
+
+const where = (condition: unknown) => `/books?_where=${encodeURIComponent(JSON.stringify(condition))}`
+
+listing('_where takes JSON conditions: operators, nested fields, plain values and or', async ({ server }) => {
+  assert.equal(ids(await server.request('GET', where({ year: { gt: 1961, lt: 1969 } }))), ['b1'])
+  assert.equal(ids(await server.request('GET', where({ or: [{ genre: 'novel' }, { rating: { gte: 4.5 } }] }))), ['b1', 'b2', 'b4'])
+  assert.equal(ids(await server.request('GET', where({ author: { name: { in: ['Lem', 'Dick'] } } }))), ['b3', 'b5'])
+  assert.equal(ids(await server.request('GET', where({ genre: 'sf', or: [{ year: { lt: 1962 } }, { title: { endsWith: 'IK' } }] }))), ['b3', 'b5'])
+  assert.equal(ids(await server.request('GET', where({ author: { or: [{ name: 'Lem' }, { born: { lt: 1800 } }] } }))), ['b2', 'b3', 'b4'])
+  const counted = await server.request('GET', where({ genre: 'sf' }) + '&_page=1&_per_page=2')
+  assert.is(counted.json.items, 3)
+})
+
+listing('a _where restdir cannot read is a 400 that says why, never an empty list', async ({ server }) => {
+  assertProblem(await server.request('GET', '/books?_where=%7Bnope'), 400, /_where must be a JSON object/)
+  assertProblem(await server.request('GET', '/books?_where=%5B1%5D'), 400, /_where must be a JSON object/)
+  assertProblem(await server.request('GET', where({ year: { gt: 1, after: 2 } })), 400, /Unknown operator "after" in "_where at year"/)
+  assertProblem(await server.request('GET', where({ or: [] })), 400, /"or" must be a non-empty array/)
+  assertProblem(await server.request('GET', where({ year: { eq: null } })), 400, /year is compared with null/)
+  assertProblem(await server.request('GET', where({ genre: 'sf' }) + '&year=1965'), 400, /cannot be combined with other filters/)
+})
+
+listing('what _where and _embed may ask is capped, and a query past a cap is a 400 that names it', async ({ server }) => {
+  let deep: Record<string, unknown> = { year: 1965 }
+  for (let level = 0; level < 8; level++) deep = { or: [deep] }
+  assertProblem(await server.request('GET', where(deep)), 400, /deeper than 8 levels/)
+  const many = { or: Array.from({ length: 33 }, (_, year) => ({ year })) }
+  assertProblem(await server.request('GET', where(many)), 400, /more than 32 filter values.*--max-filters/)
+  const ranges = { or: Array.from({ length: 16 }, (_, year) => ({ year: { gte: year, lte: year } })) }
+  assertProblem(await server.request('GET', where(ranges)), 400, /more than 32 filter values/)
+  assertProblem(await server.request('GET', where({ id: { in: Array.from({ length: 33 }, (_, index) => `b${index}`) } })), 400, /more than 32 filter values/)
+  assertProblem(await server.request('GET', `/books?_where=${encodeURIComponent(JSON.stringify({ title: 'x'.repeat(5000) }))}`), 400, /_where is longer than 4096/)
+  assertProblem(await server.request('GET', '/books?_embed=a&_embed=b&_embed=c&_expand=d&_expand=e'), 400, /more than 4 relations/)
+  assertProblem(await server.request('GET', '/books?_embed=comments.author'), 400, /one level/)
+  // Under the caps, the same shapes answer (the `or` counts one, each of its conditions one).
+  assert.equal(ids(await server.request('GET', where({ or: Array.from({ length: 31 }, (_, index) => ({ year: 1961 + index })) }))), ['b1', 'b3', 'b5'])
+  assert.equal(ids(await server.request('GET', where(deep.or instanceof Array ? deep.or[0] : deep))), ['b1'])
+})
+
+listing('_embed counts against --max-filters with the filters', async () => {
+  const capped = await startServer({ maxFilters: 3 })
+  try {
+    await capped.request('PUT', '/books/b1', { body: { genre: 'sf' } })
+    assert.is((await capped.request('GET', '/books?genre=sf&_embed=comments&_expand=author')).status, 200)
+    assertProblem(await capped.request('GET', '/books?genre=sf&genre=x&_embed=comments&_expand=author'), 400, /more than 3 filter values/)
+  } finally {
+    await capped.close()
+  }
 })
 
 listing('a malformed window or order is a 400 that says which parameter', async ({ server }) => {
@@ -229,6 +323,18 @@ declared('the root of an empty store lists as an empty collection with a count o
     assert.is(root.status, 200)
     assert.equal(root.json, [])
     assert.is(root.headers['x-total-count'], '0')
+  } finally {
+    await server.close()
+  }
+})
+
+declared("a collection with nothing in it yet answers json-server 1.0's envelope too, empty", async () => {
+  const server = await startServer()
+  try {
+    const users = await server.request('GET', '/user?_page=1&_per_page=5')
+    assert.is(users.status, 200)
+    assert.equal(users.json, { first: 1, prev: null, next: null, last: 1, pages: 1, items: 0, data: [] })
+    assert.is(users.headers['x-total-count'], '0')
   } finally {
     await server.close()
   }

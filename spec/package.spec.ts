@@ -109,7 +109,7 @@ test('installed offline, `npx restdir` starts and answers over HTTP, with the bu
   assert.is(page.status, 200)
   assert.is(page.text, readFileSync(join(repository, 'www', 'index.html'), 'utf8'))
   assert.is(page.headers['x-restdir-api'], '/api')
-  assert.equal((await send(port, 'GET', '/api/posts/1')).json, { id: '1', title: 'From json-server' })
+  assert.equal((await send(port, 'GET', '/api/posts/1')).json, { id: 1, title: 'From json-server' })
   const created = await send(port, 'POST', '/api/user', { body: { username: 'ada' } })
   assert.is(created.status, 201)
   assert.is(created.headers.location, `/api/user/${created.json.user_id}`)

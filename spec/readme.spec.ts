@@ -280,7 +280,7 @@ test('npx restdir --import db.json works in a fresh clone: the command builds di
     const first = spawnSync('npx', ['restdir', '--import', 'db.json'], { cwd: clone, encoding: 'utf8', timeout: 120_000 })
     assert.is(first.status, 0, first.stderr)
     assert.match(first.stderr, 'restdir: building dist/')
-    assert.equal(JSON.parse(readFileSync(join(clone, 'store', 'posts', '1', '@.json'), 'utf8')), { id: '1', title: 'json-server' })
+    assert.equal(JSON.parse(readFileSync(join(clone, 'store', 'posts', '1', '@.json'), 'utf8')), { id: 1, title: 'json-server' })
     assert.ok(existsSync(join(clone, 'dist', 'bin', 'restdir.js')))
 
     const again = spawnSync('npx', ['restdir', '--version'], { cwd: clone, encoding: 'utf8', timeout: 60_000 })

@@ -122,10 +122,12 @@ function contract(name: string, open: (context: Context) => Promise<void>): void
     assert.not.ok(await store.exists(['x', 'y']))
   })
 
-  it('children lists in code-unit order, [] for a leaf and undefined for a missing node', async ({ store }) => {
-    const names = ['b', 'a', 'B', 'é', 'Z', 'a b', '10', '9', '😀', '\uffff', '_', '~']
+  it('children lists whole numbers by value, then other names in code-unit order, [] for a leaf and undefined for a missing node', async ({ store }) => {
+    const names = ['b', 'a', 'B', 'é', 'Z', 'a b', '10', '9', '07', '-1', '100000000000000000001', '😀', '\uffff', '_', '~']
     for (const name of names) await store.write(['list', name], { name })
-    assert.equal(await store.children(['list']), ['10', '9', 'B', 'Z', '_', 'a', 'a b', 'b', '~', 'é', '😀', '\uffff'])
+    const order = ['9', '10', '100000000000000000001', '-1', '07', 'B', 'Z', '_', 'a', 'a b', 'b', '~', 'é', '😀', '\uffff']
+    assert.equal(await store.children(['list']), order)
+    assert.equal((await store.documentChildren?.(['list'], 1, 3))?.names, order.slice(1, 3))
     assert.equal(await store.children(['list', 'a']), [])
     assert.is(await store.children(['missing']), undefined)
   })

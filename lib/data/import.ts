@@ -16,7 +16,8 @@ const PLAYLIST = declaredPlaylists.collection
  * array becomes a collection whose items keep their ids (`posts[id=1]` →
  * `/posts/1`; an item without an id gets a new one), each top-level object a
  * document (`profile` → `/profile`). A generic document's `id` is its URL's
- * last segment (README, "The generic data API"), so ids become strings (`1` → `"1"`).
+ * last segment (README, "Coming from json-server"); a numeric id stays a
+ * number (`/posts/7` holds `"id": 7`), the number 7 being the segment `7`.
  *
  * The `user` array follows the rules of `/user` (README, "Coming from
  * json-server"): `user_id` (or json-server's `id`) names each user, usernames
@@ -173,7 +174,8 @@ function planCollection(name: string, entries: unknown[], problems: string[]): P
       return
     }
     const id = idOf(entry.id, `${where}.id`, seen, problems)
-    if (id !== undefined) items.push({ path: [name, id], doc: { id, ...withoutKeys(entry, 'id') } })
+    // A numeric id stays a number: the number 7 and the segment `7` are the same id.
+    if (id !== undefined) items.push({ path: [name, id], doc: { id: typeof entry.id === 'number' ? entry.id : id, ...withoutKeys(entry, 'id') } })
   })
   return items
 }

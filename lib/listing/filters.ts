@@ -10,7 +10,10 @@ import { isObject, valueAt } from '../data/json.ts'
 export interface ListingLimits {
   /** Most `_sort` fields (`--max-sort-keys`). */
   maxSortKeys: number
-  /** Most filter values, `q` included, a repeated parameter counting each value (`--max-filters`). */
+  /**
+   * Most filter values, `q` included, a repeated parameter counting each value
+   * (`--max-filters`); each condition of `_where` and each `_embed`/`_expand` counts one too.
+   */
   maxFilters: number
 }
 
@@ -19,44 +22,190 @@ export const defaultListingLimits: ListingLimits = { maxSortKeys: 8, maxFilters:
 /** Longest filter value, `q` text or field path (fixed: no legitimate query comes near it). */
 export const MAX_FILTER_TEXT = 256
 
+/** Longest `_where` text, and how deep its `or`s and nested fields may go (fixed). */
+export const MAX_WHERE_TEXT = 4096
+export const MAX_WHERE_DEPTH = 8
+
 /**
- * One filter of a listing query, in json-server's dialect (README, "Listing queries"):
- * `field=value` (repeated: any of the values), `field_ne=`, `field_gte=`,
- * `field_lte=`, `field_like=`, and `q=` for full-text search. `field` may be
- * a dotted path (`author.name`). Values are compared as strings, so `?age=3`
- * matches both `3` and `"3"`.
+ * The comparisons of json-server 1.0 (`views:gt=20`, `_where={"views":{"gt":20}}`),
+ * which also reads 0.17's suffixes (`views_gte=20`); `like` is 0.17's alone.
  */
-export interface Filter {
-  operator: 'eq' | 'ne' | 'gte' | 'lte' | 'like' | 'q'
-  field: string
-  values: string[]
+export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'endsWith'] as const
+export type Operator = (typeof OPERATORS)[number] | 'like'
+
+/**
+ * One condition of a listing query (README, "Listing queries"): a field
+ * compared with values, full-text `q`, or (from `_where`) `or`, which holds
+ * when every condition of one of its branches does. `field` may be a dotted
+ * path (`author.name`). Values are compared as text, so `?age=3` matches both
+ * `3` and `"3"`; ranges compare numbers as numbers.
+ */
+export type Filter =
+  | { operator: Operator; field: string; values: string[] }
+  | { operator: 'q'; values: string[] }
+  | { operator: 'or'; branches: Filter[][] }
+
+/** The query's own parameters; any other one starting with `_` is a 400 rather than silently ignored. */
+export const KNOWN_PARAMETERS = [
+  '_sort', '_order', '_start', '_end', '_limit', '_page', '_per_page', '_embed', '_expand', '_where',
+  // `_children` names a node's children; `_changes` (with `since`) follows a collection's changes; `_` is a cache buster.
+  '_children', '_changes', '_',
+]
+
+const suffixOperator = /^(.+)_(eq|ne|lt|lte|gt|gte|in|contains|like)$/
+
+/** Counts filter values against `--max-filters` over the whole query. */
+export class FilterBudget {
+  #used = 0
+  constructor(readonly limit: number) {}
+  spend(count: number): void {
+    this.#used += count
+    if (this.#used > this.limit) {
+      throw new HttpError(400, `The query has more than ${this.limit} filter values (each value of a repeated parameter, of q, of _where and each _embed or _expand counts); that is the limit (--max-filters).`)
+    }
+  }
 }
 
-const operatorSuffix = /_(ne|gte|lte|like)$/
+/** A 400 for a `_` parameter restdir does not know (on a document's URL, which takes no filters). */
+export function checkParameters(query: URLSearchParams): void {
+  for (const key of query.keys()) if (key.startsWith('_') && !KNOWN_PARAMETERS.includes(key)) throw unknownParameter(key)
+}
 
-export function parseFilters(query: URLSearchParams, limits: ListingLimits = defaultListingLimits): Filter[] {
+export function parseFilters(query: URLSearchParams, limits: ListingLimits = defaultListingLimits, budget = new FilterBudget(limits.maxFilters)): Filter[] {
   const filters: Filter[] = []
-  let count = 0
   for (const key of new Set(query.keys())) {
-    // `_sort`, `_page`, … are the query's own words; unknown ones are ignored, never taken as fields.
-    if (key.startsWith('_') || key === '') continue
-    const values = query.getAll(key)
-    count += values.length
-    if (count > limits.maxFilters) {
-      throw new HttpError(400, `The query has more than ${limits.maxFilters} filter values (each value of a repeated parameter and of q counts); that is the limit (--max-filters).`)
-    }
-    if (key.length > MAX_FILTER_TEXT) throw new HttpError(400, `A filter names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
-    const long = values.find((value) => value.length > MAX_FILTER_TEXT)
-    if (long !== undefined) throw new HttpError(400, `The value of ${key.length > 40 ? key.slice(0, 40) + '…' : key} is longer than ${MAX_FILTER_TEXT} characters, the limit for a filter or q.`)
-    if (key === 'q') {
-      filters.push({ operator: 'q', field: '', values: values.map((value) => value.toLowerCase()) })
+    if (key.startsWith('_')) {
+      if (!KNOWN_PARAMETERS.includes(key)) throw unknownParameter(key)
       continue
     }
-    const suffix = operatorSuffix.exec(key)
-    if (suffix) filters.push({ operator: suffix[1] as Filter['operator'], field: key.slice(0, suffix.index), values })
-    else filters.push({ operator: 'eq', field: key, values })
+    // `since` belongs to `_changes`.
+    if (key === '' || (key === 'since' && query.has('_changes'))) continue
+    const values = query.getAll(key)
+    budget.spend(values.length)
+    checkLength(key, values)
+    if (key === 'q') {
+      filters.push({ operator: 'q', values: values.map((value) => value.toLowerCase()) })
+      continue
+    }
+    const { field, operator } = splitKey(key)
+    filters.push({ operator, field, values: operator === 'in' ? spendList(values, budget) : values })
+  }
+  const where = query.get('_where')
+  if (where !== null) {
+    if (filters.length > 0) {
+      throw new HttpError(400, '_where cannot be combined with other filters (json-server 1.0 would drop them); put every condition in _where.')
+    }
+    return parseWhere(where, budget)
   }
   return filters
+}
+
+/** `field:op` (json-server 1.0), `field_op` (0.17), or a plain field (equals). */
+function splitKey(key: string): { field: string; operator: Operator } {
+  const colon = key.lastIndexOf(':')
+  if (colon !== -1) {
+    const field = key.slice(0, colon)
+    const operator = key.slice(colon + 1)
+    // `a:` compares the field `a:` itself, as json-server does.
+    if (operator === '') return { field: key, operator: 'eq' }
+    if (!isOperator(operator)) throw unknownOperator(operator, key)
+    if (field === '') throw new HttpError(400, `The filter ${JSON.stringify(key)} names no field before its operator.`)
+    return { field, operator }
+  }
+  const suffix = suffixOperator.exec(key)
+  if (suffix) return { field: suffix[1], operator: suffix[2] as Operator }
+  return { field: key, operator: 'eq' }
+}
+
+function isOperator(text: string): text is (typeof OPERATORS)[number] {
+  return (OPERATORS as readonly string[]).includes(text)
+}
+
+/** `in` takes a comma-separated list (`id:in=1,2,3`); each item counts as a filter value. */
+function spendList(values: string[], budget: FilterBudget): string[] {
+  const items = values.flatMap((value) => value.split(',').map((item) => item.trim()))
+  budget.spend(items.length - values.length)
+  return items
+}
+
+function checkLength(key: string, values: readonly string[]): void {
+  if (key.length > MAX_FILTER_TEXT) throw new HttpError(400, `A filter names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
+  const long = values.find((value) => value.length > MAX_FILTER_TEXT)
+  if (long !== undefined) throw new HttpError(400, `The value of ${key.length > 40 ? key.slice(0, 40) + '…' : key} is longer than ${MAX_FILTER_TEXT} characters, the limit for a filter or q.`)
+}
+
+function unknownParameter(key: string): HttpError {
+  const shown = key.length > 40 ? key.slice(0, 40) + '…' : key
+  return new HttpError(400, `Unknown query parameter ${JSON.stringify(shown)}; the known ones are ${KNOWN_PARAMETERS.join(', ')} (and q, and fields to filter on).`)
+}
+
+function unknownOperator(operator: string, where: string): HttpError {
+  const shown = operator.length > 40 ? operator.slice(0, 40) + '…' : operator
+  return new HttpError(400, `Unknown operator ${JSON.stringify(shown)} in ${JSON.stringify(where.length > 80 ? where.slice(0, 80) + '…' : where)}; the known ones are ${OPERATORS.join(', ')} (and the suffixes _ne, _lt, _lte, _gt, _gte, _in, _contains, _like).`)
+}
+
+/**
+ * `_where` (json-server 1.0): a JSON object of conditions, all of which must
+ * hold. A key names a field; its value is an object of operators
+ * (`{"views":{"gt":100}}`), an object of nested fields (`{"author":{"name":{"eq":"x"}}}`)
+ * or a plain value, which must be equal; `"or": [{…}, {…}]` holds when one of its objects does.
+ */
+function parseWhere(text: string, budget: FilterBudget): Filter[] {
+  if (text.length > MAX_WHERE_TEXT) throw new HttpError(400, `_where is longer than ${MAX_WHERE_TEXT} characters, the limit.`)
+  let where: unknown
+  try {
+    where = JSON.parse(text)
+  } catch {
+    throw new HttpError(400, `_where must be a JSON object such as {"views":{"gt":100}} (got ${JSON.stringify(text.slice(0, 80))}).`)
+  }
+  if (!isObject(where)) throw new HttpError(400, '_where must be a JSON object such as {"views":{"gt":100}}.')
+  return whereConditions(where, '', 1, budget)
+}
+
+function whereConditions(where: Record<string, unknown>, prefix: string, depth: number, budget: FilterBudget): Filter[] {
+  if (depth > MAX_WHERE_DEPTH) throw new HttpError(400, `_where nests deeper than ${MAX_WHERE_DEPTH} levels, the limit.`)
+  const filters: Filter[] = []
+  for (const [key, value] of Object.entries(where)) {
+    if (key === 'or') {
+      if (!Array.isArray(value) || value.length === 0 || !value.every(isObject)) {
+        throw new HttpError(400, '_where: "or" must be a non-empty array of objects of conditions.')
+      }
+      budget.spend(1)
+      filters.push({ operator: 'or', branches: value.map((branch) => whereConditions(branch, prefix, depth + 1, budget)) })
+      continue
+    }
+    const field = prefix === '' ? key : `${prefix}.${key}`
+    checkLength(field, [])
+    if (!isObject(value)) {
+      filters.push({ operator: 'eq', field, values: [whereValue(value, field)] })
+      budget.spend(1)
+      continue
+    }
+    const keys = Object.keys(value)
+    const operators = keys.filter(isOperator)
+    if (operators.length === 0) {
+      filters.push(...whereConditions(value, field, depth + 1, budget))
+      continue
+    }
+    const unknown = keys.find((name) => !isOperator(name))
+    if (unknown !== undefined) throw unknownOperator(unknown, `_where at ${field}`)
+    for (const operator of operators) {
+      const operand = value[operator]
+      const values = operator === 'in' ? (Array.isArray(operand) ? operand : [operand]).map((item) => whereValue(item, field)) : [whereValue(operand, field)]
+      budget.spend(values.length)
+      filters.push({ operator, field, values })
+    }
+  }
+  return filters
+}
+
+function whereValue(value: unknown, field: string): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    const text = String(value)
+    if (text.length > MAX_FILTER_TEXT) throw new HttpError(400, `_where: a value for ${field} is longer than ${MAX_FILTER_TEXT} characters, the limit.`)
+    return text
+  }
+  throw new HttpError(400, `_where: ${field} is compared with ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}; compare with a string, a number or a boolean.`)
 }
 
 export function matchesFilters(doc: Doc, filters: readonly Filter[]): boolean {
@@ -65,21 +214,33 @@ export function matchesFilters(doc: Doc, filters: readonly Filter[]): boolean {
 
 function matchesFilter(doc: Doc, filter: Filter): boolean {
   if (filter.operator === 'q') return filter.values.every((text) => containsText(doc, text))
+  if (filter.operator === 'or') return filter.branches.some((branch) => matchesFilters(doc, branch))
   const value = valueAt(doc, filter.field)
   const present = value !== undefined && value !== null
   const text = present ? String(value) : ''
+  const lower = () => text.toLowerCase()
   switch (filter.operator) {
     case 'eq':
+    case 'in':
       return present && filter.values.includes(text)
     case 'ne':
       return !present || !filter.values.includes(text)
     case 'like':
-      // Plain text, ignoring case: json-server takes a regular expression, but one from a query string could hang the server.
-      return present && filter.values.some((wanted) => text.toLowerCase().includes(wanted.toLowerCase()))
+    case 'contains':
+      // Plain text, ignoring case: json-server 0.17 takes a regular expression, but one from a query string could hang the server.
+      return present && filter.values.some((wanted) => lower().includes(wanted.toLowerCase()))
+    case 'startsWith':
+      return present && filter.values.some((wanted) => lower().startsWith(wanted.toLowerCase()))
+    case 'endsWith':
+      return present && filter.values.some((wanted) => lower().endsWith(wanted.toLowerCase()))
     case 'gte':
       return present && filter.values.every((bound) => compareLoosely(value, bound) >= 0)
+    case 'gt':
+      return present && filter.values.every((bound) => compareLoosely(value, bound) > 0)
     case 'lte':
       return present && filter.values.every((bound) => compareLoosely(value, bound) <= 0)
+    case 'lt':
+      return present && filter.values.every((bound) => compareLoosely(value, bound) < 0)
   }
 }
 

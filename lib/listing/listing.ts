@@ -1,27 +1,33 @@
 import type { Context } from '../context.ts'
 import { urlOf } from '../context.ts'
 import type { Documents } from '../data/documents.ts'
-import type { Doc, NodePath } from '../store/store.ts'
-import { sendJson } from '../http/respond.ts'
-import { matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
+import type { Doc, NodePath, StoredText } from '../store/store.ts'
+import { sendDocument, sendJson } from '../http/respond.ts'
+import { checkParameters, FilterBudget, matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
+import { joinRelations, parseRelations, type Relation } from './relations.ts'
 import { parseSort, sortDocs, type SortKey } from './sort.ts'
 import { Gate, pacer } from './pace.ts'
 import { HttpError } from '../http/errors.ts'
 import type { StoreError } from '../store/errors.ts'
 
 /**
- * A listing query in json-server's dialect (README, "Listing queries"), so its clients work
- * unchanged: filters, full-text `q`, `_sort`/`_order`, and a window given by
- * `_start`/`_end`/`_limit` or `_page`/`_limit`. Other `_` parameters are ignored.
+ * A listing query in both of json-server's dialects (README, "Listing
+ * queries"), so their clients work unchanged: filters (`field=`, 0.17's
+ * `field_gte=`, 1.0's `field:gt=` and `_where`), full-text `q`,
+ * `_sort`/`_order`, a window given by `_start`/`_end`/`_limit`,
+ * `_page`/`_limit` (0.17) or `_page`/`_per_page` (1.0, answering a page
+ * envelope), and relations to join (`_embed`, `_expand`). Any other `_`
+ * parameter is a 400.
  */
 export interface ListingQuery {
   filters: Filter[]
   sort: SortKey[]
+  relations: Relation[]
   /** Documents [start, end) of the filtered, sorted list; end undefined means to the last. */
   start: number
   end: number | undefined
-  /** Set for `_page` queries: they answer with a Link header. */
-  page?: { number: number; limit: number }
+  /** Set for `_page` queries: they answer with a Link header, and with `_per_page` in json-server 1.0's envelope. */
+  page?: { number: number; limit: number; envelope: boolean }
 }
 
 /**
@@ -34,12 +40,42 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
   const selection = needsEveryDocument(listing)
     ? await selectFromAll(context.documents, path, listing)
-    : await readWindow(context.documents, path, listing.start, listing.end)
+    : await readWindow(context.documents, path, listing)
   if (!selection) return false
   const headers = listingHeaders(context, path, listing, selection.total)
   if (selection.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selection.skipped)
-  sendJson(context, 200, selection.docs, headers)
+  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, selection) : selection.docs, headers)
   return true
+}
+
+/**
+ * GET of one document: as stored, or with the relations its query asks for
+ * (`/posts/1?_embed=comments`), which makes it more than the stored document,
+ * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
+ */
+export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+  checkParameters(context.query)
+  const relations = parseRelations(context.query)
+  if (relations.length === 0) return sendDocument(context, stored)
+  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations)
+  sendJson(context, 200, joined)
+}
+
+/**
+ * json-server 1.0's page (`_page=&_per_page=`): the documents under `data`,
+ * with the page numbers around it and the count of matching documents.
+ */
+function pageEnvelope(page: { number: number; limit: number }, selection: Selection) {
+  const pages = Math.max(1, Math.ceil(selection.total / page.limit))
+  return {
+    first: 1,
+    prev: page.number > 1 ? page.number - 1 : null,
+    next: page.number < pages ? page.number + 1 : null,
+    last: pages,
+    pages,
+    items: selection.total,
+    data: selection.docs,
+  }
 }
 
 /**
@@ -56,7 +92,8 @@ function reportSkipped(context: Context, skipped: readonly StoreError[]): string
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
 export function sendEmptyCollection(context: Context, path: NodePath): void {
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
-  sendJson(context, 200, [], listingHeaders(context, path, listing, 0))
+  const empty = { docs: [], total: 0, skipped: [] }
+  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, empty) : [], listingHeaders(context, path, listing, 0))
 }
 
 interface Selection {
@@ -68,7 +105,7 @@ interface Selection {
 }
 
 function needsEveryDocument(listing: ListingQuery): boolean {
-  return listing.filters.length > 0 || listing.sort.length > 0
+  return listing.filters.length > 0 || listing.sort.length > 0 || listing.relations.length > 0
 }
 
 /** Collections bigger than this are filtered and sorted one at a time (see bigListings). */
@@ -86,9 +123,12 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
     const all = await documents.listing(path)
     if (!all) return undefined
     const matching = await sortDocs(await filterDocs(all.docs, listing.filters), listing.sort)
-    return { docs: matching.slice(listing.start, listing.end), total: matching.length, skipped: all.skipped }
+    clampPage(listing, matching.length)
+    const docs = await joinRelations(documents, path, matching.slice(listing.start, listing.end), listing.relations)
+    return { docs, total: matching.length, skipped: all.skipped }
   }
-  if (!(await isBig(documents, path))) return select()
+  // Joining relations reads other collections: such listings take turns whatever their size.
+  if (listing.relations.length === 0 && !(await isBig(documents, path))) return select()
   let gate = bigListings.get(documents)
   if (!gate) bigListings.set(documents, (gate = new Gate(1)))
   return gate.run(select)
@@ -119,21 +159,47 @@ async function filterDocs(docs: Doc[], filters: readonly Filter[]): Promise<Doc[
  * size. Without filters or sorting this is all a page needs, so this is the
  * one place where a page can be read without reading every document.
  */
-function readWindow(documents: Documents, path: NodePath, start: number, end: number | undefined): Promise<Selection | undefined> {
-  return documents.window(path, start, end)
+async function readWindow(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+  const selection = await documents.window(path, listing.start, listing.end)
+  if (!selection || !listing.page?.envelope || listing.start < selection.total || selection.total === 0) return selection
+  // A 1.0 page past the last is the last page, as json-server answers it.
+  clampPage(listing, selection.total)
+  return documents.window(path, listing.start, listing.end)
+}
+
+/** json-server 1.0 answers a `_page` past the last with the last page; 0.17's `_page` answers `[]`. */
+function clampPage(listing: ListingQuery, total: number): void {
+  const page = listing.page
+  if (!page?.envelope) return
+  page.number = Math.min(page.number, Math.max(1, Math.ceil(total / page.limit)))
+  listing.start = (page.number - 1) * page.limit
+  listing.end = listing.start + page.limit
 }
 
 function parseListingQuery(query: URLSearchParams, limits: ListingLimits): ListingQuery {
-  const listing: ListingQuery = { filters: parseFilters(query, limits), sort: parseSort(query, limits.maxSortKeys), start: 0, end: undefined }
+  const budget = new FilterBudget(limits.maxFilters)
+  const listing: ListingQuery = {
+    filters: parseFilters(query, limits, budget),
+    sort: parseSort(query, limits.maxSortKeys),
+    relations: parseRelations(query, budget),
+    start: 0,
+    end: undefined,
+  }
   const limit = wholeNumber(query, '_limit', 0)
   const page = wholeNumber(query, '_page', 1)
-  if (page !== undefined) {
-    // `_page` counts from 1 and takes 10 per page unless `_limit` says otherwise (as json-server does).
-    const perPage = limit ?? 10
-    if (perPage === 0) throw new HttpError(400, '_limit must be at least 1 with _page.')
-    listing.page = { number: page, limit: perPage }
-    listing.start = (page - 1) * perPage
-    listing.end = listing.start + perPage
+  const perPage = wholeNumber(query, '_per_page', 1)
+  if (perPage !== undefined) {
+    if (page === undefined) throw new HttpError(400, '_per_page needs _page (json-server 1.0 pages only when both are given): ask for _page=1&_per_page=N.')
+    const other = ['_limit', '_start', '_end'].find((name) => query.has(name))
+    if (other) throw new HttpError(400, `_per_page (json-server 1.0) pages by itself; drop ${other}, or page with _page and _limit (json-server 0.17).`)
+  }
+  if (page !== undefined || perPage !== undefined) {
+    // `_page` counts from 1 and takes 10 per page unless `_limit` (0.17) or `_per_page` (1.0) says otherwise.
+    const size = perPage ?? limit ?? 10
+    if (size === 0) throw new HttpError(400, '_limit must be at least 1 with _page.')
+    listing.page = { number: page ?? 1, limit: size, envelope: perPage !== undefined }
+    listing.start = (listing.page.number - 1) * size
+    listing.end = listing.start + size
     return listing
   }
   listing.start = wholeNumber(query, '_start', 0) ?? 0

@@ -4,8 +4,9 @@ import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError, notFound } from '../http/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../http/respond.ts'
-import { sendCollection, sendEmptyCollection } from '../listing/listing.ts'
+import { sendJson, sendNoContent } from '../http/respond.ts'
+import { sendCollection, sendStoredDocument, sendEmptyCollection } from '../listing/listing.ts'
+import { parseDependents, removeDependents } from '../listing/relations.ts'
 import type { RequireOwners } from './declared.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../data/ids.ts'
@@ -51,7 +52,7 @@ export async function readNode(context: Context, path: NodePath = context.path):
     throw notFound(path)
   }
   const stored = await context.documents.readText(path)
-  if (stored) return sendDocument(context, stored)
+  if (stored) return sendStoredDocument(context, path, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.
   if (path.length === 0) return sendEmptyCollection(context, path)
@@ -103,7 +104,8 @@ async function patchDocument(context: Context): Promise<void> {
     (current) => {
       if (!current) throw notFound(context.path)
       const merged = mergePatch(current.doc, withoutId(patch)) as Doc
-      return { id, ...withoutId(merged) }
+      // An imported numeric id stays a number unless the patch spells it otherwise.
+      return { id: Object.hasOwn(patch, 'id') || String(current.doc.id) !== String(id) ? id : current.doc.id, ...withoutId(merged) }
     },
     { preconditions: preconditionsOf(context), change: () => ({ type: 'patch', path: context.path, data: patch }) },
   )
@@ -111,18 +113,22 @@ async function patchDocument(context: Context): Promise<void> {
 }
 
 async function deleteNode(context: Context): Promise<void> {
+  const dependents = parseDependents(context.query)
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
+  await removeDependents(context.documents, context.path, dependents)
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
 }
 
-/** A generic document's `id` is its last path segment (README, "The generic data API"); a body may repeat it, never contradict it. */
-function checkId(path: NodePath, body: JsonObject): string {
+/**
+ * A generic document's `id` is its last path segment (README, "The generic data API"); a body may
+ * repeat it, never contradict it. The number 7 is the segment `7`, so `"id": 7` may be sent for `/posts/7`.
+ */
+function checkId(path: NodePath, body: JsonObject): string | number {
   const id = path[path.length - 1]
-  if (Object.hasOwn(body, 'id') && body.id !== id) {
-    throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's last segment "${id}"; ids follow the URL.`)
-  }
-  return id
+  if (!Object.hasOwn(body, 'id') || body.id === id) return id
+  if (typeof body.id === 'number' && String(body.id) === id) return body.id
+  throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's last segment "${id}"; ids follow the URL.`)
 }
 
 function withoutId(doc: JsonObject): JsonObject {

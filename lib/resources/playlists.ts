@@ -6,7 +6,8 @@ import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../http/respond.ts'
+import { sendJson, sendNoContent } from '../http/respond.ts'
+import { sendStoredDocument } from '../listing/listing.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } from './declared.ts'
 import { users } from './users.ts'
@@ -53,7 +54,7 @@ async function readPlaylist(context: Context): Promise<void> {
   if (context.query.has('_children')) return readNode(context, playlistPath(context))
   const stored = await context.documents.readText(playlistPath(context))
   if (!stored) throw noPlaylist(context)
-  sendDocument(context, stored)
+  await sendStoredDocument(context, playlistPath(context), stored)
 }
 
 async function replacePlaylist(context: Context): Promise<void> {

@@ -6,9 +6,10 @@ import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
-import { sendDocument, sendJson, sendNoContent } from '../http/respond.ts'
+import { sendJson, sendNoContent } from '../http/respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, type DeclaredResource } from './declared.ts'
+import { sendStoredDocument } from '../listing/listing.ts'
 
 /**
  * Users (README, "Users and playlists"): `{ "user_id": …, …fields }` at
@@ -45,7 +46,7 @@ async function readUser(context: Context): Promise<void> {
   if (context.query.has('_children')) return readNode(context, userPath(context))
   const stored = await context.documents.readText(userPath(context))
   if (!stored) throw noUser(context.params.user_id)
-  sendDocument(context, stored)
+  await sendStoredDocument(context, ['user', context.params.user_id], stored)
 }
 
 async function replaceUser(context: Context): Promise<void> {

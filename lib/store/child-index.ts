@@ -4,10 +4,11 @@ import { join } from 'node:path'
 import { encodeSegment } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
+import { compareIds } from './store.ts'
 
 /** What a listing needs to know of a directory's children without reading them. */
 export interface ChildList {
-  /** Segments of the child nodes, ascending (UTF-16 code units). */
+  /** Segments of the child nodes, in id order (`compareIds`). */
   names: readonly string[]
   /** The children without a document of their own (nodes that only have children). */
   withoutDocument: ReadonlySet<string>
@@ -174,7 +175,7 @@ export class ChildIndexes {
       if (isMissing(error)) return undefined
       throw error
     }
-    const names = (await childSegments(directory, entries)).sort()
+    const names = (await childSegments(directory, entries)).sort(compareIds)
     const withoutDocument = new Set<string>()
     let checked = 0
     for (const name of names) {
@@ -247,7 +248,7 @@ function insertionPoint(names: readonly string[], name: string): number {
   let high = names.length
   while (low < high) {
     const middle = (low + high) >>> 1
-    if (names[middle] < name) low = middle + 1
+    if (compareIds(names[middle], name) < 0) low = middle + 1
     else high = middle
   }
   return low

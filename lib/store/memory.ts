@@ -1,5 +1,5 @@
 import { etagOf, serializeDoc } from './serialize.ts'
-import type { Doc, NodePath, Store, StoredDoc, WriteResult } from './store.ts'
+import { compareIds, type Doc, type NodePath, type Store, type StoredDoc, type WriteResult } from './store.ts'
 
 /** One node: its document as JSON text (so no caller can change what is stored) and its children. */
 interface MemoryNode {
@@ -25,14 +25,13 @@ export class MemoryStore implements Store {
   async children(path: NodePath): Promise<string[] | undefined> {
     const node = this.#find(path)
     if (!node || !holdsSomething(node)) return undefined
-    // The default sort compares UTF-16 code units, the order the interface promises.
-    return [...node.children.keys()].sort()
+    return [...node.children.keys()].sort(compareIds)
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     const node = this.#find(path)
     if (!node || !holdsSomething(node)) return undefined
-    const names = [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort()
+    const names = [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort(compareIds)
     return { names: names.slice(start, end), total: names.length }
   }
 

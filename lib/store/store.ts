@@ -44,15 +44,15 @@ export interface Store {
    */
   readText?(path: NodePath): Promise<StoredText | undefined>
   /**
-   * Names of the node's children (decoded segments) in ascending code-unit
-   * order, or undefined when the node does not exist. A child counts when it
+   * Names of the node's children (decoded segments) in id order (see
+   * `compareIds`), or undefined when the node does not exist. A child counts when it
    * has a document or children of its own.
    */
   children(path: NodePath): Promise<string[] | undefined>
   /**
    * Optional, for listing big collections: of the node's children that hold a
    * document (what `children` gives, less those that only have children of
-   * their own), in ascending order, the names at positions [start, end) and
+   * their own), in id order, the names at positions [start, end) and
    * how many there are in all, without reading any document; undefined when
    * the node does not exist. Without it, a listing reads every child.
    */
@@ -71,4 +71,31 @@ export interface Store {
   remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }>
   /** Releases what the store holds (for the file store: its lock). */
   close(): Promise<void>
+}
+
+/** A canonical whole number: no sign, no leading zero (so `7`, never `07` or `+7`); most names fail at the first character. */
+function isWholeNumber(name: string): boolean {
+  const first = name.charCodeAt(0)
+  if (first === 48) return name.length === 1
+  if (!(first > 48 && first <= 57)) return false
+  for (let index = 1; index < name.length; index++) {
+    const code = name.charCodeAt(index)
+    if (code < 48 || code > 57) return false
+  }
+  return true
+}
+
+/**
+ * The order of a collection (README, "The generic data API"): names that are
+ * whole numbers (`2`, `10`, as json-server's numeric ids) first, by value;
+ * then every other name by UTF-16 code unit. Generated ids start with `0` and
+ * are never whole numbers, so they keep their creation order.
+ */
+export function compareIds(a: string, b: string): number {
+  const aNumber = isWholeNumber(a)
+  const bNumber = isWholeNumber(b)
+  if (aNumber !== bNumber) return aNumber ? -1 : 1
+  // Without leading zeros, a shorter whole number is a smaller one, however many digits.
+  if (aNumber && a.length !== b.length) return a.length - b.length
+  return a < b ? -1 : a > b ? 1 : 0
 }

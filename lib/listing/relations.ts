@@ -1,0 +1,164 @@
+import type { Documents } from '../data/documents.ts'
+import type { Doc, NodePath } from '../store/store.ts'
+import { HttpError } from '../http/errors.ts'
+import { defineValue, isObject } from '../data/json.ts'
+import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
+import { pacer } from './pace.ts'
+
+/**
+ * Related documents joined into an answer (README, "Listing queries"), over
+ * both kinds of relation restdir has: children at nested URLs
+ * (`/user/:id/playlist`) and json-server's foreign keys (`postId`).
+ *
+ * - `_embed=comments` on `/posts` adds to each post its `comments`: the
+ *   documents below it (`/posts/1/comments/…`) and those of the sibling
+ *   collection `/comments` whose `postId` is the post's id.
+ * - `_expand=post` on `/comments` (json-server 0.17), or `_embed=post`
+ *   (json-server 1.0: a singular name whose plural is a collection), adds to
+ *   each comment its `post`: `/posts/:postId`, or for a nested collection
+ *   (`/user/:id/playlist?_expand=user`) the document it sits under.
+ */
+export interface Relation {
+  kind: 'children' | 'parent'
+  name: string
+}
+
+/** Most relations one request may join (fixed); they also count against `--max-filters`. */
+export const MAX_RELATIONS = 4
+
+export function parseRelations(query: URLSearchParams, budget?: FilterBudget): Relation[] {
+  const asked = [...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' })), ...query.getAll('_expand').map((name) => ({ name, parameter: '_expand' }))]
+  if (asked.length === 0) return []
+  if (asked.length > MAX_RELATIONS) throw new HttpError(400, `The query joins more than ${MAX_RELATIONS} relations (_embed and _expand together); that is the limit.`)
+  budget?.spend(asked.length)
+  return asked.map(({ name, parameter }) => {
+    if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
+    // One level: the joined documents are not joined in turn.
+    if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name }
+  })
+}
+
+/**
+ * Each document of a collection (or the one document at `collection/:id`)
+ * with its relations joined in, as new objects. A `_embed` of a singular name
+ * whose plural is a sibling collection is taken as json-server 1.0 takes it, a parent.
+ */
+export async function joinRelations(documents: Documents, collection: NodePath, docs: Doc[], relations: readonly Relation[]): Promise<Doc[]> {
+  if (relations.length === 0) return docs
+  const joined = docs.map((doc) => ({ ...doc }))
+  const siblings = collection.slice(0, -1)
+  for (const relation of relations) {
+    const { name } = relation
+    const singularName = relation.kind === 'children' && singular(name) === name && plural(name) !== name
+    const kind = singularName && (ownerOf(collection, name) || (await documents.store.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
+    if (kind === 'children') await joinChildren(documents, collection, joined, name)
+    else await joinParents(documents, collection, joined, name)
+  }
+  return joined
+}
+
+async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
+  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}Id`
+  const byKey = new Map<string, Doc[]>()
+  const pace = pacer()
+  for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
+    const key = doc[foreignKey]
+    if (key === undefined || key === null || isObject(key) || Array.isArray(key)) continue
+    const list = byKey.get(String(key)) ?? []
+    list.push(doc)
+    byKey.set(String(key), list)
+    const turn = pace()
+    if (turn) await turn
+  }
+  for (const doc of docs) {
+    const id = idOf(doc, collection)
+    const nested = id === undefined ? undefined : await documents.list([...collection, id, name])
+    defineValue(doc, name, [...(nested ?? []), ...((id !== undefined && byKey.get(id)) || [])])
+    const turn = pace(true)
+    if (turn) await turn
+  }
+}
+
+async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
+  const owner = ownerOf(collection, name)
+  const foreignKey = `${name}Id`
+  const parents = new Map<string, Doc | undefined>()
+  const pace = pacer()
+  for (const doc of docs) {
+    let path = owner
+    const key = doc[foreignKey]
+    if (!path && (typeof key === 'string' || typeof key === 'number') && String(key) !== '') path = [...collection.slice(0, -1), plural(name), String(key)]
+    if (!path) continue
+    const at = JSON.stringify(path)
+    if (!parents.has(at)) parents.set(at, (await documents.read(path))?.doc)
+    const parent = parents.get(at)
+    // A missing parent leaves the key out, as json-server does.
+    if (parent) defineValue(doc, name, parent)
+    const turn = pace(true)
+    if (turn) await turn
+  }
+}
+
+/** A nested collection's documents belong to the document they sit under: `/user/:id/playlist` and `user` → `/user/:id`. */
+function ownerOf(collection: NodePath, name: string): NodePath | undefined {
+  return collection.length >= 3 && [name, plural(name)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
+}
+
+/** A document's id: its `id`, or for the declared resources `user_id` / `playlist_id`. */
+function idOf(doc: Doc, collection: NodePath): string | undefined {
+  const id = doc.id ?? doc[`${singular(collection[collection.length - 1] ?? '')}_id`]
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined
+}
+
+/** English plurals the simple way: `comments` → `comment`, `categories` → `category`. */
+export function singular(name: string): string {
+  if (/[^aeiou]ies$/.test(name)) return name.slice(0, -3) + 'y'
+  if (/(s|x|z|ch|sh)es$/.test(name)) return name.slice(0, -2)
+  if (name.endsWith('s') && !name.endsWith('ss')) return name.slice(0, -1)
+  return name
+}
+
+export function plural(name: string): string {
+  if (singular(name) !== name) return name
+  if (/[^aeiou]y$/.test(name)) return name.slice(0, -1) + 'ies'
+  if (/(s|x|z|ch|sh)$/.test(name)) return name + 'es'
+  return name + 's'
+}
+
+/** `DELETE /posts/1?_dependent=comments` (json-server 1.0): the collections whose documents go with the deleted one. */
+export function parseDependents(query: URLSearchParams): string[] {
+  // The listing's own parameters mean nothing to a DELETE, but are no typo either.
+  const unknown = [...query.keys()].find((key) => key.startsWith('_') && key !== '_dependent' && !KNOWN_PARAMETERS.includes(key))
+  if (unknown !== undefined) throw new HttpError(400, `Unknown query parameter ${JSON.stringify(unknown.slice(0, 40))} for DELETE; the one it takes is _dependent.`)
+  const names = query.getAll('_dependent')
+  if (names.length > MAX_RELATIONS) throw new HttpError(400, `_dependent names more than ${MAX_RELATIONS} collections; that is the limit.`)
+  for (const name of names) {
+    if (name === '' || name.length > MAX_FILTER_TEXT || name.includes('/')) throw new HttpError(400, `_dependent must name a sibling collection (got ${JSON.stringify(name.slice(0, 80))}).`)
+  }
+  return names
+}
+
+/**
+ * After `path` (`/posts/1`) was deleted: removes the documents of each sibling
+ * collection named (`/comments`) whose foreign key (`postId`) is its id.
+ * What is below the deleted node has gone with it already.
+ */
+export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[]): Promise<void> {
+  if (path.length < 2 || names.length === 0) return
+  const collection = path.slice(0, -1)
+  const id = path[path.length - 1]
+  const foreignKey = `${singular(collection[collection.length - 1])}Id`
+  for (const name of names) {
+    const dependents = collection.slice(0, -1).concat(name)
+    for (const doc of (await documents.list(dependents)) ?? []) {
+      const key = doc[foreignKey]
+      const childId = idOf(doc, dependents)
+      if ((typeof key !== 'string' && typeof key !== 'number') || String(key) !== id || childId === undefined) continue
+      // One removed meanwhile by another request is gone already.
+      await documents.remove([...dependents, childId]).catch((error: unknown) => {
+        if (!(error instanceof HttpError && error.status === 404)) throw error
+      })
+    }
+  }
+}
