@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
-import { FileStore } from './store/index.ts'
+import { FileStore, MemoryStore } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
 import { queryOf, splitPath } from './path.ts'
@@ -15,7 +15,9 @@ import { handleGeneric } from './resources/generic.ts'
 import { answerByGuards, originFormOf } from './guards.ts'
 import { addUserRoutes } from './resources/users.ts'
 import { addPlaylistRoutes } from './resources/playlists.ts'
-import { mountPathOf } from './mount.ts'
+import { clientTargetOf, mountPathOf } from './mount.ts'
+import { answerReset, loadFixture, resetter, type ResetSummary } from './reset.ts'
+import { answerOpenApi } from './openapi.ts'
 import { inConnectionOrder } from './connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -37,6 +39,8 @@ export interface RestdirHandler {
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
   close(): Promise<void>
+  /** Puts the store back to the fixture (README, "Resetting between tests"); rejects when started without one. */
+  reset(): Promise<ResetSummary>
 }
 
 /**
@@ -56,10 +60,18 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
-    : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
+    : options.store === undefined && settings.fixture !== undefined
+      ? Promise.resolve(new MemoryStore())
+      : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
   let documents: Documents | undefined
-  const ready = opening.then((store) => {
-    documents = new Documents(store)
+  let reset: (() => Promise<ResetSummary>) | undefined
+  const ready = opening.then(async (store) => {
+    const opened = new Documents(store)
+    if (settings.fixture !== undefined) {
+      reset = resetter(await loadFixture(settings.fixture), () => opened)
+      await reset() // the store starts from the fixture
+    }
+    documents = opened
   })
   ready.catch(() => {}) // reported through `ready`; requests meanwhile get a 503
 
@@ -95,6 +107,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       documents: documents!,
       settings,
     }
+    // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
+    if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
+    if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
+    if (method === 'OPTIONS' && settings.guards.readonly) return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
 
     const match = router.match(method, apiPath)
     if (match) {
@@ -119,14 +135,18 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
+    // A request handed on with next() is the host app's to answer and to log.
+    let handedOn = false
+    const passOn = next && ((error?: unknown) => ((handedOn = true), next(error)))
     if (settings.log) {
       const log = settings.log
       const started = performance.now()
-      res.on('finish', () => log(`${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
+      const target = clientTargetOf(req)
+      res.on('finish', () => handedOn || log(`${req.method} ${target} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
     }
     const headers: string[] = []
     const answer = () =>
-      handle(req, res, next, headers).catch((error: unknown) => {
+      handle(req, res, passOn, headers).catch((error: unknown) => {
         const httpError = toHttpError(error)
         if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
         if (!res.headersSent) applyHeaders(res, headers)
@@ -141,6 +161,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {
     for (const close of [...streams]) close()
+  }
+  handler.reset = async () => {
+    await ready
+    if (!reset) throw new Error('Resetting is off: pass a fixture (the fixture option, or --fixture) to reset the store.')
+    return reset()
   }
   handler.close = async () => {
     handler.endStreams()

@@ -8,8 +8,13 @@ import { defaultListingLimits, type ListingLimits } from './listing-filters.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
-  /** A folder for a FileStore (default `./store`), or any Store. */
+  /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), or any Store. */
   store?: string | Store
+  /**
+   * A json-server db.json or a store folder: the store starts from it and
+   * `POST /?_reset` or `reset()` puts it back (README, "Resetting between tests").
+   */
+  fixture?: string
   /** Folder of static files (default: the bundled playground). */
   www?: string
   /** URL prefix of the data API, e.g. `/api` (default: none, the API is at `/`). */
@@ -57,6 +62,8 @@ export interface RestdirOptions {
 export interface Settings {
   www: string
   prefix: string
+  /** The fixture's path, when resets are on. */
+  fixture?: string
   sync: boolean
   delay: number
   bodyLimits: BodyLimits
@@ -83,6 +90,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
   return {
     www: path.resolve(options.www ?? bundledWww),
     prefix: normalizePrefix(options.prefix ?? ''),
+    fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
     sync: options.sync ?? false,
     delay: options.delay ?? 0,
     bodyLimits: {
