@@ -87,6 +87,10 @@ export const defaultMaxStreams = 1000
 export const bundledWww = path.join(packageRoot, 'www')
 
 export function resolveSettings(options: RestdirOptions): Settings {
+  // A reset reads the fixture once and rewrites the store: the two must be apart.
+  if (options.fixture !== undefined && typeof options.store === 'string' && path.resolve(options.fixture) === path.resolve(options.store)) {
+    throw new Error(`fixture: ${options.fixture} is also the store folder; a fixture must be another folder or a db.json.`)
+  }
   return {
     www: path.resolve(options.www ?? bundledWww),
     prefix: normalizePrefix(options.prefix ?? ''),

@@ -227,6 +227,15 @@ test('the command line starts from --fixture, in memory unless --store is given,
   }
 })
 
+test('a fixture that is the store folder itself is refused at once', async () => {
+  const dir = await makeTempDir()
+  try {
+    assert.throws(() => createServer({ fixture: dir, store: dir + '/' }), /is also the store folder/)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 test('a fixture that cannot be imported stops the server before it serves, with the import error', async () => {
   const bad = path.join(folder, 'bad.json')
   await writeFile(bad, JSON.stringify({ posts: [{ id: 1 }, { id: 1 }] }))
