@@ -26,6 +26,8 @@ Options:
   --delay MS       wait MS milliseconds before every data answer (to see loading states)
   --import FILE    load a json-server database (db.json) into the store, then exit
   --force          with --import: replace documents that exist already
+  --fixture PATH   start from a db.json or a store folder; POST /?_reset puts it back
+                   (without --store, the store is kept in memory)
   --cors LIST      origins allowed besides localhost ones: '*' or https://a.example,https://b.example
   --token SECRET   every write needs "Authorization: Bearer SECRET" (or set $RESTDIR_TOKEN)
   --readonly       refuse every write (405)
@@ -127,7 +129,8 @@ function parseOptions() {
     options: {
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
-      store: { type: 'string', default: './store' },
+      store: { type: 'string' },
+      fixture: { type: 'string' },
       www: { type: 'string' },
       prefix: { type: 'string' },
       delay: { type: 'string' },
@@ -175,7 +178,9 @@ if (args.version) {
   process.exit(0)
 }
 
-const storeDir = path.resolve(args.store)
+const storeDir = path.resolve(args.store ?? './store')
+// With a fixture and no --store, the store lives in memory: nothing on disk is replaced by a reset.
+const inMemory = args.fixture !== undefined && args.store === undefined
 if (args.force && args.import === undefined) fail('--force only goes with --import FILE.')
 if (args.import !== undefined) await importAndExit(args.import, storeDir, args.force, args.sync)
 
@@ -188,7 +193,8 @@ const madeStore = firstMissingFolder(storeDir)
 let server: ReturnType<typeof createServer>
 try {
   server = createServer({
-    store: storeDir,
+    store: inMemory ? undefined : storeDir,
+    fixture: args.fixture,
     www: args.www,
     sync: args.sync,
     prefix,
@@ -230,13 +236,19 @@ server.listen(port, args.host, () => {
   const actualPort = typeof address === 'object' && address ? address.port : port
   const host = args.host.includes(':') ? `[${args.host}]` : args.host
   const base = `http://${host}:${actualPort}`
-  process.stdout.write(
-    `restdir ${version} listening on ${base}/\n` +
-      `store: ${storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
-      `routes:\n` +
+  const routes =
       server.handler.routes.map((route) => `  ${route.methods.join(' ').padEnd(28)}${prefix}${route.pattern}\n`).join('') +
       `  GET                         ${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${args.www ? path.resolve(args.www) : 'the bundled playground'}\n` +
       `  GET POST PUT PATCH DELETE   any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document\n` +
+      `  GET                         ${prefix || '/'}?_openapi: the API description (OpenAPI 3.1)\n` +
+      (args.fixture === undefined ? '' : `  POST                        ${prefix || '/'}?_reset: put the store back to the fixture\n`)
+  process.stdout.write(
+    `restdir ${version} listening on ${base}/\n` +
+      `store: ${inMemory ? 'in memory' : storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
+      (args.fixture === undefined ? '' : `fixture: ${path.resolve(args.fixture)}${args.readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
+      (args.readonly ? `read-only (--readonly): every write is refused\n` : '') +
+      `routes:\n` +
+      (args.readonly ? readOnlyRoutes(routes) : routes) +
       (args.delay ? `every data answer waits ${args.delay} ms (--delay)\n` : '') +
       `Press Ctrl+C to stop.\n`,
   )
@@ -247,6 +259,19 @@ server.listen(port, args.host, () => {
     process.stderr.write(`restdir: warning: --cors '*' lets every web page you visit write to this server; consider a list of origins, --token or --readonly.\n`)
   }
 })
+
+/** The banner's routes as a read-only server answers them: write methods left out, and routes left with none dropped. */
+function readOnlyRoutes(routes: string): string {
+  return routes
+    .split('\n')
+    .map((line) => line.replace(/^  ((?:[A-Z]+ )+)\s*/, (column) => {
+      const reads = column.trim().split(' ').filter((method) => method === 'GET').join(' ')
+      return reads === '' ? '' : ('  ' + reads).padEnd(column.length)
+    }))
+    .filter((line) => line.trim() !== '' && line.startsWith('  '))
+    .map((line) => line + '\n')
+    .join('')
+}
 
 let stopping = false
 function stop(signal: string): void {

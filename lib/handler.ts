@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
-import { FileStore } from './store/index.ts'
+import { FileStore, MemoryStore } from './store/index.ts'
 import { Documents } from './data/documents.ts'
 import { HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
@@ -17,7 +17,9 @@ import { answerByGuards, originFormOf } from './http/guards.ts'
 import { users } from './resources/users.ts'
 import { playlists } from './resources/playlists.ts'
 import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
-import { mountPathOf } from './http/mount.ts'
+import { clientTargetOf, mountPathOf } from './http/mount.ts'
+import { answerReset, loadFixture, resetter, type ResetSummary } from './data/reset.ts'
+import { answerOpenApi } from './http/openapi.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -41,6 +43,8 @@ export interface RestdirHandler {
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
   close(): Promise<void>
+  /** Puts the store back to the fixture (README, "Resetting between tests"); rejects when started without one. */
+  reset(): Promise<ResetSummary>
 }
 
 /**
@@ -62,11 +66,19 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
-    : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
+    : options.store === undefined && settings.fixture !== undefined
+      ? Promise.resolve(new MemoryStore())
+      : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
   let documents: Documents | undefined
-  const ready = opening.then((store) => {
-    documents = new Documents(store)
-    keepChanges(documents, settings.changeWindow)
+  let reset: (() => Promise<ResetSummary>) | undefined
+  const ready = opening.then(async (store) => {
+    const opened = new Documents(store)
+    keepChanges(opened, settings.changeWindow)
+    if (settings.fixture !== undefined) {
+      reset = resetter(await loadFixture(settings.fixture), () => opened)
+      await reset() // the store starts from the fixture
+    }
+    documents = opened
   })
   ready.catch(() => {}) // reported through `ready`; requests meanwhile get a 503
 
@@ -102,6 +114,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       documents: documents!,
       settings,
     }
+    // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
+    if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
+    if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
+    if (method === 'OPTIONS' && settings.guards.readonly) return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
 
     const match = router.match(method, apiPath)
     if (match) {
@@ -126,17 +142,21 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
+    // A request handed on with next() is the host app's to answer and to log.
+    let handedOn = false
+    const passOn = next && ((error?: unknown) => ((handedOn = true), next(error)))
     if (settings.log) {
       const log = settings.log
       const started = performance.now()
-      const line = () => `${req.method} ${req.url} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`
-      res.on('finish', () => eventsSent(res) === undefined && log(line()))
+      const target = clientTargetOf(req)
+      const line = () => `${req.method} ${target} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`
+      res.on('finish', () => handedOn || eventsSent(res) !== undefined || log(line()))
       // An event stream is logged once, when it closes, with how many events it sent.
       res.on('close', () => eventsSent(res) !== undefined && log(`${line()} stream, ${eventsSent(res)} event${eventsSent(res) === 1 ? '' : 's'}`))
     }
     const headers: string[] = []
     const answer = () =>
-      handle(req, res, next, headers).catch((error: unknown) => {
+      handle(req, res, passOn, headers).catch((error: unknown) => {
         const httpError = toHttpError(error)
         if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
         if (!res.headersSent) applyHeaders(res, headers)
@@ -152,6 +172,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   Object.defineProperty(handler, 'openStreams', { get: () => streams.size })
   handler.endStreams = () => {
     for (const close of [...streams]) close()
+  }
+  handler.reset = async () => {
+    await ready
+    if (!reset) throw new Error('Resetting is off: pass a fixture (the fixture option, or --fixture) to reset the store.')
+    return reset()
   }
   handler.close = async () => {
     handler.endStreams()

@@ -9,8 +9,13 @@ import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
-  /** A folder for a FileStore (default `./store`), or any Store. */
+  /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), or any Store. */
   store?: string | Store
+  /**
+   * A json-server db.json or a store folder: the store starts from it and
+   * `POST /?_reset` or `reset()` puts it back (README, "Resetting between tests").
+   */
+  fixture?: string
   /** Folder of static files (default: the bundled playground). */
   www?: string
   /** URL prefix of the data API, e.g. `/api` (default: none, the API is at `/`). */
@@ -63,6 +68,8 @@ export interface RestdirOptions {
 export interface Settings {
   www: string
   prefix: string
+  /** The fixture's path, when resets are on. */
+  fixture?: string
   sync: boolean
   delay: number
   bodyLimits: BodyLimits
@@ -90,9 +97,14 @@ const minStreamBuffer = 64 * 1024
 export const bundledWww = path.join(packageRoot, 'www')
 
 export function resolveSettings(options: RestdirOptions): Settings {
+  // A reset reads the fixture once and rewrites the store: the two must be apart.
+  if (options.fixture !== undefined && typeof options.store === 'string' && path.resolve(options.fixture) === path.resolve(options.store)) {
+    throw new Error(`fixture: ${options.fixture} is also the store folder; a fixture must be another folder or a db.json.`)
+  }
   return {
     www: path.resolve(options.www ?? bundledWww),
     prefix: normalizePrefix(options.prefix ?? ''),
+    fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
     sync: options.sync ?? false,
     delay: options.delay ?? 0,
     bodyLimits: {

@@ -2,6 +2,7 @@ import http from 'node:http'
 import { createHandler, type RestdirHandler } from './handler.ts'
 import type { RestdirOptions } from './options.ts'
 import { answerClientErrors } from './http/client-errors.ts'
+import type { ResetSummary } from './data/reset.ts'
 
 export interface RestdirServer extends http.Server {
   /** Resolves once the store is open. */
@@ -12,6 +13,8 @@ export interface RestdirServer extends http.Server {
    * finish, then closes the store (releasing its lock).
    */
   shutdown(): Promise<void>
+  /** Puts the store back to the fixture (see RestdirHandler.reset). */
+  reset(): Promise<ResetSummary>
 }
 
 /** A `node:http` server wired to restdir's handler (README, "A server of its own"). */
@@ -39,6 +42,7 @@ export function createServer(options: RestdirOptions = {}): RestdirServer {
   answerClientErrors(server)
   server.ready = handler.ready
   server.handler = handler
+  server.reset = () => handler.reset()
   handler.ready.catch((error) => server.emit('error', error))
   server.shutdown = () =>
     new Promise<void>((resolve, reject) => {

@@ -26,6 +26,12 @@ export function mountPathOf(req: IncomingMessage): string {
   return original.endsWith(current) ? original.slice(0, original.length - current.length) : ''
 }
 
+/** The request target as the client sent it, mount path included (for the request log). */
+export function clientTargetOf(req: IncomingMessage): string {
+  const { originalUrl } = req as MountedRequest
+  return typeof originalUrl === 'string' ? originalUrl : (req.url ?? '/')
+}
+
 function withoutTrailingSlash(path: string): string {
   return path.replace(/\/+$/, '')
 }

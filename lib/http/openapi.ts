@@ -1,0 +1,339 @@
+import type { Context } from '../context.ts'
+import type { Doc, NodePath } from '../store/store.ts'
+import { HttpError } from './errors.ts'
+import { sendJson, sendNoContent } from './respond.ts'
+import { packageVersion } from '../package.ts'
+
+/**
+ * The API description (README, "Describing the API"): an OpenAPI 3.1
+ * document of the running server, built on every request from what the
+ * store holds now. Bounded: at most MAX_COLLECTIONS top-level nodes are
+ * described, each from at most SAMPLE_SIZE of its documents.
+ */
+export const MAX_COLLECTIONS = 50
+export const SAMPLE_SIZE = 100
+/** Nested objects deeper than this are described as any object. */
+const MAX_SCHEMA_DEPTH = 4
+
+type Schema = Record<string, unknown>
+type Operation = Record<string, unknown>
+
+/** `GET /?_openapi` on the API root. */
+export async function answerOpenApi(context: Context): Promise<void> {
+  const { method } = context
+  if (method === 'OPTIONS') return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
+  if (method !== 'GET' && method !== 'HEAD') {
+    throw new HttpError(405, `${method} /?_openapi is not allowed; the API description is read with GET.`, { Allow: 'GET, HEAD, OPTIONS' })
+  }
+  sendJson(context, 200, await describeApi(context), { 'Cache-Control': 'no-store' })
+}
+
+export async function describeApi(context: Context): Promise<Record<string, unknown>> {
+  const readonly = context.settings.guards.readonly
+  const paths: Record<string, Record<string, Operation>> = {}
+  const schemas: Record<string, Schema> = { ...baseSchemas }
+  const only = (operations: Record<string, Operation>) => (readonly ? pick(operations, ['get', 'head', 'options']) : operations)
+
+  paths['/'] = only(collectionOperations('the root: every top-level document', 'Document', 'root'))
+  paths['/user'] = only(collectionOperations('users', 'User', 'users', 'UserInput'))
+  paths['/user/{user_id}'] = only(documentOperations('a user', 'User', 'user', 'UserInput', ['user_id']))
+  paths['/user/{user_id}/playlist'] = only(collectionOperations("a user's playlists", 'Playlist', 'playlists', 'PlaylistInput', ['user_id']))
+  paths['/user/{user_id}/playlist/{playlist_id}'] = only(documentOperations('a playlist', 'Playlist', 'playlist', 'PlaylistInput', ['user_id', 'playlist_id']))
+
+  const top = (await context.documents.store.children([])) ?? []
+  const described = top.filter((name) => name !== 'user').slice(0, MAX_COLLECTIONS)
+  const names = new Set(Object.keys(schemas))
+  for (const name of described) {
+    const schemaName = uniqueName(name, names)
+    const url = '/' + encodeURIComponent(name)
+    const own = await context.documents.read([name])
+    if (own) {
+      schemas[schemaName] = inferSchema([own.doc], 0)
+      paths[url] = only(documentOperations(`the document ${name}`, schemaName, operationName(schemaName), schemaName, []))
+      continue
+    }
+    const sample = (await context.documents.window([name] as NodePath, 0, SAMPLE_SIZE))?.docs ?? []
+    schemas[schemaName] = inferSchema(sample, 0)
+    paths[url] = only(collectionOperations(`the collection ${name}`, schemaName, operationName(schemaName)))
+    paths[`${url}/{id}`] = only(documentOperations(`a document of ${name}`, schemaName, operationName(schemaName) + 'Item', schemaName, ['id']))
+  }
+  // Any other URL is a generic node: one level and two levels deep stand for every depth.
+  paths['/{collection}'] = only(collectionOperations('any other collection', 'Document', 'anyCollection', 'Document', ['collection']))
+  paths['/{collection}/{id}'] = only(documentOperations('any other document', 'Document', 'anyDocument', 'Document', ['collection', 'id']))
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'restdir',
+      version: packageVersion(),
+      description:
+        'JSON documents, each at its own URL. Built from the store on every request: ' +
+        `${described.length} of ${top.length - (top.includes('user') ? 1 : 0)} top-level nodes described ` +
+        `(at most ${MAX_COLLECTIONS}), each schema inferred from at most ${SAMPLE_SIZE} documents.` +
+        (readonly ? ' This server is read-only.' : '') +
+        ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream.',
+    },
+    servers: [{ url: context.base === '' ? '/' : context.base }],
+    paths,
+    components: { schemas, parameters, responses, headers },
+  }
+}
+
+function pick(operations: Record<string, Operation>, keys: string[]): Record<string, Operation> {
+  return Object.fromEntries(Object.entries(operations).filter(([key]) => keys.includes(key)))
+}
+
+/** A component name (`^[\w.-]+$`, OpenAPI 3.1 §4.8.7.1) for a collection, unlike any taken. */
+function uniqueName(name: string, taken: Set<string>): string {
+  const plain = name.replace(/\W/g, '_').slice(0, 60) || '_'
+  let candidate = /^[A-Za-z]/.test(plain) ? plain : 'C_' + plain
+  for (let count = 2; taken.has(candidate); count++) candidate = `${plain}_${count}`
+  taken.add(candidate)
+  return candidate
+}
+
+/** Distinct from the declared resources' operation ids, whatever the collection is called. */
+function operationName(schemaName: string): string {
+  return 'store_' + schemaName
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const param = (name: string) => ({ $ref: `#/components/parameters/${name}` })
+const problem = (status: string) => ({ $ref: `#/components/responses/${status}` })
+
+function pathParameters(names: string[]): unknown[] {
+  return names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
+}
+
+/** A JSON answer that is also an event stream when asked (README, "Live updates"). */
+function readAnswer(description: string, schema: unknown, extraHeaders: Record<string, unknown> = {}) {
+  return {
+    description,
+    headers: extraHeaders,
+    content: {
+      'application/json': { schema },
+      'text/event-stream': { schema: { type: 'string', description: 'With Accept: text/event-stream: the current value, then put, patch and delete events.' } },
+    },
+  }
+}
+
+function collectionOperations(what: string, schemaName: string, id: string, inputName = schemaName, pathNames: string[] = []): Record<string, Operation> {
+  const parameters = pathParameters(pathNames)
+  return {
+    get: {
+      operationId: `list_${id}`,
+      summary: `List ${what}`,
+      parameters: [...parameters, ...listingParameterNames.map(param)],
+      responses: {
+        200: readAnswer('The documents, filtered, sorted and sliced as asked', { type: 'array', items: ref(schemaName) }, {
+          'X-Total-Count': { $ref: '#/components/headers/X-Total-Count' },
+          Link: { $ref: '#/components/headers/Link' },
+        }),
+        400: problem('400'),
+        404: problem('404'),
+      },
+    },
+    post: {
+      operationId: `create_${id}`,
+      summary: `Create a document in ${what} with a new id`,
+      parameters,
+      requestBody: { required: false, content: { 'application/json': { schema: ref(inputName) }, 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
+      responses: {
+        201: {
+          description: 'Created',
+          headers: { Location: { $ref: '#/components/headers/Location' }, ETag: { $ref: '#/components/headers/ETag' } },
+          content: { 'application/json': { schema: ref(schemaName) } },
+        },
+        ...writeProblems,
+      },
+    },
+    options: optionsOperation(`options_${id}`, parameters),
+  }
+}
+
+function documentOperations(what: string, schemaName: string, id: string, inputName: string, pathNames: string[]): Record<string, Operation> {
+  const parameters = pathParameters(pathNames)
+  const stored = { description: 'The stored document', headers: { ETag: { $ref: '#/components/headers/ETag' } }, content: { 'application/json': { schema: ref(schemaName) } } }
+  const body = { required: false, content: { 'application/json': { schema: ref(inputName) } } }
+  return {
+    get: {
+      operationId: `get_${id}`,
+      summary: `Read ${what}`,
+      parameters: [...parameters, param('If-None-Match')],
+      responses: {
+        200: readAnswer('The document', ref(schemaName), { ETag: { $ref: '#/components/headers/ETag' } }),
+        304: { description: 'Not modified: If-None-Match matched the current ETag' },
+        404: problem('404'),
+      },
+    },
+    put: {
+      operationId: `replace_${id}`,
+      summary: `Create or replace ${what}`,
+      parameters: [...parameters, param('If-Match'), param('If-None-Match')],
+      requestBody: body,
+      responses: { 200: stored, 201: { ...stored, description: 'Created' }, ...writeProblems },
+    },
+    patch: {
+      operationId: `patch_${id}`,
+      summary: `Merge-patch ${what} (RFC 7396)`,
+      parameters: [...parameters, param('If-Match')],
+      requestBody: { required: false, content: { 'application/json': { schema: ref(inputName) }, 'application/merge-patch+json': { schema: ref(inputName) } } },
+      responses: { 200: stored, ...writeProblems },
+    },
+    delete: {
+      operationId: `delete_${id}`,
+      summary: `Delete ${what} and everything below it`,
+      parameters: [...parameters, param('If-Match')],
+      responses: {
+        200: { description: 'The deleted document', content: { 'application/json': { schema: ref(schemaName) } } },
+        204: { description: 'Deleted; the node had no document of its own' },
+        ...writeProblems,
+      },
+    },
+    options: optionsOperation(`options_${id}`, parameters),
+  }
+}
+
+function optionsOperation(operationId: string, parameters: unknown[]): Operation {
+  return {
+    operationId,
+    summary: 'The methods this URL answers',
+    parameters,
+    responses: { 204: { description: 'No content', headers: { Allow: { $ref: '#/components/headers/Allow' } } } },
+  }
+}
+
+const writeProblems = Object.fromEntries(['400', '401', '403', '404', '405', '409', '412', '413', '415'].map((status) => [status, problem(status)]))
+
+/**
+ * A JSON Schema for documents seen: each key's types merged over the sample,
+ * `required` the keys every one of them has. Values stay open
+ * (`additionalProperties` allowed): the store takes any JSON object.
+ */
+export function inferSchema(docs: readonly unknown[], depth: number): Schema {
+  if (docs.length === 0) return { type: 'object' }
+  return merged(docs, depth)
+}
+
+function merged(values: readonly unknown[], depth: number): Schema {
+  const types = new Set<string>()
+  const objects: Doc[] = []
+  const items: unknown[] = []
+  for (const value of values) {
+    if (value === null) types.add('null')
+    else if (Array.isArray(value)) {
+      types.add('array')
+      items.push(...value.slice(0, SAMPLE_SIZE))
+    } else if (typeof value === 'object') {
+      types.add('object')
+      objects.push(value as Doc)
+    } else if (typeof value === 'number') types.add(Number.isInteger(value) ? 'integer' : 'number')
+    else types.add(typeof value)
+  }
+  if (types.has('number')) types.delete('integer')
+  const schema: Schema = { type: types.size === 1 ? [...types][0] : [...types].sort() }
+  if (objects.length > 0 && depth < MAX_SCHEMA_DEPTH) {
+    const keys = new Map<string, unknown[]>()
+    for (const object of objects) for (const key of Object.keys(object)) {
+      let seen = keys.get(key)
+      if (!seen) keys.set(key, (seen = []))
+      seen.push(object[key])
+    }
+    const properties: Record<string, Schema> = {}
+    for (const [key, seen] of keys) {
+      Object.defineProperty(properties, key, { value: merged(seen, depth + 1), enumerable: true, writable: true, configurable: true })
+    }
+    schema.properties = properties
+    const required = [...keys].filter(([, seen]) => seen.length === objects.length).map(([key]) => key)
+    if (required.length > 0) schema.required = required
+  }
+  if (items.length > 0 && depth < MAX_SCHEMA_DEPTH) schema.items = merged(items, depth + 1)
+  return schema
+}
+
+const baseSchemas: Record<string, Schema> = {
+  Problem: {
+    type: 'object',
+    description: 'An error answer (RFC 9457), sent as application/problem+json',
+    properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' } },
+    required: ['type', 'title', 'status', 'detail'],
+  },
+  Document: {
+    type: 'object',
+    description: 'Any JSON object; restdir sets its id to the last segment of its URL',
+    properties: { id: { type: 'string' } },
+  },
+  User: {
+    type: 'object',
+    properties: { user_id: { type: 'string' }, username: { type: 'string', minLength: 1, description: 'Unique among users' } },
+    required: ['user_id'],
+  },
+  UserInput: {
+    type: 'object',
+    description: 'A user as sent: user_id is set by the server',
+    properties: { username: { type: 'string', minLength: 1 } },
+  },
+  Playlist: {
+    type: 'object',
+    properties: { playlist_id: { type: 'string' }, user_id: { type: 'string' }, songs: { type: 'array', items: {} } },
+    required: ['playlist_id', 'user_id', 'songs'],
+  },
+  PlaylistInput: {
+    type: 'object',
+    description: 'A playlist as sent: playlist_id and user_id are set by the server',
+    properties: { songs: { type: 'array', items: {} } },
+  },
+}
+
+const listingParameterNames = ['_sort', '_order', '_start', '_end', '_limit', '_page', '_per_page', '_where', '_embed', '_expand', 'q', 'filter']
+
+const parameters: Record<string, unknown> = {
+  _sort: { name: '_sort', in: 'query', description: 'Fields to sort by, comma-separated (json-server)', schema: { type: 'string' } },
+  _order: { name: '_order', in: 'query', description: 'asc or desc for each _sort field, comma-separated', schema: { type: 'string' } },
+  _start: { name: '_start', in: 'query', description: 'First index of the slice', schema: { type: 'integer', minimum: 0 } },
+  _end: { name: '_end', in: 'query', description: 'Index past the end of the slice', schema: { type: 'integer', minimum: 0 } },
+  _limit: { name: '_limit', in: 'query', description: 'Most documents in the answer (a page with _page)', schema: { type: 'integer', minimum: 0 } },
+  _page: { name: '_page', in: 'query', description: 'Page number, from 1', schema: { type: 'integer', minimum: 1 } },
+  _per_page: { name: '_per_page', in: 'query', description: 'With _page, json-server 1.0 paging: the answer is a page envelope (first, prev, next, last, pages, items, data)', schema: { type: 'integer', minimum: 1 } },
+  _where: { name: '_where', in: 'query', description: 'json-server 1.0 conditions as JSON, e.g. {"or":[{"views":{"gt":20}},{"title":{"contains":"a"}}]}', schema: { type: 'string' } },
+  _embed: { name: '_embed', in: 'query', description: 'Children or foreign-key collections to embed in each document, comma-separated', schema: { type: 'string' } },
+  _expand: { name: '_expand', in: 'query', description: 'Parents to embed in each document (json-server 0.17), comma-separated', schema: { type: 'string' } },
+  q: { name: 'q', in: 'query', description: 'Full-text search in every value', schema: { type: 'string' } },
+  filter: {
+    name: 'filter',
+    in: 'query',
+    description: 'field=value, field_ne=, field_gte=, field_lte=, field_like= (json-server 0.17), field:eq|ne|lt|lte|gt|gte|in|contains|startsWith|endsWith= (json-server 1.0); dotted fields reach nested ones; repeated keys mean any of',
+    style: 'form',
+    explode: true,
+    schema: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+  'If-Match': { name: 'If-Match', in: 'header', description: 'Write only if the ETag matches (else 412)', schema: { type: 'string' } },
+  'If-None-Match': { name: 'If-None-Match', in: 'header', description: 'GET: 304 if the ETag matches; PUT with *: create only (else 412)', schema: { type: 'string' } },
+}
+
+const headers: Record<string, unknown> = {
+  ETag: { description: 'Strong entity tag of the document', schema: { type: 'string' } },
+  Location: { description: 'URL of the new document', schema: { type: 'string' } },
+  'X-Total-Count': { description: 'How many documents matched, before slicing', schema: { type: 'integer' } },
+  Link: { description: 'first, prev, next and last pages (RFC 8288)', schema: { type: 'string' } },
+  Allow: { description: 'The methods this URL answers', schema: { type: 'string' } },
+}
+
+const problemTitles: Record<string, string> = {
+  '400': 'Bad request: invalid JSON, a wrong id, an unknown query parameter',
+  '401': 'The write token is missing or wrong',
+  '403': 'Refused: a non-loopback Host, or an origin not allowed',
+  '404': 'Nothing is stored here',
+  '405': 'Method not allowed (see Allow), or the server is read-only',
+  '409': 'Conflict: the username is taken',
+  '412': 'A precondition (If-Match, If-None-Match) failed',
+  '413': 'The body is over the size limit',
+  '415': 'The body is neither JSON nor a form',
+}
+
+const responses = Object.fromEntries(
+  Object.entries(problemTitles).map(([status, description]) => [
+    status,
+    { description, content: { 'application/problem+json': { schema: ref('Problem') } } },
+  ]),
+)
