@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
-import { FileStore } from './store/index.ts'
+import { FileStore, PostgresStore, isPostgresUrl } from './store/index.ts'
 import { Documents } from './documents.ts'
 import { HttpError, sendProblem, toHttpError } from './errors.ts'
 import { queryOf, splitPath } from './path.ts'
@@ -60,7 +60,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
-    : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
+    : isPostgresUrl(options.store ?? '')
+      ? PostgresStore.open(options.store as string)
+      : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
   let documents: Documents | undefined
   const ready = opening.then((store) => {
     documents = new Documents(store)

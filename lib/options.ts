@@ -8,7 +8,7 @@ import { defaultListingLimits, type ListingLimits } from './listing-filters.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
-  /** A folder for a FileStore (default `./store`), or any Store. */
+  /** A folder for a FileStore (default `./store`), a `postgres://` URL for a PostgresStore, or any Store. */
   store?: string | Store
   /** Folder of static files (default: the bundled playground). */
   www?: string
