@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { rm } from 'node:fs/promises'
-import { PostgresStore, SchemaError } from '../lib/store/index.ts'
+import { PostgresStore, SchemaError, StoreError } from '../lib/store/index.ts'
 import { serializeDoc } from '../lib/store/serialize.ts'
 import { makeTempDir, startServer } from './helpers.ts'
 import { runCli, spawnCli, startCli, stopAll } from './process.ts'
@@ -123,20 +123,28 @@ if (embedded) {
     const lines: string[] = []
     const store = await PostgresStore.open(schema.url, { log: (line) => lines.push(line), connectTimeout: 2000 })
     const server = await startServer({ store: store })
+    let down = false
     try {
       assert.is((await server.request('PUT', '/notes/1', { body: { text: 'before' } })).status, 201)
       await postgres!.stopServer!()
-      const down = await server.request('GET', '/notes/1')
-      assert.is(down.status, 503)
-      assert.is(down.headers['retry-after'], '2')
-      assert.is(down.headers['content-type'], 'application/problem+json')
-      assert.match(down.json.detail, /database behind the store cannot be reached/)
+      down = true
+      const refused = await server.request('GET', '/notes/1')
+      assert.is(refused.status, 503)
+      assert.is(refused.headers['retry-after'], '2')
+      assert.is(refused.headers['content-type'], 'application/problem+json')
+      assert.match(refused.json.detail, /database behind the store cannot be reached/)
       const refusedWrite = await server.request('PUT', '/notes/2', { body: { text: 'while down' } })
       assert.is(refusedWrite.status, 503)
       assert.ok(lines.some((line) => /cannot be reached/.test(line)), 'the log says the database is out of reach')
+      // A store made while the database is down answers 'unavailable', and serves once it is back.
+      const late = new PostgresStore(schema.url, { log: () => {}, connectTimeout: 2000 })
+      const early = await late.read(['notes', '1']).catch((error: unknown) => error)
+      assert.instance(early, StoreError)
+      assert.is((early as StoreError).kind, 'unavailable')
       assert.not.ok(lines.join('\n').includes(passwordOf(schema.url)), 'the log shows no password')
 
       await postgres!.startServer!()
+      down = false
       let back = await server.request('GET', '/notes/1')
       for (const started = Date.now(); back.status !== 200 && Date.now() - started < 30_000; back = await server.request('GET', '/notes/1')) {
         await new Promise((resolve) => setTimeout(resolve, 100))
@@ -144,8 +152,11 @@ if (embedded) {
       assert.is(back.status, 200)
       assert.equal(back.json, { id: '1', text: 'before' })
       assert.is((await server.request('PUT', '/notes/2', { body: { text: 'after' } })).status, 201)
+      assert.equal((await late.read(['notes', '1']))?.doc, { id: '1', text: 'before' })
+      await late.close()
       assert.equal((await server.request('GET', '/notes/2')).json, { id: '2', text: 'after' })
     } finally {
+      if (down) await postgres!.startServer!() // so that the rest of the file, and its cleanup, have a database
       await server.close()
       await schema.drop()
     }

