@@ -1,5 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
+import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
 import { PostgresStore, SchemaError, StoreError } from '../lib/store/index.ts'
 import { serializeDoc } from '../lib/store/serialize.ts'
@@ -74,6 +75,23 @@ test('a database holding a schema version this restdir does not know is refused,
   await schema.drop()
 })
 
+test('a database not encoded in UTF-8 is refused with a message saying so, and gets no tables', async () => {
+  const name = `restdir_ascii_${process.pid}`
+  await adminQuery(postgres!.url, `CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LOCALE 'C' TEMPLATE template0`)
+  const url = new URL(postgres!.url)
+  url.pathname = `/${name}`
+  try {
+    let refused: unknown
+    await PostgresStore.open(url.toString(), { log: () => {} }).catch((error: unknown) => (refused = error))
+    assert.instance(refused, SchemaError)
+    assert.match((refused as Error).message, /is encoded SQL_ASCII; restdir needs a UTF8 database/)
+    const tables = await adminQuery(url.toString(), "SELECT count(*)::int AS count FROM pg_tables WHERE tablename LIKE 'restdir%'")
+    assert.equal(tables.rows, [{ count: 0 }])
+  } finally {
+    await adminQuery(postgres!.url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }
+})
+
 test('restdir --store postgres://… where the pg package is not installed exits 2 with one line naming the package to install', async () => {
   const url = 'postgres://someone:s3cret-pw@127.0.0.1:1/nowhere'
   const cli = spawnCli(['--port', '0', '--store', url], {
@@ -112,6 +130,24 @@ test('the command takes its store from --store, else $RESTDIR_STORE, else a post
     await flagWins.stop()
   } finally {
     await rm(dir, { recursive: true, force: true })
+    await schema.drop()
+  }
+})
+
+test('a path too long to be a key in the index is a 414 that says so, and nothing is written', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  const server = await startServer({ store: store })
+  try {
+    // Random characters: PostgreSQL compresses a key before it measures it, so a repeated one would fit.
+    const segment = () => randomBytes(500).toString('hex')
+    const answer = await server.request('PUT', `/${segment()}/${segment()}/${segment()}/a`, { body: { v: 1 } })
+    assert.is(answer.status, 414)
+    assert.match(answer.json.detail, /too long for the store database/)
+    assert.equal((await server.request('GET', '/?_children')).json, [])
+    assert.is((await server.request('PUT', `/${segment()}/a`, { body: { v: 1 } })).status, 201)
+  } finally {
+    await server.close()
     await schema.drop()
   }
 })
