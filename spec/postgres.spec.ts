@@ -6,7 +6,7 @@ import { PostgresStore, SchemaError, StoreError } from '../lib/store/index.ts'
 import { serializeDoc } from '../lib/store/serialize.ts'
 import { makeTempDir, startServer } from './helpers.ts'
 import { runCli, spawnCli, startCli, stopAll } from './process.ts'
-import { adminQuery, freshSchema, startTestPostgres, type TestPostgres } from './postgres.ts'
+import { adminQuery, freshSchema as freshSchemaOf, startTestPostgres, type TestPostgres } from './postgres.ts'
 
 // What only the PostgreSQL store shows: its schema, the optional `pg` package,
 // the CLI's choice of store, and a database that goes away and comes back.
@@ -23,6 +23,17 @@ test.after(async () => {
   await stopAll()
   await postgres?.dispose()
 })
+
+/**
+ * A fresh schema, its URL always holding a password, so the tests can look for
+ * it in what restdir prints (a server that trusts local connections ignores it).
+ */
+async function freshSchema(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = await freshSchemaOf(databaseUrl)
+  const url = new URL(schema.url)
+  if (url.password === '') url.password = 'pw-unused-by-trust'
+  return { url: url.toString(), drop: schema.drop }
+}
 
 /** The schema a connection string's search_path names. */
 function schemaOf(url: string): string {
