@@ -14,6 +14,8 @@ interface QueryResult {
 interface PoolClient {
   query(text: string, values?: unknown[]): Promise<QueryResult>
   release(error?: Error | boolean): void
+  on(event: 'error', listener: (error: Error) => void): unknown
+  off(event: 'error', listener: (error: Error) => void): unknown
 }
 interface Pool {
   query(text: string, values?: unknown[]): Promise<QueryResult>
@@ -40,7 +42,9 @@ export class MissingPgError extends Error {
 /** Loads `pg`; throws MissingPgError when it is not installed. */
 export async function loadPg(): Promise<PgModule> {
   try {
-    const loaded = (await import('pg')) as unknown as { default?: PgModule } & PgModule
+    // Named through a variable so that building restdir needs no types of `pg` either.
+    const specifier = 'pg'
+    const loaded = (await import(specifier)) as { default?: PgModule } & PgModule
     return loaded.default ?? loaded
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
@@ -302,14 +306,19 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw this.#storeError(error, path)
     }
+    // A connection lost between two statements is an 'error' event on the client: the next statement fails, the process does not.
+    const lost = (error: Error) => this.#report(error)
+    client.on('error', lost)
     try {
       await client.query('BEGIN')
       const result = await work(client)
       await client.query('COMMIT')
+      client.off('error', lost)
       client.release()
       return result
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {})
+      client.off('error', lost)
       // A connection that failed is not given back to be used again.
       client.release(error instanceof Error ? error : true)
       throw this.#storeError(error, path)
@@ -378,6 +387,8 @@ export class SchemaError extends Error {
  */
 async function ensureSchema(pool: Pool, location: string, log: (line: string) => void): Promise<boolean> {
   const client = await pool.connect()
+  const lost = () => {} // the statement under way fails and says why
+  client.on('error', lost)
   try {
     const encoding = await client.query('SHOW server_encoding')
     if (encoding.rows[0].server_encoding !== 'UTF8') {
@@ -414,6 +425,7 @@ async function ensureSchema(pool: Pool, location: string, log: (line: string) =>
     await client.query('ROLLBACK').catch(() => {})
     throw error
   } finally {
+    client.off('error', lost)
     client.release()
   }
 }
