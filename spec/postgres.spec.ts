@@ -145,6 +145,29 @@ test('the command takes its store from --store, else $RESTDIR_STORE, else a post
   }
 })
 
+test('a document edited by hand in the database is served as edited with a new ETag; text that is no document is a 409 that a PUT repairs', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  const server = await startServer({ store: store })
+  const table = `${schemaOf(schema.url)}.restdir_nodes`
+  try {
+    const put = await server.request('PUT', '/notes/1', { body: { text: 'sent' } })
+    await adminQuery(postgres!.url, `UPDATE ${table} SET text = $1 WHERE parent = '/notes/' AND name = '1'`, ['{"id": "1", "text": "edited"}\n'])
+    const edited = await server.request('GET', '/notes/1')
+    assert.equal(edited.json, { id: '1', text: 'edited' })
+    assert.is.not(edited.headers.etag, put.headers.etag)
+    await adminQuery(postgres!.url, `UPDATE ${table} SET text = 'not json' WHERE parent = '/notes/' AND name = '1'`)
+    const broken = await server.request('GET', '/notes/1')
+    assert.is(broken.status, 409)
+    assert.match(broken.json.detail, /is not valid JSON/)
+    assert.is((await server.request('PUT', '/notes/1', { body: { text: 'repaired' } })).status, 200)
+    assert.equal((await server.request('GET', '/notes/1')).json, { id: '1', text: 'repaired' })
+  } finally {
+    await server.close()
+    await schema.drop()
+  }
+})
+
 test('a path too long to be a key in the index is a 414 that says so, and nothing is written', async () => {
   const schema = await freshSchema(postgres!.url)
   const store = await PostgresStore.open(schema.url, { log: () => {} })
