@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
-import { PostgresStore, SchemaError, StoreError } from '../lib/store/index.ts'
+import { PostgresStore, SchemaError, StoreError, redactUrl } from '../lib/store/index.ts'
 import { serializeDoc } from '../lib/store/serialize.ts'
 import { makeTempDir, startServer } from './helpers.ts'
 import { runCli, spawnCli, startCli, stopAll } from './process.ts'
@@ -101,6 +101,13 @@ test('a database not encoded in UTF-8 is refused with a message saying so, and g
   } finally {
     await adminQuery(postgres!.url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   }
+})
+
+test('a connection string is shown without its password: in the user information, holding an @, or as a password= parameter', () => {
+  assert.is(redactUrl('postgres://ann:s3cret@db.example:5432/app'), 'postgres://ann:***@db.example:5432/app')
+  assert.is(redactUrl('postgresql://ann:p@ss@db.example/app?sslmode=require'), 'postgresql://ann:***@db.example/app?sslmode=require')
+  assert.is(redactUrl('postgres://db.example/app?user=ann&password=s3cret&sslmode=require'), 'postgres://db.example/app?user=ann&password=***&sslmode=require')
+  assert.is(redactUrl('postgres://ann@db.example/app'), 'postgres://ann@db.example/app')
 })
 
 test('restdir --store postgres://… where the pg package is not installed exits 2 with one line naming the package to install', async () => {

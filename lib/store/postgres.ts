@@ -60,7 +60,8 @@ export function isPostgresUrl(location: string): boolean {
 
 /** The connection string with its password, if any, replaced by `***`: what the log may show. */
 export function redactUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/?#]*):[^@/?#]*@/i, '$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***')
+  // Up to the last `@` of the authority: a password may hold an `@` of its own.
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/?#]*):[^/?#]*@/i, '$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***')
 }
 
 export interface PostgresStoreOptions {
