@@ -5,7 +5,8 @@ import { createServer } from '../lib/server.ts'
 import { normalizePrefix } from '../lib/options.ts'
 import { isLoopbackHost } from '../lib/http/guards.ts'
 import { packageVersion } from '../lib/package.ts'
-import { FileStore } from '../lib/store/index.ts'
+import { FileStore, PostgresStore, isPostgresUrl, MissingPgError, redactUrl } from '../lib/store/index.ts'
+import { loadPg } from '../lib/store/postgres.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../lib/store/folder.ts'
 import { importDatabaseFile } from '../lib/data/import.ts'
 
@@ -18,7 +19,8 @@ Serves JSON documents from a folder, each at its own URL.
 Options:
   --port N         port to listen on (default 3000, or $PORT; 0 picks a free one)
   --host HOST      address to bind (default 127.0.0.1; 0.0.0.0 exposes it)
-  --store DIR      data folder (default ./store)
+  --store DIR|URL  data folder (default ./store), or a postgres:// URL (needs npm install pg);
+                   when not given: $RESTDIR_STORE, then a postgres:// $DATABASE_URL
   --www DIR        folder of static files (default: the bundled playground)
   --prefix PATH    serve the data API under PATH, e.g. /api; other URLs are static only
   --sync           fsync every write before answering (survives power loss)
@@ -106,15 +108,15 @@ function parseDelay(text: string): number {
   return Number(text)
 }
 
-/** `--import db.json`: loads a json-server database into the store folder and exits (0 when done, 1 when refused). */
+/** `--import db.json`: loads a json-server database into the store and exits (0 when done, 1 when refused). */
 async function importAndExit(file: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
-  let store: FileStore | undefined
+  let store: FileStore | PostgresStore | undefined
   try {
-    store = await FileStore.open(storeDir, { sync })
+    store = isPostgresUrl(storeDir) ? await PostgresStore.open(storeDir) : await FileStore.open(storeDir, { sync })
     const summary = await importDatabaseFile(store, file, { force })
     await store.close()
     const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
-    process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${file} into ${storeDir}\n`)
+    process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${file} into ${storeLabel}\n`)
     for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
     process.exit(0)
   } catch (error) {
@@ -178,9 +180,36 @@ if (args.version) {
   process.exit(0)
 }
 
-const storeDir = path.resolve(args.store ?? './store')
-// With a fixture and no --store, the store lives in memory: nothing on disk is replaced by a reset.
-const inMemory = args.fixture !== undefined && args.store === undefined
+/**
+ * Where the store is: --store, else $RESTDIR_STORE (a folder or a URL), else
+ * $DATABASE_URL when it is a postgres:// URL (the variable many hosts set), else ./store.
+ */
+function chosenStore(): string | undefined {
+  if (args.store !== undefined) return args.store
+  if (process.env.RESTDIR_STORE) return process.env.RESTDIR_STORE
+  const databaseUrl = process.env.DATABASE_URL
+  if (databaseUrl && isPostgresUrl(databaseUrl)) return databaseUrl
+  return undefined
+}
+
+const chosen = chosenStore()
+// With a fixture and no store chosen, the store lives in memory: nothing on disk is replaced by a reset.
+const inMemory = args.fixture !== undefined && chosen === undefined
+const location = chosen ?? './store'
+const onPostgres = isPostgresUrl(location)
+const storeDir = onPostgres ? location : path.resolve(location)
+/** What the banner and messages show of the store: a connection string never with its password. */
+const storeLabel = onPostgres ? redactUrl(location) : storeDir
+if (onPostgres) {
+  if (args.sync) fail('--sync is for a store folder; PostgreSQL makes every commit durable itself (its own fsync setting).')
+  try {
+    await loadPg()
+  } catch (error) {
+    if (!(error instanceof MissingPgError)) throw error
+    process.stderr.write(`restdir: ${error.message}\n`)
+    process.exit(2)
+  }
+}
 if (args.force && args.import === undefined) fail('--force only goes with --import FILE.')
 if (args.import !== undefined) await importAndExit(args.import, storeDir, args.force, args.sync)
 
@@ -189,7 +218,7 @@ const prefix = args.prefix === undefined ? '' : parsePrefix(args.prefix)
 const token = args.token ?? process.env.RESTDIR_TOKEN
 if (token !== undefined && token.trim() === '') fail('--token (or $RESTDIR_TOKEN) must not be empty.')
 // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
-const madeStore = firstMissingFolder(storeDir)
+const madeStore = onPostgres || inMemory ? undefined : firstMissingFolder(storeDir)
 let server: ReturnType<typeof createServer>
 try {
   server = createServer({
@@ -244,7 +273,7 @@ server.listen(port, args.host, () => {
       (args.fixture === undefined ? '' : `  POST                        ${prefix || '/'}?_reset: put the store back to the fixture\n`)
   process.stdout.write(
     `restdir ${version} listening on ${base}/\n` +
-      `store: ${inMemory ? 'in memory' : storeDir}${args.sync ? ' (fsync on every write)' : ''}\n` +
+      `store: ${inMemory ? 'in memory' : storeLabel}${args.sync ? ' (fsync on every write)' : ''}\n` +
       (args.fixture === undefined ? '' : `fixture: ${path.resolve(args.fixture)}${args.readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
       (args.readonly ? `read-only (--readonly): every write is refused\n` : '') +
       `routes:\n` +

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
-import { FileStore, MemoryStore } from './store/index.ts'
+import { FileStore, MemoryStore, PostgresStore, isPostgresUrl } from './store/index.ts'
 import { Documents } from './data/documents.ts'
 import { HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
@@ -68,6 +68,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     ? Promise.resolve(options.store)
     : options.store === undefined && settings.fixture !== undefined
       ? Promise.resolve(new MemoryStore())
+    : isPostgresUrl(options.store ?? '')
+      ? PostgresStore.open(options.store as string)
       : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined

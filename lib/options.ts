@@ -9,7 +9,7 @@ import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
-  /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), or any Store. */
+  /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), a `postgres://` URL for a PostgresStore, or any Store. */
   store?: string | Store
   /**
    * A json-server db.json or a store folder: the store starts from it and

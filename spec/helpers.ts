@@ -6,7 +6,8 @@ import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createServer, type RestdirServer } from '../lib/server.ts'
 import type { RestdirOptions } from '../lib/options.ts'
-import { FileStore, MemoryStore, type Store } from '../lib/store/index.ts'
+import { FileStore, MemoryStore, PostgresStore, type Store } from '../lib/store/index.ts'
+import { freshSchema } from './postgres.ts'
 import type { NodePath } from '../lib/store/store.ts'
 
 export interface Answer {
@@ -40,17 +41,36 @@ export async function makeTempDir(prefix = 'restdir-'): Promise<string> {
 
 /**
  * Which store a test server gets when the test names none: a temporary folder
- * (FileStore), or a MemoryStore when RESTDIR_TEST_STORE=memory. spec/run.mjs
- * runs every spec that uses `startServer` or `openTestStore` once with each,
- * so the whole API is held to the same answers on both stores. A test that
- * looks at the files passes its own `store` folder.
+ * (FileStore), a MemoryStore when RESTDIR_TEST_STORE=memory, or a PostgresStore
+ * on a fresh schema of the run's database when RESTDIR_TEST_STORE=postgres
+ * (spec/run.mjs starts one PostgreSQL server for that pass, see spec/postgres.ts,
+ * and passes its database in RESTDIR_TEST_POSTGRES_URL). spec/run.mjs runs every
+ * spec that uses `startServer` or `openTestStore` once with each, so the whole
+ * API is held to the same answers on every store. A test that looks at the
+ * files passes its own `store` folder.
  *
  * The MemoryStore of that pass waits a moment before and after each operation
  * (see storeWaitingOnIo), as a disk does, so requests that race interleave on
  * it too: a store that never waits would run each request's read and write back
  * to back, and a race test would pass even without the locks it is about.
  */
-export const testStoreKind: 'file' | 'memory' = process.env.RESTDIR_TEST_STORE === 'memory' ? 'memory' : 'file'
+export const testStoreKind: 'file' | 'memory' | 'postgres' =
+  process.env.RESTDIR_TEST_STORE === 'memory' ? 'memory' : process.env.RESTDIR_TEST_STORE === 'postgres' ? 'postgres' : 'file'
+
+/** A PostgresStore on a fresh schema of the run's database; `dispose` closes it and drops the schema. */
+async function openPostgresTestStore(): Promise<{ store: Store; dispose(): Promise<void> }> {
+  const database = process.env.RESTDIR_TEST_POSTGRES_URL
+  if (!database) throw new Error('RESTDIR_TEST_STORE=postgres needs RESTDIR_TEST_POSTGRES_URL: run the specs through spec/run.mjs.')
+  const schema = await freshSchema(database)
+  const store = await PostgresStore.open(schema.url, { maxConnections: 4, log: () => {} })
+  return {
+    store,
+    async dispose() {
+      await store.close()
+      await schema.drop()
+    },
+  }
+}
 
 /** A fresh store of the kind this run tests (see testStoreKind), for tests that build their own handler; `dispose` closes and removes it. */
 export async function openTestStore(): Promise<{ store: Store; dispose(): Promise<void> }> {
@@ -58,6 +78,7 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
     const store = storeWaitingOnIo(new MemoryStore())
     return { store, dispose: () => store.close() }
   }
+  if (testStoreKind === 'postgres') return openPostgresTestStore()
   const dir = await makeTempDir()
   const store = await FileStore.open(dir)
   return {
@@ -72,7 +93,8 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
 /** Starts restdir on port 0 with a fresh temporary store (or the given options), on loopback unless told another address. */
 export async function startServer(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
-  const defaultStore = testStoreKind === 'memory' ? storeWaitingOnIo(new MemoryStore()) : dir
+  const postgres = options.store === undefined && testStoreKind === 'postgres' ? await openPostgresTestStore() : undefined
+  const defaultStore = postgres?.store ?? (testStoreKind === 'memory' ? storeWaitingOnIo(new MemoryStore()) : dir)
   const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
   await server.ready
   await new Promise<void>((resolve) => server.listen(0, listenHost, resolve))
@@ -86,6 +108,7 @@ export async function startServer(options: RestdirOptions = {}, listenHost = '12
     async close(keep = false) {
       await server.shutdown()
       if (!keep && typeof options.store !== 'string') await rm(dir, { recursive: true, force: true })
+      if (!keep) await postgres?.dispose()
     },
   }
 }

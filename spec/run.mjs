@@ -1,9 +1,10 @@
 // Runs the spec files with uvu and closes with one plain summary line,
 // `tests: N passed, N failed`, that CI reads. An extra argument narrows the files (a pattern).
 //
-// Every spec that gets its store from the helpers runs twice: once on a
-// FileStore in a temporary folder, once on a MemoryStore, so the whole HTTP
-// API must answer the same on both stores.
+// Every spec that gets its store from the helpers runs three times: on a
+// FileStore in a temporary folder, on a MemoryStore, and on a PostgresStore
+// (one PostgreSQL server for the pass, see spec/postgres.ts; each test store
+// gets a fresh schema), so the whole HTTP API must answer the same on every store.
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 
@@ -19,6 +20,7 @@ const apiSpecs = specs.filter((name) => {
 
 const passes = [{ label: 'file store', files: specs, store: 'file' }]
 if (apiSpecs.length > 0) passes.push({ label: 'memory store', files: apiSpecs, store: 'memory' })
+if (apiSpecs.length > 0) passes.push({ label: 'PostgreSQL store', files: apiSpecs, store: 'postgres' })
 
 let passed = 0
 let failed = 0
@@ -26,7 +28,7 @@ let skipped = 0
 let allGood = specs.length > 0
 for (const pass of passes) {
   process.stdout.write(`\n== ${pass.label}: ${pass.files.length} spec file${pass.files.length === 1 ? '' : 's'}\n`)
-  const result = await runUvu(pass.files, pass.store)
+  const result = pass.store === 'postgres' ? await runOnPostgres(pass.files) : await runUvu(pass.files, pass.store)
   passed += result.passed
   failed += result.failed
   skipped += result.skipped
@@ -35,11 +37,36 @@ for (const pass of passes) {
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
 process.exit(allGood && failed === 0 ? 0 : 1)
 
-function runUvu(files, store) {
+/** Runs the files against one PostgreSQL server started for the pass, stopped at its end whatever happens. */
+async function runOnPostgres(files) {
+  const { register } = await import('tsx/esm/api')
+  register()
+  const { startTestPostgres } = await import('./postgres.ts')
+  let postgres
+  try {
+    postgres = await startTestPostgres()
+  } catch (error) {
+    process.stdout.write(`PostgreSQL could not be started for this pass: ${error?.message ?? error}\n`)
+    return { passed: 0, failed: 1, skipped: 0, ok: false }
+  }
+  // Ctrl+C or a kill ends the run, never leaving the server running.
+  const stopOnSignal = (signal) => postgres.dispose().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
+  process.once('SIGINT', stopOnSignal)
+  process.once('SIGTERM', stopOnSignal)
+  try {
+    return await runUvu(files, 'postgres', { RESTDIR_TEST_POSTGRES_URL: postgres.url })
+  } finally {
+    process.off('SIGINT', stopOnSignal)
+    process.off('SIGTERM', stopOnSignal)
+    await postgres.dispose().catch((error) => process.stdout.write(`PostgreSQL did not stop cleanly: ${error?.message ?? error}\n`))
+  }
+}
+
+function runUvu(files, store, env = {}) {
   const only = `^(?:${files.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`
   const child = spawn(process.execPath, ['node_modules/uvu/bin.js', '-r', 'tsx', 'spec', only], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, FORCE_COLOR: '0', RESTDIR_TEST_STORE: store },
+    env: { ...process.env, FORCE_COLOR: '0', RESTDIR_TEST_STORE: store, ...env },
   })
   let output = ''
   child.stdout.on('data', (chunk) => {

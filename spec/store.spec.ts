@@ -6,7 +6,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { toHttpError } from '../lib/http/errors.ts'
 import { StoreError } from '../lib/store/errors.ts'
-import { FileStore, MemoryStore } from '../lib/store/index.ts'
+import { FileStore, MemoryStore, PostgresStore } from '../lib/store/index.ts'
+import { freshSchema, startTestPostgres, type TestPostgres } from './postgres.ts'
 import type { Doc, NodePath, Store } from '../lib/store/index.ts'
 import { crashWrite } from './fixtures/store-crash-writer.ts'
 import { seeded } from './random.ts'
@@ -44,12 +45,24 @@ interface Context {
   dir?: string
 }
 
-function contract(name: string, open: (context: Context) => Promise<void>): void {
+interface ContractHooks {
+  /** Runs once before the suite (e.g. starts a database server). */
+  before?: () => Promise<void>
+  /** Runs once after the suite, also when a test failed. */
+  after?: () => Promise<void>
+  /** Runs after each test, once the store is closed. */
+  cleanup?: (context: Context) => Promise<void>
+}
+
+function contract(name: string, open: (context: Context) => Promise<void>, hooks: ContractHooks = {}): void {
   const it = suite<Context>(`${name} contract`, {} as Context)
+  if (hooks.before) it.before(hooks.before)
+  if (hooks.after) it.after(hooks.after)
   it.before.each(open)
   it.after.each(async (context) => {
     await context.store.close()
     if (context.dir) await rm(context.dir, { recursive: true, force: true })
+    await hooks.cleanup?.(context)
   })
 
   it('read gives undefined for a node that holds no document', async ({ store }) => {
@@ -196,6 +209,49 @@ function contract(name: string, open: (context: Context) => Promise<void>): void
     assert.equal(await store.children(['long']), [names[1], names[2]].sort())
   })
 
+  it('every string is a segment of its own, listed in code-unit order: NUL, U+0001, lone surrogates, U+E000 to U+FFFF and characters beyond', async ({ store }) => {
+    const names = ['a\u0000', 'a', 'a\u0001', 'a\u0002', '\ud800', '\udfff', '\ud83d\ude00', '\ue000', '\uffff', '\ud7ff', '\u0000', 'a/b', 'a\u0001\u0001']
+    for (const name of names) await store.write(['units', name], { name })
+    assert.equal(await store.children(['units']), [...names].sort())
+    for (const name of names) assert.equal((await store.read(['units', name]))?.doc, { name })
+    assert.equal(await store.remove(['units', '\ud800']), { existed: true, doc: { name: '\ud800' } })
+    assert.is(await store.read(['units', '\ud800']), undefined)
+    assert.equal((await store.read(['units', '\ud83d\ude00']))?.doc, { name: '\ud83d\ude00' })
+  })
+
+  it('a node named "a/b" and the node b below a are distinct, with their own children, and removing one keeps the other', async ({ store }) => {
+    await store.write(['s', 'a/b', 'x'], { under: 'a/b' })
+    await store.write(['s', 'a', 'b', 'y'], { under: 'a, b' })
+    await store.write(['s', 'a', 'b/y'], { under: 'a' })
+    assert.equal(await store.children(['s', 'a/b']), ['x'])
+    assert.equal(await store.children(['s', 'a', 'b']), ['y'])
+    assert.equal(await store.children(['s', 'a']), ['b', 'b/y'])
+    assert.equal(await store.remove(['s', 'a']), { existed: true })
+    assert.equal((await store.read(['s', 'a/b', 'x']))?.doc, { under: 'a/b' })
+    assert.equal(await store.children(['s']), ['a/b'])
+  })
+
+  it('documentChildren gives a window of the children holding a document, in order, and how many there are', async ({ store }) => {
+    if (!store.documentChildren) return assert.unreachable('the store has no documentChildren')
+    for (const name of ['d', 'b', 'a', 'c', 'E']) await store.write(['w', name], { name })
+    await store.write(['w', 'only-children', 'x'], {})
+    assert.equal(await store.documentChildren(['w'], 1, 3), { names: ['a', 'b'], total: 5 })
+    assert.equal(await store.documentChildren(['w'], 3, undefined), { names: ['c', 'd'], total: 5 })
+    assert.equal(await store.documentChildren(['w'], 9, 12), { names: [], total: 5 })
+    assert.equal(await store.documentChildren(['w', 'only-children'], 0, 10), { names: ['x'], total: 1 })
+    assert.equal(await store.documentChildren(['w', 'only-children', 'x'], 0, 10), { names: [], total: 0 })
+    assert.is(await store.documentChildren(['nothing'], 0, 10), undefined)
+  })
+
+  it('a write reports created for a node that only had children, and replaced once it holds a document', async ({ store }) => {
+    await store.write(['parent', 'child'], {})
+    assert.ok((await store.write(['parent'], { v: 1 })).created)
+    assert.not.ok((await store.write(['parent'], { v: 2 })).created)
+    assert.ok((await store.create(['other', 'child'], {}))?.created)
+    assert.ok((await store.create(['other'], { v: 1 }))?.created)
+    assert.is(await store.create(['other'], { v: 2 }), undefined)
+  })
+
   it.run()
 }
 
@@ -213,6 +269,33 @@ contract('FileStore with sync', async (context) => {
   context.dir = await tempFolder()
   context.store = await FileStore.open(context.dir, { sync: true })
 })
+
+// The same contract on PostgreSQL: one server for the suite (spec/postgres.ts), a fresh schema per test.
+{
+  let postgres: TestPostgres | undefined
+  const schemas = new Map<Store, () => Promise<void>>()
+  contract(
+    'PostgresStore',
+    async (context) => {
+      const schema = await freshSchema(postgres!.url)
+      context.store = await PostgresStore.open(schema.url, { maxConnections: 4, log: () => {} })
+      context.dir = undefined
+      schemas.set(context.store, schema.drop)
+    },
+    {
+      before: async () => {
+        postgres = await startTestPostgres()
+      },
+      after: async () => {
+        await postgres?.dispose()
+      },
+      cleanup: async (context) => {
+        await schemas.get(context.store)?.()
+        schemas.delete(context.store)
+      },
+    },
+  )
+}
 
 // ---------------------------------------------------------------------------
 // What only the file store shows: its files, its lock, its crash safety.

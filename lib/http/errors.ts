@@ -76,11 +76,13 @@ export function storeProblem(error: StoreError): HttpError {
     case 'out-of-descriptors':
       return new HttpError(503, 'The server has run out of file descriptors for the moment; retry shortly.', { 'Retry-After': '1' })
     case 'path-too-long':
-      return new HttpError(414, 'The path is too long for the store folder on this file system; use shorter or fewer segments.')
+      return new HttpError(414, `The path is too long for the store ${error.reason ?? 'folder on this file system'}; use shorter or fewer segments.`)
     case 'store-gone':
       return new HttpError(503, 'The store folder was deleted or moved away while the server runs; put it back, or restart the server on a store folder.')
     case 'blocked-path':
       return new HttpError(409, `The store cannot reach ${url}: its folder ${error.reason ?? 'is blocked'}. Remove that from the store folder (a DELETE removes a link in the node's own place).`)
+    case 'unavailable':
+      return new HttpError(503, `The database behind the store cannot be reached for the moment, so nothing at ${url} was read or changed; retry shortly.`, { 'Retry-After': '2' })
     case 'read-only':
       return new HttpError(503, `The store folder cannot be written (a read-only file system, or no permission), so ${url} was not changed; reads still work.`)
   }

@@ -21,6 +21,8 @@ export type StoreErrorKind =
   | 'read-only'
   /** The node's folder, or one above it, is a link (which the store never follows) or a file. */
   | 'blocked-path'
+  /** The database cannot be reached or refuses work for now (PostgresStore): a moment later it may. */
+  | 'unavailable'
 
 export class StoreError extends Error {
   readonly kind: StoreErrorKind

