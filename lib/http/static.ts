@@ -3,15 +3,13 @@ import type { FileHandle } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { open, realpath, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
-import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { HttpError, sendProblem } from './errors.ts'
 import { contentTypeFor } from './mime.ts'
 import { ifRangeHolds, isNotModified } from './conditional.ts'
 import { StaticCache, type FileVersion, type StaticCacheOptions, type StaticCacheStats } from './static-cache.ts'
 
-/** Files up to this size are read whole and sent in one write when nothing is kept; larger ones are streamed. */
-const SMALL_FILE = 64 * 1024
+/** Bytes a file is read in (see sendBytes): larger reads than a stream's 64 KiB, as each costs a call to the thread pool. */
+const STREAM_CHUNK = 256 * 1024
 
 /** Inclusive byte positions, as in `Content-Range`. */
 interface ByteRange {
@@ -157,7 +155,6 @@ function needsBytes(req: IncomingMessage, file: FileVersion): boolean {
  * `file.body` when it is kept in memory, else through `handle`, which this closes.
  */
 async function answer(req: IncomingMessage, res: ServerResponse, file: FileVersion, handle?: FileHandle): Promise<void> {
-  let bodyOwnsHandle = false
   try {
     if (isNotModified(req.headers, file)) {
       setValidators(res, file)
@@ -192,19 +189,57 @@ async function answer(req: IncomingMessage, res: ServerResponse, file: FileVersi
       return
     }
     if (handle === undefined) throw new Error(`No open file to send ${file.path} from.`)
-    if (range === undefined && file.size <= SMALL_FILE) {
-      // A small whole file goes out in one read and one write, without a stream to set up.
-      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(file.size), 0, file.size, 0)
-      res.setHeader('Content-Length', bytesRead) // a file cut short since its stat is sent as it now is
-      res.end(buffer.subarray(0, bytesRead))
+    await sendBytes(handle, res, body)
+  } finally {
+    await handle?.close()
+  }
+}
+
+/**
+ * Sends a span of an open file in reads of STREAM_CHUNK bytes, each written
+ * as it is read and the last with `end`, waiting while the socket is full: a
+ * file up to a chunk goes out in one read and one write, and an answer holds
+ * one chunk at most. A client that hangs up (a normal event, not a fault)
+ * ends the loop; a read error is a real fault, rethrown for the server to
+ * log, and the client, already sent a status, sees a cut-short answer rather
+ * than bad bytes.
+ */
+async function sendBytes(handle: FileHandle, res: ServerResponse, span: ByteRange): Promise<void> {
+  let position = span.start
+  while (!res.destroyed) {
+    const length = Math.min(STREAM_CHUNK, span.end + 1 - position)
+    let chunk: Buffer
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, position)
+      chunk = buffer.subarray(0, bytesRead)
+    } catch (error) {
+      res.destroy()
+      throw error
+    }
+    if (res.destroyed) return
+    position += chunk.length
+    if (chunk.length < length) {
+      // Cut short since its stat: sent as it now is while the headers can still say so, else cut off.
+      if (res.headersSent) res.destroy()
+      else res.setHeader('Content-Length', position - span.start).end(chunk)
       return
     }
-    const stream = handle.createReadStream({ start: body.start, end: body.end })
-    bodyOwnsHandle = true // autoClose: the stream closes the descriptor on end, error or destroy
-    await sendBody(stream, res)
-  } finally {
-    if (handle !== undefined && !bodyOwnsHandle) await handle.close()
+    if (position > span.end) {
+      res.end(chunk)
+      return
+    }
+    if (!res.write(chunk)) await drainedOrClosed(res)
   }
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      resolve()
+    }
+    res.on('drain', done).on('close', done)
+  })
 }
 
 /**
@@ -398,26 +433,6 @@ function parseRange(fieldValue: string, size: number): ByteRange | 'unsatisfiabl
   if (last !== '' && Number(last) < start) return undefined
   if (start >= size) return 'unsatisfiable'
   return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) }
-}
-
-/**
- * Streams the body. pipeline destroys both sides when either fails, so a
- * client that hangs up (a normal event, not a fault) also closes the file.
- * A read error is a real fault: it is rethrown for the server to log, and the
- * client, already sent a status, sees a cut-short answer rather than bad bytes.
- */
-async function sendBody(body: Readable, res: ServerResponse): Promise<void> {
-  try {
-    await pipeline(body, res)
-  } catch (error) {
-    if (!isClientAbort(error)) throw error
-  }
-}
-
-const clientAbortCodes = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'])
-
-function isClientAbort(error: unknown): boolean {
-  return clientAbortCodes.has((error as NodeJS.ErrnoException | undefined)?.code ?? '')
 }
 
 const missingCodes = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EACCES', 'EPERM', 'EISDIR'])
