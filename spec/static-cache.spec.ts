@@ -8,6 +8,8 @@ import { join } from 'node:path'
 import { HttpError, sendProblem, toHttpError } from '../lib/http/errors.ts'
 import { splitPath } from '../lib/path.ts'
 import { StaticFiles } from '../lib/http/static.ts'
+import { createHandler } from '../lib/handler.ts'
+import { startServerOnFolder } from './helpers.ts'
 
 // What a served file leaves behind (README, "Speed"): answers kept in memory, kept
 // right by a watch on the www folder, within bounds. The tree: <base>/www is served,
@@ -273,6 +275,35 @@ test('with the cache turned off, every answer looks at the disk', async () => {
   assert.is(files.stats(), undefined)
   writeFileSync(join(www, 'kept.txt'), 'kept, and changed')
   assert.is((await served.request('/kept.txt')).body.toString(), 'kept, and changed', 'the very next request')
+})
+
+test('the server keeps www files by its wwwCache option: false reads the disk for the very next request, even where no watch could tell', async () => {
+  mkdirSync(join(www, 'site'))
+  const index = join(www, 'site', 'index.html')
+  writeFileSync(index, 'one')
+  linkSync(index, join(base, 'outside', 'index.html'))
+  const kept = await startServerOnFolder({ www: join(www, 'site') })
+  const off = await startServerOnFolder({ www: join(www, 'site'), wwwCache: false })
+  try {
+    for (const server of [kept, off]) assert.is((await server.request('GET', '/')).text, 'one')
+    writeFileSync(join(base, 'outside', 'index.html'), 'two!')
+    touchLater(join(base, 'outside', 'index.html'), 5)
+    assert.is((await off.request('GET', '/')).text, 'two!', 'wwwCache: false')
+    const started = Date.now()
+    while ((await kept.request('GET', '/')).text !== 'two!') {
+      if (Date.now() - started > 5000) assert.unreachable('the kept index.html never showed the change')
+      await sleep(20)
+    }
+  } finally {
+    await kept.close()
+    await off.close()
+  }
+})
+
+test('wwwCache bounds that are not sizes are refused when the handler is made', () => {
+  for (const bounds of [{ maxBytes: -1 }, { maxFileBytes: Number.NaN }]) {
+    assert.throws(() => createHandler({ store: { close: async () => {} } as never, wwwCache: bounds }), /wwwCache\.max\w+ must be a number of bytes/, JSON.stringify(bounds))
+  }
 })
 
 test.run()
