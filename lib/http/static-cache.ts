@@ -20,9 +20,9 @@ import { join } from 'node:path'
  *    lookup began (and the lookup saw the change), or it bumps the generation
  *    later and forgets the kept answer.
  * 3. Events reach the server through its event loop, so a request read in the
- *    same turn as an event may still get the kept answer: on Linux, a
- *    request sent after a change is answered from the changed file unless the
- *    two reach the server within the same few microseconds. Some changes send
+ *    same turn as an event may still get the kept answer: in practice a
+ *    request sent after a change is answered from the changed file, but the
+ *    watch alone cannot promise the very next request. Some changes send
  *    no event to a folder watch at all (a file written through a hard link
  *    from outside www, a link on the way to www switched, an event queue that
  *    overflowed). So, whatever the watch says, a kept answer is trusted for
