@@ -88,6 +88,22 @@ export async function startCeiling(): Promise<CeilingServer> {
   }
 }
 
+export interface SirvServer {
+  port: number
+  pid: number
+  stop(): Promise<void>
+}
+
+/** sirv serving `www` (bench/sirv-server.ts), the static-file server restdir's files are compared with. */
+export async function startSirv(www: string): Promise<SirvServer> {
+  const child = fork(`${root}bench/sirv-server.ts`, [www], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port))
+    child.once('exit', (code) => reject(new Error(`The sirv server exited (${code}).`)))
+  })
+  return { port, pid: child.pid!, stop: () => stopChild(child) }
+}
+
 export interface Answer {
   status: number
   headers: Record<string, string | string[] | undefined>

@@ -10,6 +10,8 @@ export interface Measurement {
   /** Milliseconds for one request alone before the load: the cold case. */
   firstMs: number
   ceiling: LoadResult
+  /** sirv serving the same www folder, for static files. */
+  sirv?: LoadResult
   writeCeiling?: WriteCeilingResult
   restdir: LoadResult
 }
@@ -80,6 +82,21 @@ export function printReport(report: Report): void {
     )
   }
   lines.push('')
+  const files = report.measurements.filter((m) => m.sirv !== undefined)
+  if (files.length > 0) {
+    lines.push('Static files: the ceiling, sirv 3 serving the same folder, and restdir, each as a fraction of the ceiling.')
+    lines.push('')
+    lines.push('| workload | conns | ceiling req/s | sirv req/s | restdir req/s | sirv ratio | restdir ratio | restdir / sirv | server CPU µs/req, ceiling / sirv / restdir |')
+    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+    for (const m of files) {
+      const sirv = m.sirv!
+      lines.push(
+        `| ${m.workload} | ${m.connections} | ${whole(m.ceiling.rps)} | ${whole(sirv.rps)} | ${whole(m.restdir.rps)} | ${(sirv.rps / m.ceiling.rps).toFixed(2)} | ` +
+          `${(m.restdir.rps / m.ceiling.rps).toFixed(2)} | ${(m.restdir.rps / sirv.rps).toFixed(2)} | ${whole(m.ceiling.serverCpuUs)} / ${whole(sirv.serverCpuUs)} / ${whole(m.restdir.serverCpuUs)} |`,
+      )
+    }
+    lines.push('')
+  }
   lines.push('| workload | description | first request alone, ms |')
   lines.push('|---|---|--:|')
   for (const m of unique(report.measurements)) lines.push(`| ${m.workload} | ${m.description} | ${m.firstMs.toFixed(1)} |`)

@@ -2,7 +2,8 @@
  * `npm run bench`: in one run, measures a bare `node:http` server (the
  * ceiling) and restdir on the same workloads, one after the other, and
  * prints restdir's figures as a fraction of the ceiling's. Writes are also
- * compared with a bare loop of the file store's atomic write sequence.
+ * compared with a bare loop of the file store's atomic write sequence, and
+ * static files with sirv serving the same folder.
  *
  *   npm run bench                      full run (100 000 documents, 8 s a measurement)
  *   npm run bench -- --quick           a few seconds a workload, a small store (proves the script works)
@@ -18,7 +19,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
 import { buildRequest, runLoad, sendAll, type LoadResult } from './load.ts'
-import { restdirLauncher, startCeiling, startRestdir, type CeilingServer, type RunningServer } from './processes.ts'
+import { restdirLauncher, startCeiling, startRestdir, startSirv, type CeilingServer, type RunningServer, type SirvServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
 import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
@@ -73,6 +74,8 @@ async function benchmark(): Promise<Report> {
   const files = await writeStaticFiles(www)
   const ceiling = await startCeiling()
   running.push(ceiling)
+  const sirv = await startSirv(www)
+  running.push(sirv)
 
   const restdirFlags = ['--store', store, '--www', www]
   let server = await start(restdirFlags)
@@ -103,7 +106,7 @@ async function benchmark(): Promise<Report> {
       server = await start([...restdirFlags, '--sync'], mode === 'sync-pool4' ? { UV_THREADPOOL_SIZE: '4' } : {})
     }
     for (let run = 0; run < repeat; run++) {
-      for (const workload of group) measurements.push(await measure(workload, server, ceiling.port, ceiling.pid, ceiling.answerWith))
+      for (const workload of group) measurements.push(await measure(workload, server, ceiling, sirv))
     }
   }
   const rssAfterWorkloads = server.rss()
@@ -147,14 +150,19 @@ async function calibrate(ceiling: CeilingServer, body: Buffer): Promise<Calibrat
 async function measure(
   workload: Workload,
   server: RunningServer,
-  ceilingPort: number,
-  ceilingPid: number,
-  answerWith: (body: Buffer, type?: string) => Promise<void>,
+  ceilingServer: CeilingServer,
+  sirvServer: SirvServer,
 ): Promise<Measurement> {
   log(`${workload.name}: ceiling`)
-  await answerWith(workload.ceilingBody, workload.ceilingType)
+  await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
   const options = { connections: workload.connections, duration, warmup, nextRequest: workload.nextRequest }
-  const ceiling = await runLoad({ ...options, port: ceilingPort, serverPid: ceilingPid })
+  const ceiling = await runLoad({ ...options, port: ceilingServer.port, serverPid: ceilingServer.pid })
+  let sirv: LoadResult | undefined
+  if (workload.sirv) {
+    log(`${workload.name}: sirv`)
+    sirv = await runLoad({ ...options, port: sirvServer.port, serverPid: sirvServer.pid })
+    if (sirv.errors > 0) log(`${workload.name}: sirv gave ${sirv.errors} failed answers ${JSON.stringify(sirv.statuses)}`)
+  }
   let writeCeiling: WriteCeilingResult | undefined
   if (workload.writeCeiling) {
     await settleDisk()
@@ -178,7 +186,7 @@ async function measure(
   if (first.errors > 0) log(`${workload.name}: the first request failed`)
   const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
-  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, writeCeiling, restdir }
+  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, writeCeiling, restdir }
 }
 
 /**

@@ -40,10 +40,10 @@ export async function fillStore(server: RunningServer, count: number, log: (line
   return { fixture: { itemIds, userId, userBody, documentBody, pageBody: Buffer.from(JSON.stringify(page)) }, memory }
 }
 
-/** The static files the file workloads fetch: 1 KiB of text and 1 MiB of bytes. */
+/** The static files the file workloads fetch: 1 KiB of text and 256 KiB of bytes. */
 export async function writeStaticFiles(www: string): Promise<{ smallFile: Buffer; largeFile: Buffer }> {
   const smallFile = Buffer.from('restdir static file. '.repeat(64).slice(0, 1024))
-  const largeFile = Buffer.alloc(1024 * 1024)
+  const largeFile = Buffer.alloc(256 * 1024)
   for (let index = 0; index < largeFile.length; index++) largeFile[index] = (index * 7919) & 0xff
   await writeFile(join(www, SMALL_FILE), smallFile)
   await writeFile(join(www, LARGE_FILE), largeFile)

@@ -15,6 +15,8 @@ export interface Workload {
   /** What the ceiling server answers every request with: the same body restdir gives. */
   ceilingBody: Buffer
   ceilingType?: string
+  /** Also measured against sirv serving the same www folder (static files). */
+  sirv?: boolean
   /** The file-system ceiling this write workload is compared with, besides the HTTP one. */
   writeCeiling?: 'create' | 'replace' | 'replace-sync'
 }
@@ -36,6 +38,8 @@ export const COLLECTION = 'items'
 export const DOCUMENT_PATH = '/notes/welcome'
 export const SMALL_FILE = 'small.txt'
 export const LARGE_FILE = 'large.bin'
+/** Connections of the static-file workloads: many browsers' worth of page assets at once. */
+const STATIC_CONNECTIONS = 50
 /** Writes go round this many existing documents: enough that concurrent writes rarely queue on one node. */
 const HOT_SET = 1000
 
@@ -149,18 +153,20 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
     },
     {
       name: 'static-1k',
-      description: `GET a 1 KiB static file, /${SMALL_FILE}`,
-      connections: 10,
+      description: `GET a 1 KiB static file, /${SMALL_FILE}, beside sirv serving the same folder`,
+      connections: STATIC_CONNECTIONS,
       server: 'plain',
+      sirv: true,
       nextRequest: nextOf([buildRequest('GET', `/${SMALL_FILE}`)]),
       ceilingBody: fixture.smallFile,
       ceilingType: 'text/plain; charset=utf-8',
     },
     {
-      name: 'static-1m',
-      description: `GET a 1 MiB static file, /${LARGE_FILE}`,
-      connections: 10,
+      name: 'static-256k',
+      description: `GET a 256 KiB static file, /${LARGE_FILE}, beside sirv serving the same folder`,
+      connections: STATIC_CONNECTIONS,
       server: 'plain',
+      sirv: true,
       nextRequest: nextOf([buildRequest('GET', `/${LARGE_FILE}`)]),
       ceilingBody: fixture.largeFile,
       ceilingType: 'application/octet-stream',

@@ -8,7 +8,7 @@ import { HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
-import { mayBeFile, serveStatic, TopNames } from './http/static.ts'
+import { StaticFiles } from './http/static.ts'
 import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
 import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
@@ -62,7 +62,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.length === 0 ? '' : joinPath(prefixSegments)
   const streams = new Set<() => void>()
-  const wwwTop = new TopNames(settings.www)
+  const www = new StaticFiles(settings.www, settings.wwwCache)
 
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
@@ -96,7 +96,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (README, "The playground form: `--prefix /api`").
-      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, settings, base, headers))) return
+      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, www, base, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)
     }
@@ -136,7 +136,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (mayBeFile(segments, settings.www, wwwTop) && (await serveStaticFile(req, res, segments, settings, base, headers))) return
+      if (www.mayServe(segments) && (await serveStaticFile(req, res, segments, www, base, headers))) return
     }
     if (settings.delay > 0) await sleep(settings.delay)
     if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context, requireOwners).catch(passNotFoundTo(next, res))
@@ -182,7 +182,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   }
   handler.close = async () => {
     handler.endStreams()
-    wwwTop.close()
+    www.close()
     if (documents) await documents.store.close()
     else await opening.then((store) => store.close(), () => {})
   }
@@ -206,10 +206,10 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
 }
 
 /** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path. */
-async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], settings: Settings, base: string, cors: string[]): Promise<boolean> {
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFiles, base: string, cors: string[]): Promise<boolean> {
   const headers = [...cors, 'X-Restdir-Api', base || '/']
   applyHeaders(res, headers)
-  if (await serveStatic(req, res, segments, settings.www)) return true
+  if (await www.serve(req, res, segments)) return true
   // Nothing was written: what follows (the data API, the next middleware) starts from a clean answer.
   for (let index = 0; index < headers.length; index += 2) res.removeHeader(headers[index])
   return false

@@ -6,6 +6,7 @@ import { parseCorsList, type GuardSettings } from './http/guards.ts'
 import { packageRoot } from './package.ts'
 import { defaultListingLimits, type ListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
+import { defaultStaticCache } from './http/static-cache.ts'
 
 /** Options of `createHandler` and `createServer`; they mirror the command line. */
 export interface RestdirOptions {
@@ -18,6 +19,12 @@ export interface RestdirOptions {
   fixture?: string
   /** Folder of static files (default: the bundled playground). */
   www?: string
+  /**
+   * What is kept in memory of the www folder's files (README, "Speed"): file contents up to
+   * `maxBytes` in all (default 16 MiB), each up to `maxFileBytes` (default 64 KiB); `false` keeps
+   * nothing and checks the disk on every request.
+   */
+  wwwCache?: { maxBytes?: number; maxFileBytes?: number } | false
   /** URL prefix of the data API, e.g. `/api` (default: none, the API is at `/`). */
   prefix?: string
   /** fsync every write (file and directory) before answering. */
@@ -67,6 +74,7 @@ export interface RestdirOptions {
 /** Options resolved to the values the server uses. */
 export interface Settings {
   www: string
+  wwwCache: { maxBytes: number; maxFileBytes: number } | false
   prefix: string
   /** The fixture's path, when resets are on. */
   fixture?: string
@@ -103,6 +111,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
   }
   return {
     www: path.resolve(options.www ?? bundledWww),
+    wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? ''),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
     sync: options.sync ?? false,
@@ -136,6 +145,19 @@ export function resolveSettings(options: RestdirOptions): Settings {
       ?? Math.max(8 * 1024 * 1024, 4 * (options.maxBody ?? defaultBodyLimits.maxBody)))),
     log: options.quiet ? undefined : (options.log ?? ((line) => console.log(line))),
   }
+}
+
+function resolveWwwCache(option: RestdirOptions['wwwCache']): Settings['wwwCache'] {
+  if (option === false) return false
+  return {
+    maxBytes: nonNegative('wwwCache.maxBytes', option?.maxBytes ?? defaultStaticCache.maxBytes),
+    maxFileBytes: nonNegative('wwwCache.maxFileBytes', option?.maxFileBytes ?? defaultStaticCache.maxFileBytes),
+  }
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a number of bytes, 0 or more (got ${value}).`)
+  return value
 }
 
 function resolveTimeouts(options: RestdirOptions): Timeouts {

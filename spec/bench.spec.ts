@@ -9,7 +9,7 @@ import type { Report } from '../bench/report.ts'
 // The benchmark's quick mode, as a smoke test: every workload runs and gives
 // figures. It asserts nothing about speed (that is measured only in bench/).
 
-const workloads = ['get-user', 'get-document', 'get-random', 'list-page', 'post', 'put', 'put-sync', 'put-sync-pool4', 'patch', 'static-1k', 'static-1m', 'mixed', 'list-while-posting']
+const workloads = ['get-user', 'get-document', 'get-random', 'list-page', 'post', 'put', 'put-sync', 'put-sync-pool4', 'patch', 'static-1k', 'static-256k', 'mixed', 'list-while-posting']
 const writeWorkloads = ['post', 'put', 'put-sync', 'put-sync-pool4', 'patch']
 
 test('npm run bench -- --quick measures every workload beside its ceiling, with memory and start-up', async () => {
@@ -31,10 +31,12 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
       assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
       assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
+      assert.is(m.sirv !== undefined && m.sirv.requests > 0 && m.sirv.errors === 0, m.workload.startsWith('static-'), `${m.workload}: sirv beside it`)
     }
     assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
     for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
     assert.match(run.stdout, '| busy work per request, µs |')
+    assert.match(run.stdout, '| workload | conns | ceiling req/s | sirv req/s | restdir req/s |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
     assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
   } finally {

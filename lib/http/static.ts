@@ -3,23 +3,13 @@ import type { FileHandle } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { open, realpath, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
-import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { HttpError, sendProblem } from './errors.ts'
 import { contentTypeFor } from './mime.ts'
 import { ifRangeHolds, isNotModified } from './conditional.ts'
+import { StaticCache, type FileVersion, type StaticCacheOptions, type StaticCacheStats } from './static-cache.ts'
 
-/** An open file found under the root, with the validators its answers carry. */
-interface StaticFile {
-  handle: FileHandle
-  path: string
-  size: number
-  etag: string
-  lastModified: string
-}
-
-/** Files up to this size are read whole and sent in one write; larger ones are streamed. */
-const SMALL_FILE = 64 * 1024
+/** Bytes a file is read in (see sendBytes): larger reads than a stream's 64 KiB, as each costs a call to the thread pool. */
+const STREAM_CHUNK = 256 * 1024
 
 /** Inclusive byte positions, as in `Content-Range`. */
 interface ByteRange {
@@ -28,23 +18,148 @@ interface ByteRange {
 }
 
 /**
- * Answers a GET/HEAD for a file under root. Returns false, having written
- * nothing, when the segments name no servable file (so the caller can fall
- * through to the data API or answer 404).
+ * The www folder's files: answers GET and HEAD for them, from what a former
+ * answer kept when it may (lib/http/static-cache.ts says why that is safe),
+ * else through the path checks below. `false` for options keeps nothing.
  */
-export async function serveStatic(req: IncomingMessage, res: ServerResponse, segments: readonly string[], root: string): Promise<boolean> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return false
-  const path = await findFile(segments, root)
-  if (path === undefined) return false
-  const file = await openFile(path)
-  if (file === undefined) return false
+export class StaticFiles {
+  readonly root: string
+  readonly #cache: StaticCache | undefined
+  readonly #topNames: TopNames
 
-  let bodyOwnsHandle = false
+  constructor(root: string, options: StaticCacheOptions | false = {}) {
+    this.root = root
+    this.#cache = options === false ? undefined : new StaticCache(root, options)
+    this.#topNames = new TopNames(root)
+  }
+
+  /** A quick, synchronous "maybe" (see mayBeFile); a file answered before is a "yes" with no system call. */
+  mayServe(segments: readonly string[]): boolean {
+    if (this.#cache?.has(segments.join('/')) && segments.every(isSafeSegment)) return true
+    return mayBeFile(segments, this.root, this.#topNames)
+  }
+
+  /**
+   * Answers a GET/HEAD for a file under the root. Returns false, having
+   * written nothing, when the segments name no servable file (so the caller
+   * can fall through to the data API or answer 404).
+   */
+  async serve(req: IncomingMessage, res: ServerResponse, segments: readonly string[]): Promise<boolean> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false
+    // Before anything kept is looked at: `a%2Fb` must not find what `a/b` kept.
+    if (!segments.every(isSafeSegment)) return false
+    const cache = this.#cache
+    const key = segments.join('/')
+    const kept = cache?.fresh(key)
+    if (kept !== undefined) {
+      if (kept.body !== undefined || !needsBytes(req, kept)) {
+        await answer(req, res, kept)
+        return true
+      }
+      const handle = await this.#openSame(kept)
+      if (handle !== undefined) {
+        await answer(req, res, kept, handle)
+        return true
+      }
+      cache!.forget(key)
+    }
+    return this.#lookUp(req, res, segments, key)
+  }
+
+  /** What is kept, and how often the disk was asked; undefined when nothing is kept. */
+  stats(): StaticCacheStats | undefined {
+    return this.#cache?.stats()
+  }
+
+  close(): void {
+    this.#cache?.close()
+    this.#topNames.close()
+  }
+
+  /** The path checks, then the file: kept for next time when the cache may keep it. */
+  async #lookUp(req: IncomingMessage, res: ServerResponse, segments: readonly string[], key: string): Promise<boolean> {
+    const cache = this.#cache
+    const lookup = cache?.beginLookup()
+    const found = await findFile(segments, this.root)
+    if (found === undefined) return false
+    const kept = cache?.kept(key)
+    if (kept?.body !== undefined && kept.path === found.path && kept.version === versionOf(found.stats)) {
+      // Checked again after its time of trust ran out, and found the very same: its bytes still hold.
+      cache!.keep(key, lookup, found.realRoot, kept)
+      await answer(req, res, kept)
+      return true
+    }
+    const opened = await openFile(found.path)
+    if (opened === undefined) return false
+    if (cache) cache.opens++
+    const { handle, file } = opened
+    if (cache === undefined || !cache.holdsBytesOf(file.size)) {
+      cache?.keep(key, lookup, found.realRoot, file)
+      await answer(req, res, file, handle)
+      return true
+    }
+    let body: Buffer
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(file.size), 0, file.size, 0)
+      body = buffer.subarray(0, bytesRead)
+    } finally {
+      await handle.close()
+    }
+    // A file cut short since its stat is sent as it now is, and not kept: it is being written.
+    if (body.length === file.size) cache.keep(key, lookup, found.realRoot, { ...file, body })
+    await answer(req, res, { ...file, size: body.length, body })
+    return true
+  }
+
+  /** Opens a kept large file's real path, if it still holds the very version kept (see 4. in static-cache.ts). */
+  async #openSame(file: FileVersion): Promise<FileHandle | undefined> {
+    this.#cache!.opens++
+    const handle = await unlessMissing(open(file.path, 'r'))
+    if (handle === undefined) return undefined
+    try {
+      const stats = await handle.stat({ bigint: true })
+      if (stats.isFile() && versionOf(stats) === file.version) return handle
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+    await handle.close()
+    return undefined
+  }
+}
+
+/** One StaticFiles per folder, for callers that name the folder only. */
+const sharedByRoot = new Map<string, StaticFiles>()
+
+/**
+ * Answers a GET/HEAD for a file under `www` (a folder, whose files are then
+ * kept with the default bounds, or a StaticFiles). Returns false, having
+ * written nothing, when the segments name no servable file.
+ */
+export function serveStatic(req: IncomingMessage, res: ServerResponse, segments: readonly string[], www: string | StaticFiles): Promise<boolean> {
+  if (typeof www === 'string') {
+    let shared = sharedByRoot.get(www)
+    if (shared === undefined) sharedByRoot.set(www, (shared = new StaticFiles(www)))
+    www = shared
+  }
+  return www.serve(req, res, segments)
+}
+
+/** Whether answering needs the file's bytes: a GET that is not a 304, of a file that has some. */
+function needsBytes(req: IncomingMessage, file: FileVersion): boolean {
+  return req.method === 'GET' && file.size > 0 && !isNotModified(req.headers, file)
+}
+
+/**
+ * Answers from a file's version: a 304, a 416, or its headers and bytes — from
+ * `file.body` when it is kept in memory, else through `handle`, which this closes.
+ */
+async function answer(req: IncomingMessage, res: ServerResponse, file: FileVersion, handle?: FileHandle): Promise<void> {
   try {
     if (isNotModified(req.headers, file)) {
       setValidators(res, file)
       res.writeHead(304).end()
-      return true
+      return
     }
     // RFC 9110 §14.2: GET is the only method with range handling; HEAD ignores Range.
     const rangeHeader = req.method === 'GET' && ifRangeHolds(req.headers['if-range'], file) ? req.headers.range : undefined
@@ -52,7 +167,7 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, seg
     if (range === 'unsatisfiable') {
       const detail = `The requested byte range lies outside this ${file.size}-byte file; ask for a range that starts before byte ${file.size}, or drop the Range header.`
       sendProblem(res, new HttpError(416, detail, { 'Content-Range': `bytes */${file.size}` }))
-      return true
+      return
     }
 
     res.setHeader('Content-Type', contentTypeFor(file.path))
@@ -67,22 +182,64 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, seg
     res.setHeader('Content-Length', body.end - body.start + 1)
     if (req.method === 'HEAD' || file.size === 0) {
       res.end()
-      return true
+      return
     }
-    if (range === undefined && file.size <= SMALL_FILE) {
-      // A small whole file goes out in one read and one write, without a stream to set up.
-      const { buffer, bytesRead } = await file.handle.read(Buffer.allocUnsafe(file.size), 0, file.size, 0)
-      res.setHeader('Content-Length', bytesRead) // a file cut short since its stat is sent as it now is
-      res.end(buffer.subarray(0, bytesRead))
-      return true
+    if (file.body !== undefined) {
+      res.end(range === undefined ? file.body : file.body.subarray(body.start, body.end + 1))
+      return
     }
-    const stream = file.handle.createReadStream({ start: body.start, end: body.end })
-    bodyOwnsHandle = true // autoClose: the stream closes the descriptor on end, error or destroy
-    await sendBody(stream, res)
-    return true
+    if (handle === undefined) throw new Error(`No open file to send ${file.path} from.`)
+    await sendBytes(handle, res, body)
   } finally {
-    if (!bodyOwnsHandle) await file.handle.close()
+    await handle?.close()
   }
+}
+
+/**
+ * Sends a span of an open file in reads of STREAM_CHUNK bytes, each written
+ * as it is read and the last with `end`, waiting while the socket is full: a
+ * file up to a chunk goes out in one read and one write, and an answer holds
+ * one chunk at most. A client that hangs up (a normal event, not a fault)
+ * ends the loop; a read error is a real fault, rethrown for the server to
+ * log, and the client, already sent a status, sees a cut-short answer rather
+ * than bad bytes.
+ */
+async function sendBytes(handle: FileHandle, res: ServerResponse, span: ByteRange): Promise<void> {
+  let position = span.start
+  while (!res.destroyed) {
+    const length = Math.min(STREAM_CHUNK, span.end + 1 - position)
+    let chunk: Buffer
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.allocUnsafe(length), 0, length, position)
+      chunk = buffer.subarray(0, bytesRead)
+    } catch (error) {
+      res.destroy()
+      throw error
+    }
+    if (res.destroyed) return
+    position += chunk.length
+    if (chunk.length < length) {
+      // Cut short since its stat: sent as it now is while the headers can still say so, else cut off.
+      if (res.headersSent) res.destroy()
+      else res.setHeader('Content-Length', position - span.start).end(chunk)
+      return
+    }
+    if (position > span.end) {
+      res.end(chunk)
+      return
+    }
+    if (!res.write(chunk)) await drainedOrClosed(res)
+  }
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done)
+      resolve()
+    }
+    res.on('drain', done).on('close', done)
+  })
 }
 
 /**
@@ -90,23 +247,29 @@ export async function serveStatic(req: IncomingMessage, res: ServerResponse, seg
  * undefined. send/serve-static's order: refuse unsafe segments before touching
  * the disk, resolve every link, then check the real path is inside the real root.
  */
-async function findFile(segments: readonly string[], root: string): Promise<string | undefined> {
+async function findFile(segments: readonly string[], root: string): Promise<FoundFile | undefined> {
   if (!mayBeFile(segments, root)) return undefined
   const realRoot = await unlessMissing(realpath(root))
   if (realRoot === undefined) return undefined
 
   let realFile = await unlessMissing(realpath(join(realRoot, ...segments)))
   if (realFile === undefined) return undefined
-  let stats = await unlessMissing(stat(realFile))
+  let stats = await unlessMissing(stat(realFile, { bigint: true }))
   if (stats?.isDirectory()) {
     realFile = await unlessMissing(realpath(join(realFile, 'index.html')))
     if (realFile === undefined) return undefined
-    stats = await unlessMissing(stat(realFile))
+    stats = await unlessMissing(stat(realFile, { bigint: true }))
   }
   // Checked on the final real path, before anything is opened: a link may lead anywhere.
   if (!isVisibleInside(realRoot, realFile)) return undefined
   // Only regular files: opening a FIFO would hang, and devices are never content.
-  return stats?.isFile() ? realFile : undefined
+  return stats?.isFile() ? { realRoot, path: realFile, stats } : undefined
+}
+
+interface FoundFile {
+  realRoot: string
+  path: string
+  stats: BigIntStats
 }
 
 /**
@@ -207,7 +370,7 @@ function isVisibleInside(root: string, file: string): boolean {
 }
 
 /** Opens the file and reads the metadata from the open descriptor, so headers and bytes describe the same file. */
-async function openFile(path: string): Promise<StaticFile | undefined> {
+async function openFile(path: string): Promise<{ handle: FileHandle; file: FileVersion } | undefined> {
   const handle = await unlessMissing(open(path, 'r'))
   if (handle === undefined) return undefined
   try {
@@ -217,7 +380,7 @@ async function openFile(path: string): Promise<StaticFile | undefined> {
       return undefined
     }
     const lastModified = new Date(Number(stats.mtimeMs)).toUTCString()
-    return { handle, path, size: Number(stats.size), etag: etagFor(stats), lastModified }
+    return { handle, file: { path, size: Number(stats.size), version: versionOf(stats), etag: etagFor(stats), lastModified } }
   } catch (error) {
     await handle.close()
     throw error
@@ -233,7 +396,12 @@ function etagFor(stats: BigIntStats): string {
   return `"${stats.ino.toString(36)}-${stats.size.toString(36)}-${stats.mtimeNs.toString(36)}"`
 }
 
-function setValidators(res: ServerResponse, file: StaticFile): void {
+/** The same file, unchanged: what a kept answer is compared with (see lib/http/static-cache.ts). */
+function versionOf(stats: BigIntStats): string {
+  return `${stats.dev}-${stats.ino}-${stats.size}-${stats.mtimeNs}`
+}
+
+function setValidators(res: ServerResponse, file: FileVersion): void {
   res.setHeader('ETag', file.etag)
   res.setHeader('Last-Modified', file.lastModified)
   // Cached copies must be revalidated, which the validators make a cheap 304.
@@ -265,26 +433,6 @@ function parseRange(fieldValue: string, size: number): ByteRange | 'unsatisfiabl
   if (last !== '' && Number(last) < start) return undefined
   if (start >= size) return 'unsatisfiable'
   return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) }
-}
-
-/**
- * Streams the body. pipeline destroys both sides when either fails, so a
- * client that hangs up (a normal event, not a fault) also closes the file.
- * A read error is a real fault: it is rethrown for the server to log, and the
- * client, already sent a status, sees a cut-short answer rather than bad bytes.
- */
-async function sendBody(body: Readable, res: ServerResponse): Promise<void> {
-  try {
-    await pipeline(body, res)
-  } catch (error) {
-    if (!isClientAbort(error)) throw error
-  }
-}
-
-const clientAbortCodes = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE'])
-
-function isClientAbort(error: unknown): boolean {
-  return clientAbortCodes.has((error as NodeJS.ErrnoException | undefined)?.code ?? '')
 }
 
 const missingCodes = new Set(['ENOENT', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'EACCES', 'EPERM', 'EISDIR'])

@@ -1,0 +1,236 @@
+import { readdirSync, realpathSync, watch, type FSWatcher } from 'node:fs'
+import { join } from 'node:path'
+
+/*
+ * What the www folder's files were found to be, kept so that a file served
+ * before is answered again without the path checks of lib/http/static.ts
+ * (README, "Speed": "Static files from memory").
+ *
+ * Why a kept answer is never wrong for long — the argument in full:
+ *
+ * 1. Every folder under the real root (hidden ones aside: nothing under them
+ *    is ever served) is watched before anything is looked up, and any event
+ *    in any of them — a file written, added, removed, renamed over, a link
+ *    made or changed, a folder's permissions — forgets every kept answer and
+ *    every watch. The next lookup walks and watches the folders again first.
+ * 2. A lookup notes the watch's generation before it touches the disk, and
+ *    keeps what it found only when no event came in the meantime and the
+ *    real root is still the watched one. So an answer is never kept from a
+ *    read that raced a change: either the change's event came before the
+ *    lookup began (and the lookup saw the change), or it bumps the generation
+ *    later and forgets the kept answer.
+ * 3. Events reach the server through its event loop, so a request read in the
+ *    same turn as an event may still get the kept answer: in practice a
+ *    request sent after a change is answered from the changed file, but the
+ *    watch alone cannot promise the very next request. Some changes send
+ *    no event to a folder watch at all (a file written through a hard link
+ *    from outside www, a link on the way to www switched, an event queue that
+ *    overflowed). So, whatever the watch says, a kept answer is trusted for
+ *    `trustMs` (1 s) at most: then the next request checks the path again
+ *    (realpath, stat) and keeps the bytes only if the file is the very same
+ *    version (device, inode, size, nanosecond mtime).
+ * 4. A large file is not kept, only where it is: each GET opens its real path
+ *    and compares the open file's version with the kept one before sending a
+ *    byte, so a late event can never send other bytes, or a file a link now
+ *    leads to outside www, under the kept headers.
+ *
+ * Where no folder watch can be had (a watch limit reached, a folder that
+ * cannot be read, more than MAX_WATCHED_FOLDERS folders), nothing is kept and
+ * every request is checked against the disk as before.
+ */
+
+/** The bounds of what is kept, and how long a kept answer is trusted without a look at the disk. */
+export interface StaticCacheOptions {
+  /** Bytes of file content kept in memory in all (default 16 MiB). */
+  maxBytes?: number
+  /** Larger files are not kept in memory, only their place and version (default 64 KiB). */
+  maxFileBytes?: number
+  /** Milliseconds a kept answer is used without looking at the disk, events or not (default 1000). */
+  trustMs?: number
+}
+
+export const defaultStaticCache = { maxBytes: 16 * 1024 * 1024, maxFileBytes: 64 * 1024, trustMs: 1000 }
+
+/** Most files whose place and version are kept, content or not. */
+const MAX_ENTRIES = 10_000
+/** A www folder with more folders than this is not watched (one watch each), and so not cached. */
+export const MAX_WATCHED_FOLDERS = 1000
+
+/** One file as a lookup found it: its real path, its version and validators, and its bytes when small. */
+export interface FileVersion {
+  path: string
+  size: number
+  /** Device, inode, size and nanosecond mtime: the same file, unchanged. */
+  version: string
+  etag: string
+  lastModified: string
+  body?: Buffer
+}
+
+interface Entry {
+  file: FileVersion
+  /** performance.now() when the lookup that found it began. */
+  checkedAt: number
+}
+
+/** Counts for tests and the curious: what is kept, and how often the disk was asked. */
+export interface StaticCacheStats {
+  entries: number
+  bytes: number
+  /** Lookups through the path checks (realpath, stat). */
+  lookups: number
+  /** Files opened to read their bytes. */
+  opens: number
+}
+
+export class StaticCache {
+  readonly limits: Required<StaticCacheOptions>
+  readonly #entries = new Map<string, Entry>()
+  readonly #watch: FolderWatch
+  #bytes = 0
+  lookups = 0
+  opens = 0
+
+  constructor(root: string, options: StaticCacheOptions = {}) {
+    this.limits = { ...defaultStaticCache, ...options }
+    this.#watch = new FolderWatch(root, () => this.#clear())
+  }
+
+  /** The kept answer for a URL's segments while it may be trusted without a look at the disk. */
+  fresh(key: string): FileVersion | undefined {
+    const entry = this.#entries.get(key)
+    return entry && performance.now() - entry.checkedAt <= this.limits.trustMs ? entry.file : undefined
+  }
+
+  /** The kept answer even when it is no longer trusted: a lookup that finds the same version reuses its bytes. */
+  kept(key: string): FileVersion | undefined {
+    return this.#entries.get(key)?.file
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key)
+  }
+
+  /**
+   * Called before a lookup touches the disk: arms the watch, and returns what
+   * `keep` needs to tell whether an event came in between, or undefined when
+   * nothing may be kept.
+   */
+  beginLookup(): Lookup | undefined {
+    this.lookups++
+    if (!this.#watch.arm()) return undefined
+    return { generation: this.#watch.generation, realRoot: this.#watch.realRoot!, startedAt: performance.now() }
+  }
+
+  /** Whether a file of this size would be kept in memory. */
+  holdsBytesOf(size: number): boolean {
+    return size <= this.limits.maxFileBytes && size <= this.limits.maxBytes
+  }
+
+  /** Keeps what a lookup found, unless the watch saw a change since it began (see 2. above). */
+  keep(key: string, lookup: Lookup | undefined, realRoot: string, file: FileVersion): void {
+    if (lookup === undefined || lookup.generation !== this.#watch.generation || realRoot !== this.#watch.realRoot) return
+    this.forget(key)
+    const bytes = file.body?.length ?? 0
+    for (const [oldest] of this.#entries) {
+      if (this.#entries.size < MAX_ENTRIES && this.#bytes + bytes <= this.limits.maxBytes) break
+      this.forget(oldest)
+    }
+    this.#entries.set(key, { file, checkedAt: lookup.startedAt })
+    this.#bytes += bytes
+  }
+
+  forget(key: string): void {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return
+    this.#bytes -= entry.file.body?.length ?? 0
+    this.#entries.delete(key)
+  }
+
+  stats(): StaticCacheStats {
+    return { entries: this.#entries.size, bytes: this.#bytes, lookups: this.lookups, opens: this.opens }
+  }
+
+  close(): void {
+    this.#watch.close()
+    this.#clear()
+  }
+
+  #clear(): void {
+    this.#entries.clear()
+    this.#bytes = 0
+  }
+}
+
+export interface Lookup {
+  generation: number
+  realRoot: string
+  startedAt: number
+}
+
+/**
+ * A watch on every folder under the real root, made by walking it (Node 20's
+ * recursive watch on Linux watches every file as well, and swallows a watch
+ * limit reached while it starts). Any event forgets the whole watch; the next
+ * `arm` walks again.
+ */
+class FolderWatch {
+  readonly #root: string
+  readonly #onChange: () => void
+  #watchers: FSWatcher[] = []
+  #unwatchable = false
+  generation = 0
+  realRoot: string | undefined
+
+  constructor(root: string, onChange: () => void) {
+    this.#root = root
+    this.#onChange = onChange
+  }
+
+  /** True when every folder is watched (walking them now if need be). */
+  arm(): boolean {
+    if (this.realRoot !== undefined) return true
+    if (this.#unwatchable) return false
+    const watchers: FSWatcher[] = []
+    const changed = () => {
+      if (this.#watchers === watchers) this.#changed()
+    }
+    this.#watchers = watchers
+    try {
+      const realRoot = realpathSync(this.#root)
+      const folders = [realRoot]
+      for (let index = 0; index < folders.length; index++) {
+        if (folders.length > MAX_WATCHED_FOLDERS) throw Object.assign(new Error('too many folders to watch'), { code: 'ETOOMANY' })
+        // Watch first, then read: an entry added in between is then never missed.
+        const watcher = watch(folders[index], { persistent: false }, changed)
+        watcher.on('error', changed)
+        watchers.push(watcher)
+        for (const entry of readdirSync(folders[index], { withFileTypes: true })) {
+          if (entry.isDirectory() && !entry.name.startsWith('.')) folders.push(join(folders[index], entry.name))
+        }
+      }
+      this.realRoot = realRoot
+      return true
+    } catch (error) {
+      this.#changed()
+      // A folder that went away while it was walked: try again next time. Anything else: no watch to be had.
+      if (!vanishedCodes.has((error as NodeJS.ErrnoException).code ?? '')) this.#unwatchable = true
+      return false
+    }
+  }
+
+  close(): void {
+    this.#unwatchable = true
+    this.#changed()
+  }
+
+  #changed(): void {
+    this.generation++
+    this.realRoot = undefined
+    for (const watcher of this.#watchers) watcher.close()
+    this.#watchers = []
+    this.#onChange()
+  }
+}
+
+const vanishedCodes = new Set(['ENOENT', 'ENOTDIR'])
