@@ -1,4 +1,5 @@
 import { connect } from 'node:net'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 
 /** One HTTP/1.1 answer as it came off the wire. */
 export interface RawAnswer {
@@ -126,4 +127,25 @@ export function rawRequest(method: string, target: string, options: { body?: unk
   if (options.body !== undefined) head += `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
   if (options.close) head += 'Connection: close\r\n'
   return head + '\r\n' + body
+}
+
+/** An answer read whole, its body as bytes. */
+export interface ByteAnswer {
+  status: number
+  headers: IncomingHttpHeaders
+  body: Buffer
+}
+
+/** Sends `path` exactly as written (no client-side normalization), so `..`, `\` and `%2e` reach the server. */
+export function requestAsIs(port: number, path: string, method = 'GET', headers: Record<string, string> = {}): Promise<ByteAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }

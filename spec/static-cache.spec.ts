@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +10,7 @@ import { splitPath } from '../lib/path.ts'
 import { StaticFiles } from '../lib/http/static.ts'
 import { createHandler } from '../lib/handler.ts'
 import { startServerOnFolder } from './helpers.ts'
+import { requestAsIs, type ByteAnswer } from './raw-http.ts'
 
 // What a served file leaves behind (README, "Speed"): answers kept in memory, kept
 // right by a watch on the www folder, within bounds. The tree: <base>/www is served,
@@ -22,11 +23,7 @@ const SECRET = 'TOP-SECRET'
 const patterned = (length: number, shift = 0) => Buffer.from(Array.from({ length }, (_, index) => (index + shift) % 251))
 const large = patterned(300 * 1024)
 
-interface Answer {
-  status: number
-  headers: IncomingHttpHeaders
-  body: Buffer
-}
+type Answer = ByteAnswer
 
 interface Served {
   files: StaticFiles
@@ -50,17 +47,7 @@ async function serve(files: StaticFiles): Promise<Served> {
   const port = (server.address() as AddressInfo).port
   const served: Served = {
     files,
-    request: (path, method = 'GET', headers = {}) =>
-      new Promise((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
-          const chunks: Buffer[] = []
-          res.on('data', (chunk: Buffer) => chunks.push(chunk))
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-          res.on('error', reject)
-        })
-        req.on('error', reject)
-        req.end()
-      }),
+    request: (path, method = 'GET', headers = {}) => requestAsIs(port, path, method, headers),
     close: async () => {
       files.close()
       await new Promise((resolve) => server.close(resolve))

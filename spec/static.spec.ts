@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest } from 'node:http'
-import type { IncomingHttpHeaders, Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +10,7 @@ import { HttpError, sendProblem, toHttpError } from '../lib/http/errors.ts'
 import { contentTypeFor } from '../lib/http/mime.ts'
 import { splitPath } from '../lib/path.ts'
 import { serveStatic } from '../lib/http/static.ts'
+import { requestAsIs, type ByteAnswer } from './raw-http.ts'
 
 // The tree: <base>/www is served; <base>/secret.txt and <base>/www-secret/ must never be.
 const base = mkdtempSync(join(tmpdir(), 'restdir-static-'))
@@ -56,24 +57,10 @@ const faults: unknown[] = []
 /** Node's warnings about FileHandles it had to close on garbage collection, i.e. leaks GC hid. */
 const descriptorsClosedByGc: string[] = []
 
-interface Answer {
-  status: number
-  headers: IncomingHttpHeaders
-  body: Buffer
-}
+type Answer = ByteAnswer
 
-/** Sends `path` exactly as written (no client-side normalization), so `..`, `\` and `%2e` reach the server. */
 function request(path: string, method = 'GET', headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return requestAsIs(port, path, method, headers)
 }
 
 /** Starts a download of `path` and hangs up as soon as the first bytes arrive. */

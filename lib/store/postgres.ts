@@ -9,6 +9,10 @@ import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from '.
  * the mapped names). The index on the same expressions serves a page of it.
  */
 const WHOLE_NUMBER = "name ~ '^(0|[1-9][0-9]*)$'"
+/** The first part of a write: the rows of the node's ancestors ($3 parents, $4 names), made where missing. */
+const MAKE_ANCESTORS = `WITH ancestors AS (
+  INSERT INTO restdir_nodes (parent, name) SELECT * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING
+)`
 const ID_ORDER = `(NOT (${WHOLE_NUMBER})), (CASE WHEN ${WHOLE_NUMBER} THEN length(name) ELSE 0 END), name`
 
 /**
@@ -224,9 +228,7 @@ export class PostgresStore implements Store {
     const [parents, names] = ancestorKeys(path)
     const { rows } = await this.#query(
       path,
-      `WITH ancestors AS (
-         INSERT INTO restdir_nodes (parent, name) SELECT * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING
-       ), old AS (
+      `${MAKE_ANCESTORS}, old AS (
          SELECT text IS NULL AS empty FROM restdir_nodes WHERE parent = $1 AND name = $2 FOR UPDATE
        )
        INSERT INTO restdir_nodes AS node (parent, name, text) SELECT $1, $2, $5 FROM (SELECT count(*) FROM old) AS locked_first
@@ -244,9 +246,7 @@ export class PostgresStore implements Store {
     const [parents, names] = ancestorKeys(path)
     const { rows } = await this.#query(
       path,
-      `WITH ancestors AS (
-         INSERT INTO restdir_nodes (parent, name) SELECT * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING
-       )
+      `${MAKE_ANCESTORS}
        INSERT INTO restdir_nodes AS node (parent, name, text) VALUES ($1, $2, $5)
        ON CONFLICT (parent, name) DO UPDATE SET text = excluded.text WHERE node.text IS NULL
        RETURNING 1`,
