@@ -207,14 +207,15 @@ export const views: number | undefined = ({} as components['schemas']['posts']).
 export const views: string | undefined = ({} as components['schemas']['posts']).views
 `,
     )
-    const tsc = path.join(root, 'node_modules', '.bin', 'tsc')
+    // The project's own compiler, by path: node_modules/.bin/tsc may be the typescript5 alias that openapi-typescript needs.
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
     const flags = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--lib', 'es2022,dom', '--allowImportingTsExtensions', '--skipLibCheck', 'false']
-    const compiled = await run(tsc, [...flags, path.join(dir, 'client.ts')]).then(
+    const compiled = await run(tsc, [...flags, path.join(dir, 'client.ts')], { cwd: dir }).then(
       () => '',
       (error: { stdout: string }) => error.stdout,
     )
     assert.is(compiled, '', 'the client compiles against the generated types')
-    const misuse = await run(tsc, [...flags, path.join(dir, 'misuse.ts')]).then(
+    const misuse = await run(tsc, [...flags, path.join(dir, 'misuse.ts')], { cwd: dir }).then(
       () => '',
       (error: { stdout: string }) => error.stdout,
     )
