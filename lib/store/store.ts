@@ -1,11 +1,12 @@
 /**
  * Storage behind the data API. A node is named by its decoded URL path
  * segments; it may hold a document (a JSON object) and may have children.
- * The file store and the memory store both implement this, and clients of
+ * The file, memory and PostgreSQL stores implement this, and clients of
  * the HTTP API never see which one is used.
  *
  * A store does not serialize writes itself: the data layer above it
- * (lib/data/documents.ts) never runs two writes to one node at once, and never
+ * (lib/data/documents.ts) never runs two writes to one node at once within
+ * one process, and never
  * runs a subtree removal beside another write.
  */
 
