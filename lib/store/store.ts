@@ -6,8 +6,7 @@
  *
  * A store does not serialize writes itself: the data layer above it
  * (lib/data/documents.ts) never runs two writes to one node at once within
- * one process, and never
- * runs a subtree removal beside another write.
+ * one process, and never runs a subtree removal beside another write.
  */
 
 /** Decoded URL path segments naming a node, root first. `[]` is the root. */
