@@ -43,10 +43,11 @@ async function createUser(context: Context): Promise<void> {
 
 async function readUser(context: Context): Promise<void> {
   // `?_children` names the user's children (its `playlist`), as on any node.
-  if (context.query.has('_children')) return readNode(context, userPath(context))
-  const stored = await context.documents.readText(userPath(context))
+  const path = userPath(context)
+  if (context.query.has('_children')) return readNode(context, path)
+  const stored = await context.documents.readText(path)
   if (!stored) throw noUser(context.params.user_id)
-  await sendStoredDocument(context, ['user', context.params.user_id], stored)
+  await sendStoredDocument(context, path, stored)
 }
 
 async function replaceUser(context: Context): Promise<void> {
