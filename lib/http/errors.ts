@@ -85,5 +85,11 @@ export function storeProblem(error: StoreError): HttpError {
       return new HttpError(503, `The database behind the store cannot be reached for the moment, so nothing at ${url} was read or changed; retry shortly.`, { 'Retry-After': '2' })
     case 'read-only':
       return new HttpError(503, `The store folder cannot be written (a read-only file system, or no permission), so ${url} was not changed; reads still work.`)
+    case 'version-changed':
+      return new HttpError(412, `${url} changed while this request was answered; nothing was written. Read it again and retry.`)
+    case 'owner-missing':
+      return new HttpError(404, `Nothing is stored at ${error.reason ?? 'the node that would own'} ${url}, so it was not written.`)
+    case 'taken':
+      return new HttpError(409, `A value of ${url} is already held by ${error.reason ?? 'another document'}.`)
   }
 }

@@ -23,6 +23,12 @@ export type StoreErrorKind =
   | 'blocked-path'
   /** The database cannot be reached or refuses work for now (PostgresStore): a moment later it may. */
   | 'unavailable'
+  /** A write's `expect` did not hold: the node's document is not at the version the write required. */
+  | 'version-changed'
+  /** A write's `owner` holds no document (it was never there, or was removed first). */
+  | 'owner-missing'
+  /** A write's `unique` field value is held by another document: `reason` is the holder's name. */
+  | 'taken'
 
 export class StoreError extends Error {
   readonly kind: StoreErrorKind

@@ -4,9 +4,11 @@
  * The file, memory and PostgreSQL stores implement this, and clients of
  * the HTTP API never see which one is used.
  *
- * A store does not serialize writes itself: the data layer above it
- * (lib/data/documents.ts) never runs two writes to one node at once within
- * one process, and never runs a subtree removal beside another write.
+ * A store carries its own guarantees (README, "Versions and conditional
+ * requests"): each write and removal is atomic, and what a write may require
+ * of the present (a version, an owner, a unique field) is checked in the same
+ * atomic step as the write, however many processes share the store. The data
+ * layer above (lib/data/documents.ts) holds no lock of its own.
  */
 
 /** Decoded URL path segments naming a node, root first. `[]` is the root. */
@@ -31,6 +33,50 @@ export interface WriteResult {
   /** True when the node had no document before this write. */
   created: boolean
   etag: string
+}
+
+/**
+ * What a write requires of the present, checked atomically with the write: a
+ * failed requirement throws a StoreError (kind in brackets) and stores nothing.
+ */
+export interface WriteConditions {
+  /**
+   * Compare-and-set: the ETag the node's document must still have, or `null`
+   * for "the node must hold no document" ['version-changed'].
+   */
+  expect?: string | null
+  /**
+   * A node that must hold a document when this write lands ['owner-missing'],
+   * such as the user a playlist is written under. A removal of the owner's
+   * subtree and this write are ordered: either the write lands first and goes
+   * with the subtree, or it is refused.
+   */
+  owner?: NodePath
+  /**
+   * No other document among the children of `among` may hold the same value
+   * of `field` (compared as JSON text) ['taken', `reason` naming the holder].
+   * Usernames are kept unique with it.
+   */
+  unique?: { among: NodePath; field: string }
+  /**
+   * How the change feed reports this write: as this merge patch (a `patch`
+   * change) instead of a `put` of the whole document.
+   */
+  patch?: unknown
+}
+
+/** A change to the store, as the change feed (`subscribe`) reports it. */
+export interface StoreChange {
+  /**
+   * Orders every change of the store: one more than the change before. Ids
+   * keep growing across restarts, so an id from an earlier run is older than
+   * any of the present one.
+   */
+  id: number
+  type: 'put' | 'patch' | 'delete'
+  path: NodePath
+  /** put: the stored document; patch: the merge patch applied; delete: the removed document or null. */
+  data: unknown
 }
 
 export interface Store {
@@ -59,16 +105,37 @@ export interface Store {
   documentChildren?(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined>
   /** True when the node has a document or children. */
   exists(path: NodePath): Promise<boolean>
-  /** Creates or replaces the node's document, creating ancestors as needed. Atomic. */
-  write(path: NodePath, doc: Doc): Promise<WriteResult>
-  /** Writes only when the node has no document; returns undefined (and writes nothing) otherwise. */
-  create(path: NodePath, doc: Doc): Promise<WriteResult | undefined>
   /**
-   * Removes the node's document and every node below it, then prunes
-   * ancestors left with neither document nor children. `existed` is false
-   * when there was nothing to remove.
+   * Creates or replaces the node's document, creating ancestors as needed,
+   * when `conditions` hold (see WriteConditions). Atomic: a reader sees the
+   * old document or the new one, never a mix, and two writes to one node
+   * never interleave.
    */
-  remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }>
+  write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult>
+  /**
+   * Writes only when the node has no document; returns undefined (and writes
+   * nothing) otherwise. `conditions.owner` and `conditions.unique` apply as
+   * for `write`.
+   */
+  create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined>
+  /**
+   * Removes the node's document and every node below it, in one atomic step,
+   * then prunes ancestors left with neither document nor children. `existed`
+   * is false when there was nothing to remove. With `expect`, removes only
+   * when the node's document still has that ETag (`null`: holds no document)
+   * ['version-changed']. Writes to nodes outside the subtree go on meanwhile.
+   */
+  remove(path: NodePath, conditions?: { expect?: string | null }): Promise<{ existed: boolean; doc?: Doc }>
+  /**
+   * Optional: the feed of every change made to the store, whoever made it
+   * (another process on the same database included), in id order. Returns
+   * the function that stops listening. A store shared by several processes
+   * must have it; without it, the data layer reports the changes made
+   * through it and numbers them itself.
+   */
+  subscribe?(listener: (change: StoreChange) => void): () => void
+  /** Optional, with `subscribe`: the id of the newest change so far. */
+  lastChangeId?(): Promise<number>
   /** Releases what the store holds (for the file store: its lock). */
   close(): Promise<void>
 }
