@@ -208,7 +208,7 @@ test('a store folder a running server holds is refused, naming its pid, and the 
   await server.stop()
 })
 
-test('a source holding a document that is not JSON, a named pipe or a link names each, and nothing is written', async () => {
+test('a source holding a document that is not JSON, a named pipe or a link, or a link in a node\'s place, names each, and nothing is written', async () => {
   const dir = await folder()
   const source = join(dir, 'source')
   const from = await FileStore.open(source)
@@ -219,12 +219,14 @@ test('a source holding a document that is not JSON, a named pipe or a link names
   execFileSync('mkfifo', [join(source, 'notes', 'pipe', '@.json')])
   await rm(join(source, 'notes', 'link', '@.json'))
   await symlink(join(source, 'notes', 'good', '@.json'), join(source, 'notes', 'link', '@.json'))
+  await symlink(join(source, 'notes', 'good'), join(source, 'notes', 'linked%20folder'))
 
   const url = await database()
   const refused = await runCli(['--import', source, '--store', url])
   assert.is(refused.code, 1)
-  assert.match(refused.stderr, new RegExp(`The store ${source} cannot be imported \\(3 problems\\); nothing was written:\\n` +
-    '  /notes/broken: is not valid JSON\\.\\n  /notes/link: is a link, which the store does not follow\\.\\n  /notes/pipe: is a named pipe, not a regular file\\.'))
+  assert.match(refused.stderr, new RegExp(`The store ${source} cannot be imported \\(4 problems\\); nothing was written:\\n` +
+    '  /notes/broken: is not valid JSON\\.\\n  /notes/link: is a link, which the store does not follow\\.\\n' +
+    '  /notes/linked%20folder: is a link, which the store does not follow\\.\\n  /notes/pipe: is a named pipe, not a regular file\\.'))
   const target = await PostgresStore.open(url, { log: () => {} })
   try {
     assert.is(await target.children([]), undefined, 'the database holds nothing')

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { isStoreError } from '../store/errors.ts'
+import { FileStore } from '../store/file.ts'
 import { isPostgresUrl } from '../store/postgres.ts'
 import { joinPath } from '../path.ts'
 import { ImportError } from './import.ts'
@@ -37,8 +38,8 @@ const WIDTH = 16
 /**
  * Copies every document of `source` into `target`. The whole source is read
  * first: a document it cannot give (a broken file, a link, a pipe in a
- * document's place) throws an ImportError naming each, and nothing is
- * written. A target that holds any document is refused unless `force`.
+ * document's place; in a store folder, a link in a node's place too)
+ * throws an ImportError naming each, and nothing is written. A target that holds any document is refused unless `force`.
  * The source must not change while it is copied (a store folder is held by
  * its lock; a database, by whoever runs it).
  */
@@ -48,6 +49,8 @@ export async function copyStore(source: Store, target: Store, options: CopyOptio
   const problems: string[] = []
   let found = 0
   await eachDocument(source, async () => void found++, (path, reason) => problems.push(`${joinPath(path)}: ${reason}.`))
+  // A folder's links are in no listing: named here, so that nothing in the folder is left behind without a word.
+  if (source instanceof FileStore) for (const path of await source.linkedNodes()) problems.push(`${joinPath(path)}: is a link, which the store does not follow.`)
   if (problems.length > 0) throw new ImportError(problems.sort(), what)
   if (!options.force && found > 0) {
     const held = await heldDocuments(target)
