@@ -39,7 +39,8 @@ const WIDTH = 16
  * Copies every document of `source` into `target`. The whole source is read
  * first: a document it cannot give (a broken file, a link, a pipe in a
  * document's place; in a store folder, a link in a node's place too)
- * throws an ImportError naming each, and nothing is written. A target that holds any document is refused unless `force`.
+ * throws an ImportError naming each, and nothing is written. A target that
+ * holds any document is refused unless `force`.
  * The source must not change while it is copied (a store folder is held by
  * its lock; a database, by whoever runs it).
  */
@@ -53,9 +54,9 @@ export async function copyStore(source: Store, target: Store, options: CopyOptio
   if (source instanceof FileStore) for (const path of await source.linkedNodes()) problems.push(`${joinPath(path)}: is a link, which the store does not follow.`)
   if (problems.length > 0) throw new ImportError(problems.sort(), what)
   if (!options.force && found > 0) {
-    const held = await heldDocuments(target)
+    const held = await heldDocuments(target, 4)
     if (held.length > 0) {
-      throw new ImportError([`the target holds documents already (${held.join(', ')}${held.length === 3 ? ', …' : ''}). Copy into an empty store, or use --force to merge: the source's documents replace those at the same paths, the others stay.`], what)
+      throw new ImportError([`the target holds documents already (${held.slice(0, 3).join(', ')}${held.length > 3 ? ', …' : ''}). Copy into an empty store, or use --force to merge: the source's documents replace those at the same paths, the others stay.`], what)
     }
   }
   const summary: CopySummary = { documents: 0, rewritten: 0 }
@@ -106,13 +107,13 @@ async function eachDocument(
   await visit([])
 }
 
-/** The first few documents (at most 3) a store holds, as paths; none for an empty store. */
-async function heldDocuments(store: Store): Promise<string[]> {
+/** The first documents (at most `most`) a store holds, as paths; none for an empty store. */
+async function heldDocuments(store: Store, most: number): Promise<string[]> {
   const held: string[] = []
   const visit = async (path: NodePath): Promise<void> => {
     if (await store.read(path)) held.push(joinPath(path))
     for (const name of (await store.children(path)) ?? []) {
-      if (held.length >= 3) return
+      if (held.length >= most) return
       await visit([...path, name])
     }
   }
