@@ -9,6 +9,7 @@ import { FileStore, PostgresStore, isPostgresUrl, MissingPgError, redactUrl } fr
 import { loadPg } from '../lib/store/postgres.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../lib/store/folder.ts'
 import { importDatabaseFile } from '../lib/data/import.ts'
+import { copyStore, sameStoreProblem, sourceKind } from '../lib/data/copy.ts'
 
 const version = packageVersion()
 
@@ -26,8 +27,10 @@ Options:
   --sync           fsync every write before answering (survives power loss)
   --max-body SIZE  largest request body, e.g. 512kb, 2mb (default 1mb)
   --delay MS       wait MS milliseconds before every data answer (to see loading states)
-  --import FILE    load a json-server database (db.json) into the store, then exit
-  --force          with --import: replace documents that exist already
+  --import SOURCE  copy a store folder, a postgres:// URL or a json-server db.json into
+                   the store, then exit
+  --force          with --import: merge into a store that holds documents, replacing
+                   those at the same paths
   --fixture PATH   start from a db.json or a store folder; POST /?_reset puts it back
                    (without --store, the store is kept in memory)
   --cors LIST      origins allowed besides localhost ones: '*' or https://a.example,https://b.example
@@ -108,21 +111,56 @@ function parseDelay(text: string): number {
   return Number(text)
 }
 
-/** `--import db.json`: loads a json-server database into the store and exits (0 when done, 1 when refused). */
-async function importAndExit(file: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
+/**
+ * `--import SOURCE`: loads a json-server database, a store folder or a
+ * database (README, "Moving a store") into the store and exits: 0 when done,
+ * 1 when refused, 2 when the source is the store itself.
+ */
+async function importAndExit(source: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
+  const sourceLabel = isPostgresUrl(source) ? redactUrl(source) : path.resolve(source)
   let store: FileStore | PostgresStore | undefined
+  let from: FileStore | PostgresStore | undefined
+  // A refused import leaves no store folder it made: the next one starts from the same place.
+  const madeStore = isPostgresUrl(storeDir) ? undefined : firstMissingFolder(storeDir)
   try {
+    const kind = await sourceKind(source)
+    const sameStore = kind === 'db.json' ? undefined : sameStoreProblem(source, storeDir)
+    if (sameStore) fail(`--import ${sourceLabel}: ${sameStore}.`)
+    // The source first: a folder in use by a server is refused before the target is touched.
+    if (kind === 'database') from = await PostgresStore.open(source, { log: () => {} })
+    else if (kind === 'folder') from = await openSourceFolder(source)
     store = isPostgresUrl(storeDir) ? await PostgresStore.open(storeDir) : await FileStore.open(storeDir, { sync })
-    const summary = await importDatabaseFile(store, file, { force })
-    await store.close()
     const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
-    process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${file} into ${storeLabel}\n`)
-    for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
+    if (from) {
+      const summary = await copyStore(from, store, { force, sourceLabel })
+      process.stdout.write(`copied ${plural(summary.documents, 'document')} from ${sourceLabel} into ${storeLabel}\n`)
+      if (summary.rewritten > 0) {
+        process.stdout.write(`${plural(summary.rewritten, 'document')} of the source ${summary.rewritten === 1 ? 'was' : 'were'} not in restdir's own form (edited by hand?): written in it, with a new ETag\n`)
+      }
+    } else {
+      const summary = await importDatabaseFile(store, source, { force })
+      process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${source} into ${storeLabel}\n`)
+      for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
+    }
+    await Promise.all([store.close(), from?.close()])
     process.exit(0)
   } catch (error) {
-    await store?.close().catch(() => {})
+    await Promise.all([store?.close().catch(() => {}), from?.close().catch(() => {})])
+    if (madeStore !== undefined) await removeEmptyFolders(storeDir, madeStore)
     process.stderr.write(`restdir: ${(error as Error).message}\n`)
-    process.exit(1)
+    process.exit(error instanceof MissingPgError ? 2 : 1)
+  }
+}
+
+/** A store folder to copy from: held by its lock meanwhile, so no server starts on it, and refused while one runs there. */
+async function openSourceFolder(folder: string): Promise<FileStore> {
+  try {
+    const source = await FileStore.open(folder)
+    await source.recovery
+    return source
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESTORELOCKED') throw error
+    throw new Error(`${(error as Error).message.replace(/; stop that one first\.$/, '')}; stop it before importing from the folder, or import from where it serves.`)
   }
 }
 
@@ -210,7 +248,7 @@ if (onPostgres) {
     process.exit(2)
   }
 }
-if (args.force && args.import === undefined) fail('--force only goes with --import FILE.')
+if (args.force && args.import === undefined) fail('--force only goes with --import SOURCE.')
 if (args.import !== undefined) await importAndExit(args.import, storeDir, args.force, args.sync)
 
 const port = args.port !== undefined ? parsePort(args.port, '--port') : parsePort(process.env.PORT ?? '3000', 'PORT')

@@ -3,11 +3,12 @@ import * as assert from 'uvu/assert'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send, type Answer } from './helpers.ts'
-import { builtCommand, startCli, type RunningCli } from './process.ts'
+import { builtCommand, startCli, stopAll, type RunningCli } from './process.ts'
 import { canonical, mergePatchModel, seeded, seedFrom, type Random } from './random.ts'
+import { freshSchema, startTestPostgres } from './postgres.ts'
 
-// README, "Where the data goes": after a process crash at any instant, every acknowledged write is
-// present and no document is torn. The command-line server runs as a child
+// README, "Crashes and restarts": after a process crash at any instant, every acknowledged write is
+// present and no document is torn, on a store folder and on PostgreSQL. The command-line server runs as a child
 // process; concurrent writers (POST, PUT, PATCH, DELETE) record every answer
 // they get; SIGKILL lands at a random moment, several times over; each restart
 // must take over the dead server's lock and show exactly what was acknowledged,
@@ -49,9 +50,43 @@ const problems: string[] = []
 /** Posts to the shared collection, by id. */
 const posts = new Map<string, Tracked>()
 
-test(`acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no document is torn (seed ${SEED})`, async () => {
+test.after(() => stopAll())
+
+/** Where a crash run keeps its data: a store folder, or a schema of its own on a PostgreSQL server started for it. */
+interface CrashStore {
+  location: string
+  /** A store folder, whose files, lock and leftovers are checked too. */
+  folder?: string
+  dispose(): Promise<void>
+}
+
+async function crashFolder(): Promise<CrashStore> {
+  const folder = await makeTempDir('restdir-crash-')
+  return { location: folder, folder, dispose: () => rm(folder, { recursive: true, force: true }) }
+}
+
+async function crashDatabase(): Promise<CrashStore> {
+  const postgres = await startTestPostgres()
+  const schema = await freshSchema(postgres.url)
+  return { location: schema.url, dispose: () => postgres.dispose() }
+}
+
+for (const [kind, open] of [['a store folder', crashFolder], ['PostgreSQL', crashDatabase]] as const) {
+  test(`on ${kind}: acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no document is torn (seed ${SEED})`, async () => {
+    const store = await open()
+    try {
+      await crashRounds(store)
+    } finally {
+      await store.dispose()
+    }
+  })
+}
+
+async function crashRounds(store: CrashStore): Promise<void> {
   const random = seeded(SEED)
-  const store = await makeTempDir('restdir-crash-')
+  Object.assign(figures, { rounds: 0, acknowledged: 0, inFlight: 0, landed: 0, notLanded: 0, checks: 0, filesParsed: 0, lockTakeovers: 0 })
+  problems.length = 0
+  posts.clear()
   const writers: Writer[] = Array.from({ length: WRITERS }, (_, index) => ({
     index,
     random: seeded(random.int(2 ** 32)),
@@ -60,47 +95,45 @@ test(`acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no d
     uncertainPosts: [],
     seq: 0,
   }))
-  try {
-    let server = await startCli(['--port', '0', '--store', store, '--quiet'])
-    for (const writer of writers) {
-      const answer = await send(server.port, 'POST', '/user', { body: { username: `crash-w${writer.index}` } })
-      assert.is(answer.status, 201, answer.text)
-      writer.user = { path: String(answer.headers.location), doc: answer.json, etag: String(answer.headers.etag) }
-    }
-
-    for (let round = 1; round <= ROUNDS; round++) {
-      // A random moment: sometimes while the server is still sweeping up after the last crash.
-      const killAfter = random.chance(0.2) ? random.between(5, 60) : random.between(300, 1500)
-      const running = writers.map((writer) => runWriter(server.port, writer))
-      await new Promise((resolve) => setTimeout(resolve, killAfter))
-      assert.equal(await server.stop('SIGKILL'), { code: null, signal: 'SIGKILL' }, 'the server ran until it was killed')
-      const stopped = await Promise.all(running)
-      assert.ok(stopped.every(Boolean), 'every writer saw the server go')
-      figures.rounds++
-
-      await checkFilesWhole(store)
-      server = await startCli(['--port', '0', '--store', store, '--quiet', ...(round % 2 === 0 ? ['--sync'] : [])])
-      await checkLockTakenOver(store, server)
-      await reconcile(server.port, writers)
-      assert.equal(problems, [], `seed ${SEED}, after kill ${round}`)
-    }
-
-    await reconcile(server.port, writers)
-    assert.equal(await server.stop(), { code: 0, signal: null })
-    const leftovers = await leftoverEntries(store)
-    assert.equal(leftovers, [], 'a clean stop leaves no lock, temp files or trash')
-  } finally {
-    await rm(store, { recursive: true, force: true })
+  const args = ['--port', '0', '--store', store.location, '--quiet']
+  let server = await startCli(args)
+  for (const writer of writers) {
+    const answer = await send(server.port, 'POST', '/user', { body: { username: `crash-w${writer.index}` } })
+    assert.is(answer.status, 201, answer.text)
+    writer.user = { path: String(answer.headers.location), doc: answer.json, etag: String(answer.headers.etag) }
   }
+
+  for (let round = 1; round <= ROUNDS; round++) {
+    // A random moment: sometimes while the server is still sweeping up after the last crash.
+    const killAfter = random.chance(0.2) ? random.between(5, 60) : random.between(300, 1500)
+    const running = writers.map((writer) => runWriter(server.port, writer))
+    await new Promise((resolve) => setTimeout(resolve, killAfter))
+    assert.equal(await server.stop('SIGKILL'), { code: null, signal: 'SIGKILL' }, 'the server ran until it was killed')
+    const stopped = await Promise.all(running)
+    assert.ok(stopped.every(Boolean), 'every writer saw the server go')
+    figures.rounds++
+
+    if (store.folder) await checkFilesWhole(store.folder)
+    // A folder is sometimes served with --sync; a database makes every commit durable itself.
+    server = await startCli([...args, ...(store.folder && round % 2 === 0 ? ['--sync'] : [])])
+    if (store.folder) await checkLockTakenOver(store.folder, server)
+    await reconcile(server.port, writers)
+    assert.equal(problems, [], `seed ${SEED}, after kill ${round}`)
+  }
+
+  await reconcile(server.port, writers)
+  assert.equal(await server.stop(), { code: 0, signal: null })
+  if (store.folder) assert.equal(await leftoverEntries(store.folder), [], 'a clean stop leaves no lock, temp files or trash')
   assert.equal(problems, [], `seed ${SEED}`)
   assert.ok(figures.acknowledged > ROUNDS * WRITERS, `only ${figures.acknowledged} writes were acknowledged`)
   console.log(
-    `\n  crash: ${figures.rounds} SIGKILLs survived, ${figures.lockTakeovers} lock take-overs; ` +
+    `\n  crash (${store.folder ? 'store folder' : 'PostgreSQL'}): ${figures.rounds} SIGKILLs survived${store.folder ? `, ${figures.lockTakeovers} lock take-overs` : ''}; ` +
       `${figures.acknowledged} acknowledged writes, all present or superseded (${figures.checks} node checks); ` +
       `${figures.inFlight} in flight at a kill (${figures.landed} landed whole, ${figures.notLanded} not at all); ` +
-      `${figures.filesParsed} document files parsed, none torn; seed ${SEED}`,
+      (store.folder ? `${figures.filesParsed} document files parsed, none torn; ` : '') +
+      `seed ${SEED}`,
   )
-})
+}
 
 test(`the restdir command, SIGKILLed ${RESTART_ROUNDS} times, starts again at once each time on its store and keeps every document`, async () => {
   const store = await makeTempDir('restdir-restart-')

@@ -12,7 +12,7 @@ import { StoreError } from './errors.ts'
 import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
 import { releaseLock, type StoreLock } from './lock.ts'
-import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.ts'
+import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } from './names.ts'
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
@@ -249,6 +249,11 @@ export class FileStore implements Store {
     } catch (error) {
       throw this.#report(toStoreError(error, path))
     }
+  }
+
+  /** Links in the folder where a node's folder would be: no listing shows them, so a copy of the store names them (README, "Moving a store"). */
+  linkedNodes(): Promise<NodePath[]> {
+    return linkedNodes(this.dir)
   }
 
   async exists(path: NodePath): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs'
-import { access, opendir } from 'node:fs/promises'
+import { access, opendir, readdir } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createFileAtomically } from './atomic.ts'
 import { readOwnFile } from './document-file.ts'
@@ -62,6 +62,34 @@ export async function childSegments(directory: string, entries: Dirent[]): Promi
   }
   for (const segment of await Promise.all(hashed)) if (segment !== undefined) segments.push(segment)
   return segments
+}
+
+/**
+ * Links where a node's folder would be, anywhere below `root`, as the paths
+ * they stand for (a hashed name as it is): the store never follows one, so
+ * no listing shows them (README, "Where the data goes").
+ */
+export async function linkedNodes(root: string): Promise<NodePath[]> {
+  const found: NodePath[] = []
+  const walk = async (directory: string, path: NodePath): Promise<void> => {
+    const entries = await readdir(directory, { withFileTypes: true })
+    const below: [string, string][] = []
+    for (const entry of entries) {
+      if (entry.isSymbolicLink() && !entry.name.startsWith('@')) {
+        const segment = decodeOrUndefined(entry.name)
+        if (segment !== undefined || isHashedName(entry.name)) found.push([...path, segment ?? entry.name])
+        continue
+      }
+      const segment = await childSegment(directory, entry)
+      if (segment !== undefined) below.push([entry.name, segment])
+    }
+    // A slice at a time: a big collection never opens all its folders at once.
+    for (let start = 0; start < below.length; start += 64) {
+      await Promise.all(below.slice(start, start + 64).map(([name, segment]) => walk(join(directory, name), [...path, segment])))
+    }
+  }
+  await walk(root, [])
+  return found
 }
 
 /** True when the first child that is a node turns up; stops there, so a big collection costs little. */
