@@ -302,15 +302,6 @@ const checks: Check[] = [
     }
   }],
 
-  ['a write failing several conditions is refused for the first of owner, unique and expect, and stores nothing', async (store) => {
-    await store.write(['u', 'ann'], { username: 'ann' })
-    const unique = { among: ['u'], field: 'username' }
-    await refused(store.write(['u', 'bob'], { username: 'ann' }, { owner: ['nobody'], unique, expect: '' }), 'owner-missing')
-    await refused(store.write(['u', 'bob'], { username: 'ann' }, { unique, expect: '' }), 'taken', 'ann')
-    await refused(store.write(['u', 'bob'], { username: 'bob' }, { unique, expect: '' }), 'version-changed')
-    assert.equal(await store.exists(['u', 'bob']), false)
-  }],
-
   ['a removal does not hold up a write to a node outside its subtree', async (store) => {
     for (let start = 0; start < 400; start += 50) {
       await Promise.all(range(50).map((index) => store.write(['big', String(start + index), 'x'], { index })))
