@@ -1,0 +1,381 @@
+import assert from 'node:assert/strict'
+import { isStoreError, type StoreErrorKind } from './errors.ts'
+import type { Doc, Store, StoreChange } from './store.ts'
+
+/*
+ * The Store contract as checks anyone can run (README, "The Store
+ * interface"): each check opens a fresh store, does what a store must keep
+ * exact, concurrency included, and throws (node:assert) when the store breaks
+ * it. A store of one's own is held to it with any test runner:
+ *
+ *   import { storeContract } from 'restdir/store-contract'
+ *   for (const check of storeContract(openMyStore)) test(check.name, check.run)
+ */
+
+/** Opens a fresh, empty store; `dispose` closes it and removes what it kept. */
+export type OpenStore = () => Promise<{ store: Store; dispose(): Promise<void> }>
+
+export interface ContractCheck {
+  /** What the store must do, as a sentence. */
+  name: string
+  run(): Promise<void>
+}
+
+/** Every check of the contract, the optional methods' included when the store has them. */
+export function storeContract(open: OpenStore): ContractCheck[] {
+  return checks.map(([name, body]) => ({
+    name,
+    async run() {
+      const { store, dispose } = await open()
+      try {
+        await body(store)
+      } finally {
+        await dispose()
+      }
+    },
+  }))
+}
+
+type Check = [name: string, body: (store: Store) => Promise<void>]
+
+const checks: Check[] = [
+  ['read gives undefined for a node that holds no document', async (store) => {
+    assert.deepEqual(await store.read(['user', 'nobody']), undefined)
+  }],
+
+  ['a written document reads back equal, with the strong ETag the write reported', async (store) => {
+    const first = await store.write(['user', 'abc'], { id: 'abc', name: 'Ann', tags: ['x'], nested: { n: 1 } })
+    assert.ok(first.created)
+    assert.match(first.etag, /^"[^"]*"$/, 'a strong ETag is a quoted string without W/')
+    const stored = await store.read(['user', 'abc'])
+    assert.deepEqual(stored, { doc: { id: 'abc', name: 'Ann', tags: ['x'], nested: { n: 1 } }, etag: first.etag })
+    const second = await store.write(['user', 'abc'], { id: 'abc', name: 'Bob' })
+    assert.ok(!second.created)
+    assert.deepEqual((await store.read(['user', 'abc']))?.doc, { id: 'abc', name: 'Bob' })
+  }],
+
+  ['the ETag changes when the document changes and stays when it does not', async (store) => {
+    const one = await store.write(['e'], { n: 1 })
+    const two = await store.write(['e'], { n: 2 })
+    const again = await store.write(['e'], { n: 2 })
+    assert.notEqual(one.etag, two.etag)
+    assert.deepEqual(again.etag, two.etag)
+    assert.deepEqual((await store.read(['e']))?.etag, two.etag)
+  }],
+
+  ['changing a document that was read or written does not change the stored one', async (store) => {
+    const doc: Doc = { list: [1] }
+    await store.write(['m'], doc)
+    ;(doc.list as number[]).push(2)
+    const read = await store.read(['m'])
+    ;(read?.doc.list as number[]).push(3)
+    assert.deepEqual((await store.read(['m']))?.doc, { list: [1] })
+  }],
+
+  ['create writes where no document is, and never replaces one', async (store) => {
+    const created = await store.create(['c'], { v: 1 })
+    assert.ok(created?.created)
+    assert.deepEqual(await store.create(['c'], { v: 2 }), undefined)
+    assert.deepEqual((await store.read(['c']))?.doc, { v: 1 })
+  }],
+
+  ['of 50 concurrent creates of one node exactly one wins, and its document is stored', async (store) => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, n) => store.create(['race'], { n })))
+    const winners = results.flatMap((result, n) => (result ? [n] : []))
+    assert.deepEqual(winners.length, 1)
+    assert.deepEqual((await store.read(['race']))?.doc, { n: winners[0] })
+  }],
+
+  ['many concurrent writes to distinct nodes all land', async (store) => {
+    const names = Array.from({ length: 100 }, (_, n) => `n${String(n).padStart(3, '0')}`)
+    await Promise.all(names.map((name) => store.write(['bulk', name], { name })))
+    assert.deepEqual(await store.children(['bulk']), names)
+    for (const name of names) assert.deepEqual((await store.read(['bulk', name]))?.doc, { name })
+  }],
+
+  ['writing a node makes its ancestors exist without documents of their own', async (store) => {
+    await store.write(['a', 'b', 'c'], { deep: true })
+    assert.ok(await store.exists(['a']))
+    assert.ok(await store.exists(['a', 'b']))
+    assert.deepEqual(await store.read(['a']), undefined)
+    assert.deepEqual(await store.children(['a']), ['b'])
+    assert.deepEqual(await store.children([]), ['a'])
+  }],
+
+  ['exists is false for nothing and true for a document or children', async (store) => {
+    assert.ok(!await store.exists(['x']))
+    await store.write(['x'], {})
+    assert.ok(await store.exists(['x']))
+    assert.ok(!await store.exists(['x', 'y']))
+  }],
+
+  ['children lists whole numbers by value, then other names in code-unit order, [] for a leaf and undefined for a missing node', async (store) => {
+    const names = ['b', 'a', 'B', 'é', 'Z', 'a b', '10', '9', '07', '-1', '100000000000000000001', '😀', '\uffff', '_', '~']
+    for (const name of names) await store.write(['list', name], { name })
+    const order = ['9', '10', '100000000000000000001', '-1', '07', 'B', 'Z', '_', 'a', 'a b', 'b', '~', 'é', '😀', '\uffff']
+    assert.deepEqual(await store.children(['list']), order)
+    assert.deepEqual((await store.documentChildren?.(['list'], 1, 3))?.names, order.slice(1, 3))
+    assert.deepEqual(await store.children(['list', 'a']), [])
+    assert.deepEqual(await store.children(['missing']), undefined)
+  }],
+
+  ['remove takes the document and its whole subtree and answers what it removed', async (store) => {
+    await store.write(['u', '1'], { id: '1' })
+    await store.write(['u', '1', 'x', 'y'], { id: 'y' })
+    await store.write(['u', '2'], { id: '2' })
+    assert.deepEqual(await store.remove(['u', '1']), { existed: true, doc: { id: '1' } })
+    assert.deepEqual(await store.read(['u', '1']), undefined)
+    assert.deepEqual(await store.read(['u', '1', 'x', 'y']), undefined)
+    assert.ok(!await store.exists(['u', '1']))
+    assert.deepEqual(await store.children(['u']), ['2'])
+  }],
+
+  ['remove of a node with children but no document reports it existed, without a document', async (store) => {
+    await store.write(['p', 'q'], {})
+    assert.deepEqual(await store.remove(['p']), { existed: true })
+    assert.ok(!await store.exists(['p', 'q']))
+  }],
+
+  ['remove of nothing reports that nothing existed', async (store) => {
+    assert.deepEqual(await store.remove(['ghost']), { existed: false })
+    await store.write(['real'], {})
+    assert.deepEqual(await store.remove(['real', 'ghost']), { existed: false })
+  }],
+
+  ['removing the last node below prunes ancestors left empty, and only those', async (store) => {
+    await store.write(['keep'], { kept: true })
+    await store.write(['keep', 'a', 'b', 'c'], {})
+    await store.write(['gone', 'a', 'b'], {})
+    await store.write(['side', 'a', 'b'], {})
+    await store.write(['side', 'c'], {})
+    await store.remove(['keep', 'a', 'b', 'c'])
+    await store.remove(['gone', 'a', 'b'])
+    await store.remove(['side', 'a', 'b'])
+    assert.ok(!await store.exists(['keep', 'a']))
+    assert.deepEqual(await store.children(['keep']), [])
+    assert.ok(!await store.exists(['gone']))
+    assert.deepEqual(await store.children(['side']), ['c'])
+    assert.deepEqual(await store.children([]), ['keep', 'side'])
+  }],
+
+  ['removing the root empties the store', async (store) => {
+    await store.write([], { root: true })
+    await store.write(['a'], {})
+    assert.deepEqual(await store.remove([]), { existed: true, doc: { root: true } })
+    assert.ok(!await store.exists([]))
+    assert.deepEqual(await store.children([]), undefined)
+  }],
+
+  ['segments such as .., a/b, CON, Ab and aB are distinct nodes', async (store) => {
+    const names = ['..', '.', 'a/b', 'a%2Fb', 'CON', 'con', 'con.txt', 'Ab', 'aB', 'ab', 'café', 'cafe\u0301', '', ' ']
+    for (const name of names) await store.write(['odd', name], { name })
+    assert.deepEqual(await store.children(['odd']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['odd', name]))?.doc, { name })
+  }],
+
+  ['very long segments that share their first characters are distinct nodes, listed by their full names', async (store) => {
+    const long = 'L'.repeat(300)
+    const names = [long + '1', long + '2', '😀'.repeat(80)]
+    for (const name of names) await store.write(['long', name, 'leaf'], { name })
+    assert.deepEqual(await store.children(['long']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['long', name, 'leaf']))?.doc, { name })
+    await store.remove(['long', names[0], 'leaf'])
+    assert.deepEqual(await store.children(['long']), [names[1], names[2]].sort())
+  }],
+
+  ['every string is a segment of its own, listed in code-unit order: NUL, U+0001, lone surrogates, U+E000 to U+FFFF and characters beyond', async (store) => {
+    const names = ['a\u0000', 'a', 'a\u0001', 'a\u0002', '\ud800', '\udfff', '\ud83d\ude00', '\ue000', '\uffff', '\ud7ff', '\u0000', 'a/b', 'a\u0001\u0001']
+    for (const name of names) await store.write(['units', name], { name })
+    assert.deepEqual(await store.children(['units']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['units', name]))?.doc, { name })
+    assert.deepEqual(await store.remove(['units', '\ud800']), { existed: true, doc: { name: '\ud800' } })
+    assert.deepEqual(await store.read(['units', '\ud800']), undefined)
+    assert.deepEqual((await store.read(['units', '\ud83d\ude00']))?.doc, { name: '\ud83d\ude00' })
+  }],
+
+  ['a node named "a/b" and the node b below a are distinct, with their own children, and removing one keeps the other', async (store) => {
+    await store.write(['s', 'a/b', 'x'], { under: 'a/b' })
+    await store.write(['s', 'a', 'b', 'y'], { under: 'a, b' })
+    await store.write(['s', 'a', 'b/y'], { under: 'a' })
+    assert.deepEqual(await store.children(['s', 'a/b']), ['x'])
+    assert.deepEqual(await store.children(['s', 'a', 'b']), ['y'])
+    assert.deepEqual(await store.children(['s', 'a']), ['b', 'b/y'])
+    assert.deepEqual(await store.remove(['s', 'a']), { existed: true })
+    assert.deepEqual((await store.read(['s', 'a/b', 'x']))?.doc, { under: 'a/b' })
+    assert.deepEqual(await store.children(['s']), ['a/b'])
+  }],
+
+  ['documentChildren gives a window of the children holding a document, in order, and how many there are', async (store) => {
+    if (!store.documentChildren) return
+    for (const name of ['d', 'b', 'a', 'c', 'E']) await store.write(['w', name], { name })
+    await store.write(['w', 'only-children', 'x'], {})
+    assert.deepEqual(await store.documentChildren(['w'], 1, 3), { names: ['a', 'b'], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w'], 3, undefined), { names: ['c', 'd'], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w'], 9, 12), { names: [], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w', 'only-children'], 0, 10), { names: ['x'], total: 1 })
+    assert.deepEqual(await store.documentChildren(['w', 'only-children', 'x'], 0, 10), { names: [], total: 0 })
+    assert.deepEqual(await store.documentChildren(['nothing'], 0, 10), undefined)
+  }],
+
+  ['a write reports created for a node that only had children, and replaced once it holds a document', async (store) => {
+    await store.write(['parent', 'child'], {})
+    assert.ok((await store.write(['parent'], { v: 1 })).created)
+    assert.ok(!(await store.write(['parent'], { v: 2 })).created)
+    assert.ok((await store.create(['other', 'child'], {}))?.created)
+    assert.ok((await store.create(['other'], { v: 1 }))?.created)
+    assert.deepEqual(await store.create(['other'], { v: 2 }), undefined)
+  }],
+
+  ['a write with expect lands only while the node is at that version', async (store) => {
+    const { etag } = await store.write(['v', '1'], { n: 1 })
+    await refused(store.write(['v', '1'], { n: 2 }, { expect: '"stale"' }), 'version-changed')
+    await refused(store.write(['v', '1'], { n: 2 }, { expect: null }), 'version-changed')
+    assert.deepEqual(await store.read(['v', '1']), { doc: { n: 1 }, etag }, 'a refused write stores nothing')
+    const next = await store.write(['v', '1'], { n: 2 }, { expect: etag })
+    assert.equal(next.created, false)
+    await refused(store.write(['v', '2'], { n: 1 }, { expect: etag }), 'version-changed')
+    assert.equal(await store.exists(['v', '2']), false)
+    assert.equal((await store.write(['v', '2'], { n: 1 }, { expect: null })).created, true)
+  }],
+
+  ['of concurrent writes expecting one version, exactly one lands', async (store) => {
+    const { etag } = await store.write(['v', 'race'], { n: 0 })
+    const outcomes = await Promise.allSettled(range(20).map((n) => store.write(['v', 'race'], { n: n + 1 }, { expect: etag })))
+    const landed = outcomes.flatMap((outcome, n) => (outcome.status === 'fulfilled' ? [n + 1] : []))
+    assert.equal(landed.length, 1, 'one write wins')
+    for (const outcome of outcomes) if (outcome.status === 'rejected') assertKind(outcome.reason, 'version-changed')
+    assert.deepEqual((await store.read(['v', 'race']))?.doc, { n: landed[0] })
+  }],
+
+  ['remove with expect removes only while the node is at that version', async (store) => {
+    const { etag } = await store.write(['d', '1'], { n: 1 })
+    await refused(store.remove(['d', '1'], { expect: '"stale"' }), 'version-changed')
+    await refused(store.remove(['d', '1'], { expect: null }), 'version-changed')
+    assert.equal((await store.read(['d', '1']))?.etag, etag)
+    assert.deepEqual(await store.remove(['d', '1'], { expect: etag }), { existed: true, doc: { n: 1 } })
+  }],
+
+  ['a write with an owner is refused while the owner holds no document', async (store) => {
+    await refused(store.write(['o', '1', 'item', 'a'], { n: 1 }, { owner: ['o', '1'] }), 'owner-missing')
+    assert.equal(await store.exists(['o']), false, 'a refused write makes no folder either')
+    await refused(store.create(['o', '1', 'item', 'b'], { n: 1 }, { owner: ['o', '1'] }), 'owner-missing')
+    await store.write(['o', '1'], { owner: true })
+    assert.equal((await store.write(['o', '1', 'item', 'a'], { n: 1 }, { owner: ['o', '1'] })).created, true)
+    assert.equal((await store.create(['o', '1', 'item', 'b'], { n: 1 }, { owner: ['o', '1'] }))?.created, true)
+  }],
+
+  ['writes under an owner racing its removal leave no orphan', async (store) => {
+    await store.write(['o', '2'], { owner: true })
+    const settled: Promise<unknown>[] = []
+    // Writes go on starting, a millisecond apart, before, during and after the removal.
+    for (let index = 0; index < 30; index++) {
+      if (index === 5) settled.push(store.remove(['o', '2']))
+      const write = index % 2 === 0
+        ? store.write(['o', '2', 'item', `w${index}`], { index }, { owner: ['o', '2'] })
+        : store.create(['o', '2', 'item', `c${index}`], { index }, { owner: ['o', '2'] })
+      settled.push(write.catch((error: unknown) => assertKind(error, 'owner-missing')))
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    await Promise.all(settled)
+    assert.equal(await store.exists(['o', '2']), false, 'nothing was written after its owner went')
+  }],
+
+  ['a unique field is refused while another document holds its value, naming the holder', async (store) => {
+    await store.write(['u', 'ann'], { username: 'ann' })
+    const unique = { among: ['u'], field: 'username' }
+    await refused(store.write(['u', 'bob'], { username: 'ann' }, { unique }), 'taken', 'ann')
+    await refused(store.create(['u', 'cat'], { username: 'ann' }, { unique }), 'taken', 'ann')
+    assert.equal(await store.exists(['u', 'bob']), false)
+    await store.write(['u', 'ann'], { username: 'ann', more: 1 }, { unique })
+    await store.write(['u', 'num'], { username: 1 }, { unique })
+    await store.write(['u', 'text'], { username: '1' }, { unique })
+    await store.write(['u', 'none'], { other: 'ann' }, { unique })
+  }],
+
+  ['of concurrent claims of one unique value, exactly one lands', async (store) => {
+    const unique = { among: ['u'], field: 'username' }
+    const outcomes = await Promise.allSettled(range(12).map((index) => store.write(['u', `n${index}`], { username: 'same' }, { unique })))
+    const winners = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [`n${index}`] : []))
+    assert.equal(winners.length, 1, 'one claim wins')
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') assertKind(outcome.reason, 'taken', winners[0])
+    }
+  }],
+
+  ['a removal does not hold up a write to a node outside its subtree', async (store) => {
+    for (let start = 0; start < 400; start += 50) {
+      await Promise.all(range(50).map((index) => store.write(['big', String(start + index), 'x'], { index })))
+    }
+    // Which landed first: as the change feed tells, where the store has one (it reports each change as it lands), else as the calls return.
+    const landed: string[] = []
+    const stop = store.subscribe?.((change) => landed.push(change.type))
+    const removal = store.remove(['big']).then(() => stop || landed.push('delete'))
+    await pause()
+    // A store whose removal is over before the write starts shows nothing here either way.
+    const removing = !landed.includes('delete')
+    const write = store.write(['elsewhere'], { n: 1 }).then(() => stop || landed.push('put'))
+    await Promise.all([removal, write])
+    stop?.()
+    if (removing) assert.deepEqual(landed, ['put', 'delete'], 'the write waited for the removal of an unrelated subtree')
+    assert.equal(await store.exists(['big']), false)
+  }],
+
+  ['readText, where the store has it, is the compact JSON of read, with its ETag', async (store) => {
+    if (!store.readText) return
+    const doc: Doc = { b: 1, a: [1, { c: 'é\u2028' }], z: null }
+    await store.write(['t'], doc)
+    const stored = await store.read(['t'])
+    assert.deepEqual(await store.readText(['t']), { json: JSON.stringify(stored!.doc), etag: stored!.etag })
+    assert.equal(JSON.stringify(stored!.doc), JSON.stringify(doc), 'key order is kept')
+    assert.equal(await store.readText(['none']), undefined)
+  }],
+
+  ['subscribe, where the store has it, reports every change in order, one id more each', async (store) => {
+    if (!store.subscribe) return
+    assert.ok(store.lastChangeId, 'a store with subscribe has lastChangeId')
+    const before = await store.lastChangeId()
+    const seen: StoreChange[] = []
+    const stop = store.subscribe((change) => seen.push(change))
+    await store.write(['f', '1'], { n: 1 })
+    await store.write(['f', '1'], { n: 2 }, { patch: { n: 2 } })
+    await store.create(['f', '2'], { n: 1 })
+    await store.remove(['f', '1'])
+    await store.remove(['nothing'])
+    await refused(store.write(['f', '2'], {}, { expect: null }), 'version-changed')
+    await eventually(() => seen.length >= 4)
+    stop()
+    await store.write(['f', '3'], {})
+    assert.deepEqual(seen.map(({ type, path, data }) => ({ type, path, data })), [
+      { type: 'put', path: ['f', '1'], data: { n: 1 } },
+      { type: 'patch', path: ['f', '1'], data: { n: 2 } },
+      { type: 'put', path: ['f', '2'], data: { n: 1 } },
+      { type: 'delete', path: ['f', '1'], data: { n: 2 } },
+    ])
+    assert.deepEqual(seen.map((change) => change.id), [before + 1, before + 2, before + 3, before + 4])
+    assert.equal(await store.lastChangeId(), before + 5, 'lastChangeId counts changes made while no one listened')
+  }],
+]
+
+function range(count: number): number[] {
+  return Array.from({ length: count }, (_, index) => index)
+}
+
+/** A few turns of the event loop, so that operations started before are under way. */
+function pause(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+async function eventually(condition: () => boolean): Promise<void> {
+  for (let tries = 0; tries < 100 && !condition(); tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+async function refused(operation: Promise<unknown>, kind: StoreErrorKind, reason?: string): Promise<void> {
+  await assert.rejects(operation, (error: unknown) => assertKind(error, kind, reason))
+}
+
+function assertKind(error: unknown, kind: StoreErrorKind, reason?: string): true {
+  assert.ok(isStoreError(error), `a StoreError, not ${String(error)}`)
+  assert.equal(error.kind, kind)
+  if (reason !== undefined) assert.equal(error.reason, reason)
+  return true
+}
