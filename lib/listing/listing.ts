@@ -2,7 +2,7 @@ import type { Context } from '../context.ts'
 import { urlOf } from '../context.ts'
 import type { Documents } from '../data/documents.ts'
 import type { Doc, NodePath, StoredText } from '../store/store.ts'
-import { sendDocument, sendJson } from '../http/respond.ts'
+import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
 import { checkParameters, FilterBudget, matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
 import { joinRelations, parseRelations, type Relation } from './relations.ts'
 import { parseSort, sortDocs, type SortKey } from './sort.ts'
@@ -38,6 +38,7 @@ export interface ListingQuery {
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
+  if (!needsEveryDocument(listing) && !listing.page?.envelope) return sendPlainWindow(context, path, listing)
   const selection = needsEveryDocument(listing)
     ? await selectFromAll(context.documents, path, listing)
     : await readWindow(context.documents, path, listing)
@@ -45,6 +46,21 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
   const headers = listingHeaders(context, path, listing, selection.total)
   if (selection.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selection.skipped)
   sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, selection) : selection.docs, headers)
+  return true
+}
+
+/**
+ * A window in id order sent as an array (no filter, sort, relation or page
+ * envelope): the documents' compact texts joined, which is the very text
+ * `JSON.stringify` makes of the parsed documents, without parsing or
+ * serialising any of them.
+ */
+async function sendPlainWindow(context: Context, path: NodePath, listing: ListingQuery): Promise<boolean> {
+  const window = await context.documents.windowText(path, listing.start, listing.end)
+  if (!window) return false
+  const headers = listingHeaders(context, path, listing, window.total)
+  if (window.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, window.skipped)
+  sendJsonText(context, 200, `[${window.texts.join(',')}]`, headers)
   return true
 }
 
