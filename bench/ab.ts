@@ -17,7 +17,8 @@
  * `node:http` server (bench/ceiling-server.ts) each round, and `--loop` the
  * bare write loop (bench/write-ceiling.ts) before each write workload's
  * round. `--prof a|b` runs that side under `node --cpu-prof` and prints
- * where its main thread spent the time (self time per function, per answer).
+ * where its main thread spent the time (self time per function, per answer);
+ * `--keep-profile DIR` keeps the profiles there (for Chrome's DevTools).
  */
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -45,6 +46,7 @@ const { values: args } = parseArgs({
     loop: { type: 'boolean', default: false },
     prof: { type: 'string' },
     source: { type: 'boolean', default: false },
+    'keep-profile': { type: 'string' },
   },
 })
 const rounds = Number(args.rounds)
@@ -68,6 +70,8 @@ interface Side {
   server?: RunningServer
   profileDir?: string
   answered: number
+  /** CLOCK_MONOTONIC in µs (the clock of V8's profiles) when this side's first measurement began. */
+  measuredFrom?: number
 }
 
 try {
@@ -147,6 +151,7 @@ async function compare(workload: Workload, sides: Side[], ceiling: CeilingServer
     }
     for (const side of order) {
       if (workload.writeCeiling) settleDisk()
+      side.measuredFrom ??= Number(process.hrtime.bigint() / 1000n)
       const result = await runLoad({ ...options, port: side.server!.port, serverPid: side.server!.pid })
       if (result.errors > 0) log(`${workload.name} ${side.name}: ${result.errors} failed answers ${JSON.stringify(result.statuses)}`)
       side.answered += result.requests
@@ -194,11 +199,16 @@ function settleDisk(): void {
 /** Where the profiled side's main thread spent its time: self time per function, in µs per answer measured. */
 async function summarizeProfile(side: Side): Promise<void> {
   const files = (await readdir(side.profileDir!)).filter((file) => file.endsWith('.cpuprofile'))
+  if (args['keep-profile']) await cp(side.profileDir!, args['keep-profile'], { recursive: true })
   for (const file of files) {
     const profile = JSON.parse(await readFile(join(side.profileDir!, file), 'utf8')) as CpuProfile
     const self = new Map<number, number>()
     const intervals = profile.timeDeltas
+    // Only what the measurements saw: start-up (loading modules, opening the store) is left out.
+    let time = profile.startTime
     for (let index = 0; index < profile.samples.length; index++) {
+      time += intervals[index] ?? 0
+      if (time < side.measuredFrom!) continue
       self.set(profile.samples[index], (self.get(profile.samples[index]) ?? 0) + (intervals[index] ?? 0))
     }
     const byFunction = new Map<string, number>()
@@ -218,7 +228,7 @@ async function summarizeProfile(side: Side): Promise<void> {
     }
     const perAnswer = (us: number) => (us / side.answered).toFixed(2)
     console.log('')
-    console.log(`Profile of ${side.name.toUpperCase()} (${file}; thread 0 is the main thread): ${(total / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle, ${side.answered} answers measured (warm-up and the store's fill not counted): ${perAnswer(total)} µs busy per answer`)
+    console.log(`Profile of ${side.name.toUpperCase()} (${file}; thread 0 is the main thread): ${(total / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle, ${side.answered} answers measured (their warm-ups not counted, start-up left out): ${perAnswer(total)} µs busy per answer`)
     console.log('| self µs per answer | share | function |')
     console.log('|--:|--:|---|')
     const top = [...byFunction].sort((x, y) => y[1] - x[1]).slice(0, 40)
@@ -228,6 +238,7 @@ async function summarizeProfile(side: Side): Promise<void> {
 
 interface CpuProfile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
+  startTime: number
   samples: number[]
   timeDeltas: number[]
 }

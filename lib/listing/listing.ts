@@ -70,6 +70,8 @@ async function sendPlainWindow(context: Context, path: NodePath, listing: Listin
  * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
  */
 export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+  // Most GETs have no query: nothing to check or join.
+  if (context.query.size === 0) return sendDocument(context, stored)
   checkParameters(context.query)
   const relations = parseRelations(context.query)
   if (relations.length === 0) return sendDocument(context, stored)
