@@ -10,7 +10,7 @@
  *
  * `--a` and `--b` name a commit (extracted with `git archive` into a
  * temporary folder that uses this checkout's node_modules) or `.`, this
- * checkout as it is, uncommitted changes included. Both are built and run
+ * checkout as it is, uncommitted changes included (copied likewise). Both are built and run
  * as the package's command (`--source`: through tsx instead, whose
  * compiled code differs) on copies of one store filled through side A's API
  * (`--docs`, 20 000 by default). `--ceiling` also measures the bare
@@ -170,12 +170,17 @@ async function compare(workload: Workload, sides: Side[], ceiling: CeilingServer
   return line
 }
 
-/** A folder holding `ref`: this checkout for `.`, else the commit extracted with `git archive`. */
+/**
+ * A folder holding `ref`: the commit extracted with `git archive`, or for `.`
+ * a copy of this checkout's files as they are (tracked and new, not ignored),
+ * so that building it leaves this checkout alone.
+ */
 async function checkout(ref: string, name: string): Promise<string> {
-  if (ref === '.') return root
   const folder = join(work, `tree-${name}`)
   await mkdir(folder)
-  execSync(`git archive --format=tar ${JSON.stringify(ref)} | tar -x -C ${JSON.stringify(folder)}`, { cwd: root })
+  const into = `tar -x -i -C ${JSON.stringify(folder)}`
+  if (ref === '.') execSync(`git ls-files -z --cached --others --exclude-standard | xargs -0 tar -c --ignore-failed-read | ${into}`, { cwd: root })
+  else execSync(`git archive --format=tar ${JSON.stringify(ref)} | ${into}`, { cwd: root })
   await symlink(join(root, 'node_modules'), join(folder, 'node_modules'))
   return folder
 }
