@@ -44,4 +44,17 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
   }
 })
 
+test('bench/ab.ts builds a commit beside this checkout, alternates their measurements and profiles one side', () => {
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/ab.ts', '--a', 'HEAD', '--b', '.', '--docs', '50', '--rounds', '2', '--duration', '0.25', '--only', 'get-document,list-page', '--prof', 'b'],
+    { encoding: 'utf8', timeout: 180_000 },
+  )
+  assert.is(run.status, 0, run.stderr)
+  assert.match(run.stdout, '| workload | A req/s | B req/s | B/A | A CPU µs/req | B CPU µs/req | B/A CPU |')
+  for (const workload of ['get-document', 'list-page']) assert.match(run.stdout, new RegExp(`^\\| ${workload} \\| [\\d,]+ \\| [\\d,]+ \\| [\\d.]+ \\|`, 'm'))
+  assert.match(run.stdout, /Profile of B .*thread 0 is the main thread/)
+  assert.match(run.stdout, /^\| [\d.]+ \| [\d.]+% \| /m)
+})
+
 test.run()

@@ -103,7 +103,9 @@ export class Documents {
     const names = this.store.documentChildren
       ? (await this.store.documentChildren(path, 0, undefined))?.names
       : await this.store.children(path)
-    return names && this.#readAll(path, names)
+    if (!names) return undefined
+    const { found, skipped } = await this.#readAll(path, names, (child) => this.store.read(child))
+    return { docs: found.map((stored) => stored.doc), skipped }
   }
 
   /**
@@ -120,16 +122,34 @@ export class Documents {
     const children = await this.store.documentChildren(path, start, end)
     if (!children) return undefined
     // A document removed meanwhile is left out of the window.
-    return { ...(await this.#readAll(path, children.names)), total: children.total }
+    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.store.read(child))
+    return { docs: found.map((stored) => stored.doc), skipped, total: children.total }
   }
 
-  async #readAll(path: NodePath, names: readonly string[]): Promise<Listing> {
-    const docs: Doc[] = []
+  /**
+   * As `window`, each document as compact JSON text (see `readText`): a page
+   * sent as it is joins these, with no parse and no serialisation of its
+   * documents, and is the very text `JSON.stringify` makes of `window`'s.
+   */
+  async windowText(path: NodePath, start: number, end: number | undefined): Promise<{ texts: string[]; skipped: StoreError[]; total: number } | undefined> {
+    if (!this.store.documentChildren) {
+      const window = await this.window(path, start, end)
+      return window && { texts: window.docs.map((doc) => JSON.stringify(doc)), skipped: window.skipped, total: window.total }
+    }
+    const children = await this.store.documentChildren(path, start, end)
+    if (!children) return undefined
+    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.readText(child))
+    return { texts: found.map((stored) => stored.json), skipped, total: children.total }
+  }
+
+  /** Reads each child with `read`, leaving out (and naming) those whose document is broken. */
+  async #readAll<T>(path: NodePath, names: readonly string[], read: (child: NodePath) => Promise<T | undefined>): Promise<{ found: T[]; skipped: StoreError[] }> {
+    const found: T[] = []
     const skipped: StoreError[] = []
     const pace = pacer()
     // One broken file is that document's problem, not its collection's: it is left out and named.
     const readOne = (name: string) =>
-      this.store.read([...path, name]).catch((error: unknown) => {
+      read([...path, name]).catch((error: unknown) => {
         if (!isStoreError(error, 'bad-document')) throw error
         return error
       })
@@ -138,13 +158,13 @@ export class Documents {
       const batch = await Promise.all(names.slice(start, start + 64).map(readOne))
       for (const stored of batch) {
         if (isStoreError(stored)) skipped.push(stored)
-        else if (stored) docs.push(stored.doc)
+        else if (stored !== undefined) found.push(stored)
       }
       // Cached reads settle at once: without this, a big collection would be read in one turn of the event loop.
       const turn = pace(true)
       if (turn) await turn
     }
-    return { docs, skipped }
+    return { found, skipped }
   }
 
   /**

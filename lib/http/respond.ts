@@ -17,7 +17,7 @@ export function sendJson(context: Context, status: number, body: unknown, header
 }
 
 /** Sends JSON that is already text. */
-function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
+export function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
   const list = withHeaders(context.headers, headers)
   list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)))
   context.res.writeHead(status, list)

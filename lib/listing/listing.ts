@@ -2,7 +2,7 @@ import type { Context } from '../context.ts'
 import { urlOf } from '../context.ts'
 import type { Documents } from '../data/documents.ts'
 import type { Doc, NodePath, StoredText } from '../store/store.ts'
-import { sendDocument, sendJson } from '../http/respond.ts'
+import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
 import { checkParameters, FilterBudget, matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
 import { joinRelations, parseRelations, type Relation } from './relations.ts'
 import { parseSort, sortDocs, type SortKey } from './sort.ts'
@@ -38,6 +38,7 @@ export interface ListingQuery {
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
+  if (!needsEveryDocument(listing) && !listing.page?.envelope) return sendPlainWindow(context, path, listing)
   const selection = needsEveryDocument(listing)
     ? await selectFromAll(context.documents, path, listing)
     : await readWindow(context.documents, path, listing)
@@ -49,11 +50,28 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
 }
 
 /**
+ * A window in id order sent as an array (no filter, sort, relation or page
+ * envelope): the documents' compact texts joined, which is the very text
+ * `JSON.stringify` makes of the parsed documents, without parsing or
+ * serialising any of them.
+ */
+async function sendPlainWindow(context: Context, path: NodePath, listing: ListingQuery): Promise<boolean> {
+  const window = await context.documents.windowText(path, listing.start, listing.end)
+  if (!window) return false
+  const headers = listingHeaders(context, path, listing, window.total)
+  if (window.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, window.skipped)
+  sendJsonText(context, 200, `[${window.texts.join(',')}]`, headers)
+  return true
+}
+
+/**
  * GET of one document: as stored, or with the relations its query asks for
  * (`/posts/1?_embed=comments`), which makes it more than the stored document,
  * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
  */
 export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+  // Most GETs have no query: nothing to check or join.
+  if (context.query.size === 0) return sendDocument(context, stored)
   checkParameters(context.query)
   const relations = parseRelations(context.query)
   if (relations.length === 0) return sendDocument(context, stored)
