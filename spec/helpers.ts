@@ -174,7 +174,7 @@ export function touchLater(path: string): void {
 }
 
 /** The operations of a Store that name a node. */
-export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove'
+export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove' | 'query'
 
 export interface StoreHooks {
   /** Runs before an operation reaches the store. */
@@ -200,7 +200,8 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
     remove: (path) => around('remove', path, () => inner.remove(path)),
     close: () => inner.close(),
   }
-  const { readText, documentChildren } = inner
+  const { readText, documentChildren, query } = inner
+  if (query) store.query = (path, plan) => around('query', path, () => query.call(inner, path, plan))
   if (readText) store.readText = (path) => around('readText', path, () => readText.call(inner, path))
   if (documentChildren) {
     store.documentChildren = (path, start, end) => around('documentChildren', path, () => documentChildren.call(inner, path, start, end))
