@@ -146,10 +146,9 @@ async function queryStore(documents: Documents, path: NodePath, listing: Listing
   if (!store.query) return undefined
   const ask = () => store.query!(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
   let page = await ask()
-  if (page && listing.page?.envelope && listing.start >= page.total && page.total > 0) {
-    clampPage(listing, page.total)
-    page = await ask()
-  }
+  const start = listing.start
+  if (page) clampPage(listing, page.total)
+  if (page && listing.start !== start && page.total > 0) page = await ask()
   if (!page) return undefined
   const docs = await joinRelations(documents, path, page.texts.map((text) => JSON.parse(text) as Doc), listing.relations)
   return { docs, total: page.total, skipped: [] }

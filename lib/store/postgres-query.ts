@@ -29,7 +29,7 @@ const QUERY_SCHEMA = [
    DECLARE
      doc jsonb;
    BEGIN
-     IF text ~ '-0+(\\.0*)?([eE][-+]?[0-9]+)?([^0-9.eE]|$)' THEN RETURN NULL; END IF;
+     IF text ~ '[,:[]\\s*-0+(\\.0*)?([eE][-+]?[0-9]+)?\\s*[]},]' THEN RETURN NULL; END IF;
      BEGIN
        doc := text::jsonb;
      EXCEPTION WHEN others THEN
