@@ -45,17 +45,19 @@ const QUERY_SCHEMA = [
    $$`,
   // JavaScript's String() of a present value (null and missing give null): a number as the shortest text, which for
   // the numbers restdir_jsonb keeps is the trimmed decimal; an array joined with commas, null items as ''.
-  `CREATE FUNCTION restdir_string(value jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path FROM CURRENT AS $$
+  `CREATE FUNCTION restdir_array_string(value jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
    BEGIN
-     CASE jsonb_typeof(value)
-       WHEN 'string', 'boolean' THEN RETURN value #>> '{}';
-       WHEN 'number' THEN RETURN trim_scale(value::numeric)::text;
-       WHEN 'object' THEN RETURN '[object Object]';
-       WHEN 'array' THEN RETURN (SELECT coalesce(string_agg(coalesce(restdir_string(item), ''), ',' ORDER BY position), '')
-                                 FROM jsonb_array_elements(value) WITH ORDINALITY AS items(item, position));
-       ELSE RETURN NULL;
-     END CASE;
+     RETURN (SELECT coalesce(string_agg(coalesce(restdir_string(item), ''), ',' ORDER BY position), '')
+             FROM jsonb_array_elements(value) WITH ORDINALITY AS items(item, position));
    END
+   $$`,
+  `CREATE FUNCTION restdir_string(value jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+     SELECT CASE jsonb_typeof(value)
+       WHEN 'string' THEN value #>> '{}' WHEN 'boolean' THEN value #>> '{}'
+       WHEN 'number' THEN trim_scale(value::numeric)::text
+       WHEN 'object' THEN '[object Object]'
+       WHEN 'array' THEN restdir_array_string(value)
+     END
    $$`,
   // toLowerCase() for text compared with ASCII: the "C" collation folds ASCII alone, and the only other characters
   // whose lower case holds ASCII are U+0130 (to i and U+0307) and the Kelvin sign (to k).
@@ -157,16 +159,20 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
   const sort = builder.sort(plan.sort)
   if (match === undefined || sort === undefined || builder.failed) return undefined
   const prefilter = builder.prefilter(plan.filters)
-  const unsure = [...builder.unsureFilter, ...builder.unsureSort.map((condition) => `(${match} AND ${condition})`)]
-  const rows = `FROM restdir_nodes WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}`
+  const any = (conditions: string[]) => (conditions.length > 0 ? conditions.join(' OR ') : 'false')
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
-  const text = `WITH scan AS (
-      SELECT count(*) FILTER (WHERE ${match}) AS total, coalesce(bool_or(${unsure.length > 0 ? unsure.join(' OR ') : 'false'}), false) AS unsure ${rows}
+  // Each candidate's match, doubts and sort keys worked out once; the page's texts are fetched by row for its rows alone.
+  const text = `WITH candidates AS MATERIALIZED (
+      SELECT ctid AS row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
+        ${sort.map(([key], index) => `, ${key} AS key${index}`).join('')}
+      FROM restdir_nodes WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}
     )
-    SELECT scan.total::bigint AS total, scan.unsure,
+    SELECT (SELECT count(*) FROM candidates WHERE match)::bigint AS total,
+      (SELECT coalesce(bool_or(unsure_filter OR (match AND unsure_sort)), false) FROM candidates) AS unsure,
       EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $1 AND text IS NOT NULL AND doc IS NULL) AS unread,
-      ARRAY(SELECT text ${rows} AND ${match} ORDER BY ${[...sort, order].join(', ')} OFFSET ${parameter(plan.start, 'bigint')} LIMIT ${parameter(limit, 'bigint')}) AS page
-    FROM scan`
+      ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = candidates.row) FROM candidates WHERE match
+            ORDER BY ${[...sort.map(([, direction], index) => `key${index} ${direction}`), order].join(', ')}
+            OFFSET ${parameter(plan.start, 'bigint')} LIMIT ${parameter(limit, 'bigint')}) AS page`
   return { text, values }
 }
 
@@ -301,18 +307,18 @@ class Builder {
    * then numbers and numeric strings by value, booleans, strings by code unit.
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
    */
-  sort(keys: ListingPlan['sort']): string[] | undefined {
-    const order: string[] = []
+  sort(keys: ListingPlan['sort']): [string, 'ASC' | 'DESC'][] | undefined {
+    const order: [string, 'ASC' | 'DESC'][] = []
     for (const key of keys) {
       const value = this.value(key.field)
       const text = `${value} #>> '{}'`
       const direction = key.descending ? 'DESC' : 'ASC'
       const numeric = `(jsonb_typeof(${value}) = 'string' AND ${text} ~ ${NUMERIC_STRING})`
       order.push(
-        `(${value} IS NULL)`,
-        `(CASE jsonb_typeof(${value}) WHEN 'number' THEN 0 WHEN 'boolean' THEN 1 WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN 0 ELSE 2 END ELSE 3 END) ${direction}`,
-        `(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text}) END) ${direction}`,
-        `(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END) COLLATE "C" ${direction}`,
+        [`(${value} IS NULL)`, 'ASC'],
+        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN 0 WHEN 'boolean' THEN 1 WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN 0 ELSE 2 END ELSE 3 END)`, direction],
+        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text}) END)`, direction],
+        [`(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END) COLLATE "C"`, direction],
       )
       this.unsureSort.push(`(jsonb_typeof(${value}) IN ('array', 'object') OR (${numeric} AND restdir_decimal(${text}) IS NULL))`)
     }
