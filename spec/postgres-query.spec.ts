@@ -106,12 +106,18 @@ test('a collection holding a document SQL does not read exactly, and a plan SQL 
       sameAnswer(await server.request('GET', target), await inProcess.request('GET', target), target)
     }
     assert.is(counts.answered, 1, 'none of them answered in SQL')
+    // Field names and values are parameters, never SQL.
+    const hostile = `/plain?${encodeURIComponent("name') OR true; DROP TABLE restdir_nodes; --")}=x&name=${encodeURIComponent("a' OR '1'='1")}&_sort=${encodeURIComponent('name" DESC, "x')}`
+    const injected = await server.request('GET', hostile)
+    assert.equal([injected.status, injected.json], [200, []])
+    assert.is(counts.answered, 2)
+    assert.is((await server.request('GET', '/plain?_sort=name')).json.length, 2)
     // A document: a number past 15 digits, whose String() SQL does not write.
     await server.request('PUT', '/plain/3', { body: { name: 'c', n: 0.1 + 0.2 } })
     for (const target of ['/plain?_sort=-name', '/plain?n=0.30000000000000004']) {
       sameAnswer(await server.request('GET', target), await inProcess.request('GET', target), target)
     }
-    assert.is(counts.answered, 1)
+    assert.is(counts.answered, 3)
     // Text edited by hand that is no document: left out and named, as in the process.
     await adminQuery(schema.url, `UPDATE restdir_nodes SET text = '{"name": "d", "name": "e"}' WHERE parent = '/plain/' AND name = '3'`)
     const broken = await server.request('GET', '/plain?_sort=name')
