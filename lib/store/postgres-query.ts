@@ -163,9 +163,9 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
   // Each candidate's match, doubts and sort keys worked out once; the page's texts are fetched by row for its rows alone.
   const text = `WITH candidates AS MATERIALIZED (
-      SELECT ctid AS row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
+      SELECT restdir_nodes.ctid AS row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
         ${sort.map(([key], index) => `, ${key} AS key${index}`).join('')}
-      FROM restdir_nodes WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}
+      FROM restdir_nodes ${builder.fields()} WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}
     )
     SELECT (SELECT count(*) FROM candidates WHERE match)::bigint AS total,
       (SELECT coalesce(bool_or(unsure_filter OR (match AND unsure_sort)), false) FROM candidates) AS unsure,
@@ -214,6 +214,7 @@ class Builder {
   /** The same for the sort, among matching rows. */
   readonly unsureSort: string[] = []
   readonly #paths = new Map<string, string>()
+  readonly #extractions: string[] = []
 
   constructor(readonly parameter: (value: unknown, type: string) => string) {}
 
@@ -225,9 +226,16 @@ class Builder {
     const segments = field.split('.')
     // An array's items and its `length` are own properties in JavaScript; jsonb reads indexes (even ` 1`, `-1`) its own way.
     if (segments.some((segment) => /^\s*[-+]?\d/.test(segment) || segment === 'length')) return this.fail()
-    const value = `nullif(doc #> ${this.parameter(segments, 'text[]')}, 'null'::jsonb)`
+    const value = `fields.value${this.#paths.size}`
     this.#paths.set(field, value)
+    this.#extractions.push(`nullif(doc #> ${this.parameter(segments, 'text[]')}, 'null'::jsonb) AS value${this.#paths.size - 1}`)
     return value
+  }
+
+  /** The fields' values, taken out of each candidate once (a LATERAL subquery that OFFSET 0 keeps from being inlined). */
+  fields(): string {
+    const extractions = this.#extractions.length > 0 ? this.#extractions.join(', ') : 'NULL AS none'
+    return `CROSS JOIN LATERAL (SELECT ${extractions} OFFSET 0) AS fields`
   }
 
   fail(): string {
