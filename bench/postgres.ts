@@ -20,6 +20,8 @@ export interface PostgresMeasurement {
   connections: number
   file: LoadResult
   postgres: LoadResult
+  /** For the page: milliseconds of requests sent one at a time after the load (PostgreSQL: 20; the file store: 1), each alone on the server. */
+  alone?: { file: number[]; postgres: number[] }
 }
 
 export interface PostgresBench {
@@ -126,7 +128,22 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Post
       for (const [where, result] of [['file store', onFile], ['PostgreSQL', onPostgres]] as const) {
         if (result.errors > 0) log(`${workload.name}: ${result.errors} failed answers on the ${where} ${JSON.stringify(result.statuses)}`)
       }
-      measurements.push({ workload: workload.name, description: workload.description, connections: workload.connections, file: onFile, postgres: onPostgres })
+      const measurement: PostgresMeasurement = { workload: workload.name, description: workload.description, connections: workload.connections, file: onFile, postgres: onPostgres }
+      if (workload.name === 'pg-page') {
+        // What one query costs when it has the server to itself, beside what ten at once make of it.
+        const alone = async (server: RunningServer, count: number, times: number) => {
+          const requests = workload.requests(count)
+          const took: number[] = []
+          for (let index = 0; index < times; index++) {
+            const from = performance.now()
+            await sendAll(server.port, 1, [requests[(index * 7) % requests.length]])
+            took.push(performance.now() - from)
+          }
+          return took
+        }
+        measurement.alone = { file: await alone(file, options.fileDocuments, 1), postgres: await alone(postgres, options.documents, 20) }
+      }
+      measurements.push(measurement)
     }
 
     let instances: PostgresBench['instances']
@@ -181,6 +198,13 @@ export function postgresLines(bench: PostgresBench, cores: number): string[] {
   }
   lines.push('')
   for (const m of bench.measurements) lines.push(`- ${m.workload}: ${m.description}`)
+  for (const m of bench.measurements.filter((m) => m.alone)) {
+    const sorted = [...m.alone!.postgres].sort((a, b) => a - b)
+    lines.push(
+      `- ${m.workload}, one request at a time (no other request on the server): PostgreSQL ${sorted.length} requests, ` +
+        `median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms; the file store ${m.alone!.file.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+    )
+  }
   if (bench.instances) {
     const { one, two } = bench.instances
     const both = two[0].rps + two[1].rps
