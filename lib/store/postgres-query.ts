@@ -9,7 +9,7 @@ import type { ListingCondition, ListingPage, ListingPlan } from './store.ts'
  * `String()` writes them, case folded as `toLowerCase()` folds it, strings in
  * UTF-16 code-unit order, numbers as doubles. What the SQL cannot judge
  * exactly is never guessed: a plan it cannot express, or rows it cannot be
- * sure of, make `planListing` or the query answer "not here", and the
+ * sure of, make `listingSql` or the query answer "not here", and the
  * listing runs in the process as on the other stores.
  */
 
