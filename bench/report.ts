@@ -2,6 +2,7 @@ import { cpus, loadavg, release, totalmem } from 'node:os'
 import type { LoadResult } from './load.ts'
 import type { Memory } from './seed.ts'
 import type { WriteCeilingResult } from './write-ceiling.ts'
+import { postgresLines, type PostgresBench } from './postgres.ts'
 
 export interface Measurement {
   workload: string
@@ -28,6 +29,8 @@ export interface Report {
   measurements: Measurement[]
   /** The ceiling with busy work added per request (see calibrate in run.ts). */
   calibration: Calibration[]
+  /** The PostgreSQL store beside the file store (bench/postgres.ts), unless left out with --only. */
+  postgres?: PostgresBench
 }
 
 export interface Calibration {
@@ -124,6 +127,7 @@ export function printReport(report: Report): void {
   lines.push(`- start-up to first answer: ${startup.emptyStoreMs.toFixed(0)} ms on an empty store; ` +
     `${startup.filledStoreMs.map((ms) => ms.toFixed(0)).join(', ')} ms on the filled store ` +
     `(${check(startupMedian < targets.startupMs, `< ${targets.startupMs} ms`)})`)
+  if (report.postgres) lines.push('', ...postgresLines(report.postgres, cpus().length))
   process.stdout.write(lines.join('\n') + '\n')
 }
 

@@ -12,6 +12,8 @@
  *   npm run bench -- --json out.json   also write every figure as JSON
  *   npm run bench -- --launcher source run bin/restdir.ts through tsx even when dist/ is built
  *   npm run bench -- --checkout DIR    measure the restdir in another folder (e.g. an older commit)
+ *   npm run bench -- --pg-docs N       documents in the PostgreSQL store's big collection (1 000 000; --quick: 2 000)
+ *   npm run bench -- --pg-file-docs N  documents in the file store's collection it is compared with (20 000; --quick: 500)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -24,6 +26,7 @@ import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
 import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
 import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
+import { benchPostgres } from './postgres.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -35,6 +38,8 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
     launcher: { type: 'string', default: 'auto' },
     checkout: { type: 'string' },
+    'pg-docs': { type: 'string' },
+    'pg-file-docs': { type: 'string' },
   },
 })
 
@@ -113,6 +118,19 @@ async function benchmark(): Promise<Report> {
   await stop(server)
   const calibration = workloads.some((workload) => workload.name === 'get-document') ? await calibrate(ceiling, fixture.documentBody) : []
 
+  // The PostgreSQL store, beside a file store of its own (bench/postgres.ts).
+  const postgres = await benchPostgres({
+    launcher,
+    documents: Number(args['pg-docs'] ?? (quick ? 2000 : 1_000_000)),
+    fileDocuments: Number(args['pg-file-docs'] ?? (quick ? 500 : 20_000)),
+    duration,
+    warmup,
+    work,
+    selected: (name) => !only || only.some((part) => name.includes(part)),
+    log,
+    running,
+  })
+
   return {
     machine: machineLine(),
     launcher: launcher.label,
@@ -124,6 +142,7 @@ async function benchmark(): Promise<Report> {
     memory: { ...memory, idleAfterRestart: idleRss, afterWorkloads: rssAfterWorkloads },
     measurements,
     calibration,
+    postgres,
   }
 }
 

@@ -18,7 +18,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     const json = join(dir, 'report.json')
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--duration', '0.25', '--launcher', 'source', '--json', json], {
       encoding: 'utf8',
-      timeout: 120_000,
+      // The PostgreSQL part starts a server of its own (bench/postgres.ts): on a busy machine that takes a while.
+      timeout: 240_000,
     })
     assert.is(run.status, 0, run.stderr)
     assert.match(run.stdout, '| workload | conns | ceiling req/s | restdir req/s | ratio |')
@@ -39,6 +40,16 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.match(run.stdout, '| workload | conns | ceiling req/s | sirv req/s | restdir req/s |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
     assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
+    // The PostgreSQL store beside the file store, and two instances on one database.
+    const postgres = report.postgres!
+    assert.equal(postgres.measurements.map((m) => m.workload), ['pg-get', 'pg-post', 'pg-put', 'pg-page'])
+    for (const m of postgres.measurements) {
+      assert.ok(m.file.requests > 0 && m.postgres.requests > 0, `${m.workload}: both stores answered`)
+      assert.is(m.file.errors + m.postgres.errors, 0, `${m.workload}: ${JSON.stringify([m.file.statuses, m.postgres.statuses])}`)
+    }
+    assert.ok(postgres.instances!.one.requests > 0 && postgres.instances!.two.every((result) => result.requests > 0 && result.errors === 0), 'two instances answered')
+    assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
+    assert.match(run.stdout, /two restdir on one database: PUT/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

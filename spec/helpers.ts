@@ -175,7 +175,7 @@ export function touchLater(path: string): void {
 }
 
 /** The operations of a Store that name a node. */
-export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove'
+export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove' | 'query'
 
 export interface StoreHooks {
   /** Runs before an operation reaches the store. */
@@ -201,9 +201,10 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
     remove: (path, conditions) => around('remove', path, () => inner.remove(path, conditions)),
     close: () => inner.close(),
   }
-  const { readText, documentChildren, subscribe, lastChangeId } = inner
+  const { readText, documentChildren, subscribe, lastChangeId, query } = inner
   if (subscribe) store.subscribe = (listener) => subscribe.call(inner, listener)
   if (lastChangeId) store.lastChangeId = () => lastChangeId.call(inner)
+  if (query) store.query = (path, plan) => around('query', path, () => query.call(inner, path, plan))
   if (readText) store.readText = (path) => around('readText', path, () => readText.call(inner, path))
   if (documentChildren) {
     store.documentChildren = (path, start, end) => around('documentChildren', path, () => documentChildren.call(inner, path, start, end))

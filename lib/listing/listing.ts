@@ -137,6 +137,8 @@ const BIG_COLLECTION = 500
 const bigListings = new WeakMap<Documents, Gate>()
 
 async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+  const queried = await queryStore(documents, path, listing)
+  if (queried) return queried
   const select = async () => {
     const all = await documents.listing(path)
     if (!all) return undefined
@@ -150,6 +152,24 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
   let gate = bigListings.get(documents)
   if (!gate) bigListings.set(documents, (gate = new Gate(1)))
   return gate.run(select)
+}
+
+/**
+ * The selection from a store that filters, sorts and pages itself (Store.query),
+ * so that only the page's documents come into the process; undefined when it
+ * has no such query, or leaves this one to the process.
+ */
+async function queryStore(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+  const { store } = documents
+  if (!store.query) return undefined
+  const ask = () => store.query!(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
+  let page = await ask()
+  const start = listing.start
+  if (page) clampPage(listing, page.total)
+  if (page && listing.start !== start && page.total > 0) page = await ask()
+  if (!page) return undefined
+  const docs = await joinRelations(documents, path, page.texts.map((text) => JSON.parse(text) as Doc), listing.relations)
+  return { docs, total: page.total, skipped: [] }
 }
 
 /** Whether a collection holds more than BIG_COLLECTION children, asked without reading its documents. */

@@ -1,6 +1,7 @@
 import { StoreError, type StoreErrorKind } from './errors.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
-import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
+import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
+import { ensureQuerySchema, queryListing } from './postgres-query.ts'
 
 /**
  * Children in id order, as the other stores list them (compareIds in
@@ -145,7 +146,7 @@ export class PostgresStore implements Store {
 
   #check(): Promise<boolean> {
     const checked = this.#pool
-      .then((pool) => ensureSchema(pool, this.location, this.#log))
+      .then((pool) => ensureSchema(pool, this.location, this.#log).then(async (made) => (await ensureQuerySchema(pool), made)))
       .catch((error: unknown) => {
         if (error instanceof SchemaError || error instanceof MissingPgError) throw error
         throw new UnreachableError(`the database ${this.location} cannot be used (${describe(error)})`, error)
@@ -291,6 +292,11 @@ export class PostgresStore implements Store {
         return { existed: true } // a document broken by hand goes all the same
       }
     })
+  }
+
+  /** Filters, sort and window in SQL (README, "Running on PostgreSQL"; postgres-query.ts). */
+  query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
+    return queryListing(pathKey(path), plan, ID_ORDER, (text, values) => this.#query(path, text, values), () => this.exists(path))
   }
 
   /** Closes the pool's connections. Safe to call twice. */

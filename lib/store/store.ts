@@ -138,6 +138,43 @@ export interface Store {
   lastChangeId?(): Promise<number>
   /** Releases what the store holds (for the file store: its lock). */
   close(): Promise<void>
+  /**
+   * Optional, for listing queries on big collections (README, "Listing
+   * queries"): the window of the node's children's documents that pass the
+   * plan's filters, in its sort order (ties in id order), as their stored
+   * text, and how many pass in all, without bringing the others into the
+   * process. The answer must be exactly the one the listing module gives from
+   * every document; undefined, for a plan or documents the store cannot answer
+   * that way, or a node that does not exist, leaves the listing to the process.
+   */
+  query?(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined>
+}
+
+/**
+ * A listing query as `query` takes it: conditions as the listing module
+ * parses them (lib/listing/filters.ts: `field`, `values`, or `branches` of an
+ * `or`), sort keys, and the window [start, end) of the sorted matches.
+ */
+export interface ListingPlan {
+  filters: readonly ListingCondition[]
+  sort: readonly { field: string; descending: boolean }[]
+  start: number
+  end: number | undefined
+}
+
+/** One condition of a ListingPlan; a store answers undefined for an operator it does not know. */
+export interface ListingCondition {
+  operator: string
+  field?: string
+  values?: readonly string[]
+  branches?: readonly (readonly ListingCondition[])[]
+}
+
+export interface ListingPage {
+  /** The window's documents as stored (JSON text), in order. */
+  texts: string[]
+  /** How many documents pass the filters, before the window. */
+  total: number
 }
 
 /** A canonical whole number: no sign, no leading zero (so `7`, never `07` or `+7`); most names fail at the first character. */

