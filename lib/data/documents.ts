@@ -67,9 +67,19 @@ export class Documents {
   private readonly treeLock = new TreeLock()
   private readonly listeners = new Set<(change: Change) => void>()
   #lastChangeId = Date.now() * 1000
+  #heard = false
+  /** Settles once the id of the latest change is known (at once, unless the store keeps the feed). */
+  readonly ready: Promise<void> = Promise.resolve()
 
   constructor(store: Store) {
     this.store = store
+    // A store that keeps its own feed numbers the changes and reports them, whoever made them (README, "Live updates").
+    if (store.subscribe && store.lastChangeId) {
+      store.subscribe((change) => this.#tell(change))
+      this.ready = store.lastChangeId().then((id) => {
+        if (!this.#heard || id > this.#lastChangeId) this.#lastChangeId = id
+      })
+    }
   }
 
   read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -162,16 +172,18 @@ export class Documents {
             throw broken
           })
           options.preconditions?.(undefined)
-          const { etag } = await this.store.write(path, doc)
-          this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
+          const change = options.change ? options.change(doc) : { type: 'put' as const, path, data: doc }
+          const { etag } = await this.store.write(path, doc, change.type === 'patch' ? { patch: change.data } : undefined)
+          this.emit(change)
           return { doc, etag, created: false }
         }
         // Compute first: a request that would fail anyway (nothing there, a taken name, a bad body) gets that answer,
         // since preconditions only count for one that would otherwise succeed (RFC 9110 §13.2.1).
         const doc = await compute(current)
         options.preconditions?.(current)
-        const { created, etag } = await this.store.write(path, doc)
-        this.emit(options.change ? options.change(doc) : { type: 'put', path, data: doc })
+        const change = options.change ? options.change(doc) : { type: 'put' as const, path, data: doc }
+        const { created, etag } = await this.store.write(path, doc, change.type === 'patch' ? { patch: change.data } : undefined)
+        this.emit(change)
         return { doc, etag, created }
       }),
     )
@@ -240,9 +252,16 @@ export class Documents {
     return this.#lastChangeId
   }
 
+  /** Tells the listeners of a change made here, unless the store's own feed reports it. */
   private emit(change: UnnumberedChange): void {
-    const numbered: Change = { id: ++this.#lastChangeId, ...change }
-    for (const listener of this.listeners) listener(numbered)
+    if (this.store.subscribe) return
+    this.#tell({ id: this.#lastChangeId + 1, ...change })
+  }
+
+  #tell(change: Change): void {
+    this.#heard = true
+    this.#lastChangeId = change.id
+    for (const listener of this.listeners) listener(change)
   }
 }
 
