@@ -49,8 +49,9 @@ export async function makeTempDir(prefix = 'restdir-'): Promise<string> {
  * API is held to the same answers on every store. A test that looks at the
  * files passes its own `store` folder.
  *
- * The MemoryStore of that pass waits a moment before and after each operation
- * (see storeWaitingOnIo), as a disk does, so requests that race interleave on
+ * The MemoryStore of that pass waits a moment before and after each operation,
+ * and inside each write between its checks and its change (see
+ * memoryStoreWaitingOnIo), as a disk does, so requests that race interleave on
  * it too: a store that never waits would run each request's read and write back
  * to back, and a race test would pass even without the locks it is about.
  */
@@ -75,7 +76,7 @@ async function openPostgresTestStore(): Promise<{ store: Store; dispose(): Promi
 /** A fresh store of the kind this run tests (see testStoreKind), for tests that build their own handler; `dispose` closes and removes it. */
 export async function openTestStore(): Promise<{ store: Store; dispose(): Promise<void> }> {
   if (testStoreKind === 'memory') {
-    const store = storeWaitingOnIo(new MemoryStore())
+    const store = memoryStoreWaitingOnIo()
     return { store, dispose: () => store.close() }
   }
   if (testStoreKind === 'postgres') return openPostgresTestStore()
@@ -94,7 +95,7 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
 export async function startServer(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
   const postgres = options.store === undefined && testStoreKind === 'postgres' ? await openPostgresTestStore() : undefined
-  const defaultStore = postgres?.store ?? (testStoreKind === 'memory' ? storeWaitingOnIo(new MemoryStore()) : dir)
+  const defaultStore = postgres?.store ?? (testStoreKind === 'memory' ? memoryStoreWaitingOnIo() : dir)
   const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
   await server.ready
   await new Promise<void>((resolve) => server.listen(0, listenHost, resolve))
@@ -195,17 +196,28 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
     read: (path) => around('read', path, () => inner.read(path)),
     children: (path) => around('children', path, () => inner.children(path)),
     exists: (path) => around('exists', path, () => inner.exists(path)),
-    write: (path, doc) => around('write', path, () => inner.write(path, doc)),
-    create: (path, doc) => around('create', path, () => inner.create(path, doc)),
-    remove: (path) => around('remove', path, () => inner.remove(path)),
+    write: (path, doc, conditions) => around('write', path, () => inner.write(path, doc, conditions)),
+    create: (path, doc, conditions) => around('create', path, () => inner.create(path, doc, conditions)),
+    remove: (path, conditions) => around('remove', path, () => inner.remove(path, conditions)),
     close: () => inner.close(),
   }
-  const { readText, documentChildren } = inner
+  const { readText, documentChildren, subscribe, lastChangeId } = inner
+  if (subscribe) store.subscribe = (listener) => subscribe.call(inner, listener)
+  if (lastChangeId) store.lastChangeId = () => lastChangeId.call(inner)
   if (readText) store.readText = (path) => around('readText', path, () => readText.call(inner, path))
   if (documentChildren) {
     store.documentChildren = (path, start, end) => around('documentChildren', path, () => documentChildren.call(inner, path, start, end))
   }
   return store
+}
+
+/**
+ * A MemoryStore that waits as a store on a disk does, outside its operations
+ * (storeWaitingOnIo) and inside each write and removal, between its checks and
+ * its change: a race test on it fails when the store's own locks are taken out.
+ */
+export function memoryStoreWaitingOnIo(): Store {
+  return storeWaitingOnIo(new MemoryStore({ pause: () => new Promise((resolve) => setTimeout(resolve, Math.random() * 2)) }))
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Doc, NodePath, Store } from '../store/store.ts'
-import { Documents } from './documents.ts'
+import { createWithNewId } from './ids.ts'
+import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
 import { defaultPathLimits, joinPath } from '../path.ts'
@@ -64,17 +65,16 @@ interface Plan {
 }
 
 /**
- * Imports a parsed database into a store, through the data layer (locks,
- * atomic writes). Checks everything before it writes anything: a malformed
+ * Imports a parsed database into a store, straight through its atomic
+ * writes. Checks everything before it writes anything: a malformed
  * database or, without `force`, a document that exists already, throws an
  * ImportError that lists every problem, and leaves the store as it was.
  */
 export async function importDatabase(store: Store, database: unknown, options: ImportOptions = {}): Promise<ImportSummary> {
   const plan = planImport(database)
-  const documents = new Documents(store)
   if (plan.problems.length === 0) {
-    if (!options.force) plan.problems.push(...(await overwrites(documents, plan.items)))
-    plan.problems.push(...(await usernamesTakenInStore(documents, plan.items)))
+    if (!options.force) plan.problems.push(...(await overwrites(store, plan.items)))
+    plan.problems.push(...(await usernamesTakenInStore(store, plan.items)))
   }
   if (plan.problems.length > 0) throw new ImportError(plan.problems)
   let written = 0
@@ -83,10 +83,9 @@ export async function importDatabase(store: Store, database: unknown, options: I
       let path: NodePath
       if ('path' in item) {
         path = [...parentOf(item), item.path[item.path.length - 1]]
-        await documents.write(path, () => item.doc)
+        await store.write(path, item.doc)
       } else {
-        const created = await documents.create(parentOf(item), (id) => ({ [item.idKey]: id, ...item.doc }))
-        path = [...parentOf(item), created.id]
+        path = (await createWithNewId(store, parentOf(item), (id) => ({ [item.idKey]: id, ...item.doc }))).path
       }
       written++
       // A playlist names its owner: a user whose id was just made gives it to its playlists.
@@ -305,13 +304,13 @@ function segmentProblem(segment: string): string | undefined {
 }
 
 /** Documents the import would replace (refused without `force`), playlists of a replaced user included. */
-async function overwrites(documents: Documents, items: Planned[]): Promise<string[]> {
+async function overwrites(store: Store, items: Planned[]): Promise<string[]> {
   const clashes: string[] = []
   const visit = async (list: Planned[], parent: NodePath | undefined) => {
     for (const item of list) {
       if (!('path' in item)) continue
       const path = parent ? [...parent, ...item.path] : item.path
-      if (await documents.read(path)) clashes.push(joinPath(path))
+      if (await store.read(path)) clashes.push(joinPath(path))
       if (item.children) await visit(item.children, [...path, PLAYLIST])
     }
   }
@@ -322,11 +321,17 @@ async function overwrites(documents: Documents, items: Planned[]): Promise<strin
 }
 
 /** A username the file gives that a user already in the store holds (one the import does not replace). */
-async function usernamesTakenInStore(documents: Documents, items: Planned[]): Promise<string[]> {
+async function usernamesTakenInStore(store: Store, items: Planned[]): Promise<string[]> {
   const users = items.filter((item) => ('path' in item ? item.path[0] === USER && item.path.length === 2 : item.parent[0] === USER))
   if (users.length === 0) return []
   const replaced = new Set(users.flatMap((item) => ('path' in item ? [item.path[1]] : [])))
-  const existing = (await documents.list([USER])) ?? []
+  const existing: Doc[] = []
+  for (const name of (await store.children([USER])) ?? []) {
+    const stored = await store.read([USER, name]).catch((error: unknown) => {
+      if (!isStoreError(error, 'bad-document')) throw error
+    })
+    if (stored) existing.push(stored.doc)
+  }
   const problems: string[] = []
   for (const user of users) {
     const username = user.doc.username

@@ -16,9 +16,11 @@ import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode } from './names.t
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
-import type { Doc, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
+import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from './store.ts'
+import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
+import { ChangeFeed, changeOfWrite } from './feed.ts'
+import { NodeLocks } from './locks.ts'
 import { sweepStore } from './sweep.ts'
-import { KeyedLock } from '../data/locks.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */
@@ -44,7 +46,8 @@ export class FileStore implements Store {
   readonly #cache: DocumentCache
   readonly #flusher = new DirectoryFlusher()
   readonly #indexes = new ChildIndexes()
-  readonly #writing = new KeyedLock()
+  readonly #locks = new NodeLocks()
+  readonly #feed = new ChangeFeed()
   #tempCount = 0
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
@@ -271,16 +274,51 @@ export class FileStore implements Store {
     return found
   }
 
-  write(path: NodePath, doc: Doc): Promise<WriteResult> {
-    return this.#place(path, doc, 'replace') as Promise<WriteResult>
+  /**
+   * The guarantees of the Store interface hold within this process (README,
+   * "Versions and conditional requests"): the folder's lock keeps any other
+   * restdir out, and here each write holds its node (and its owner, its
+   * unique field's collection) while it checks its conditions and lands.
+   */
+  write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
+    return this.#locks.run(writeClaims(path, conditions), async () => {
+      await checkConditions(this, path, doc, conditions)
+      const result = (await this.#place(path, doc, 'replace')) as WriteResult
+      this.#feed.emit(changeOfWrite(path, doc, conditions))
+      return result
+    })
   }
 
-  create(path: NodePath, doc: Doc): Promise<WriteResult | undefined> {
-    return this.#place(path, doc, 'create')
+  create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
+    return this.#locks.run(writeClaims(path, conditions), async () => {
+      // The conditions are checked only for a write that can happen; the rename then decides, exactly.
+      if (conditions && (await this.read(path).catch(() => undefined))) return undefined
+      await checkConditions(this, path, doc, conditions)
+      const result = await this.#place(path, doc, 'create')
+      if (result) this.#feed.emit(changeOfWrite(path, doc, undefined))
+      return result
+    })
   }
 
-  async remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
-    if (path.length === 0) return this.#removeRoot()
+  /** Holds the subtree alone while it goes: writes to other nodes go on. */
+  remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
+    return this.#locks.run([{ kind: 'remove', path }], async () => {
+      if (conditions.expect !== undefined) await checkVersion(this, path, conditions.expect)
+      const removed = path.length === 0 ? await this.#removeRoot() : await this.#removeNode(path)
+      if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
+      return removed
+    })
+  }
+
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    return this.#feed.subscribe(listener)
+  }
+
+  async lastChangeId(): Promise<number> {
+    return this.#feed.last
+  }
+
+  async #removeNode(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
     this.#cache.deleteInside(this.#directoryOf(path), sep)
     const directories = this.#directoriesTo(path)
     // A link above the node would move what it points to into the store's trash, and delete it.
@@ -311,15 +349,8 @@ export class FileStore implements Store {
     return this.#closed
   }
 
-  /**
-   * Writes to one node also queue here, though the data layer never overlaps
-   * them: a document placed into a folder its own write just made goes there
-   * by one rename, which is exact only while no other write to the node runs
-   * beside it. So the store keeps `create` exact whoever calls it.
-   */
   #place(path: NodePath, doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
-    const directories = this.#directoriesTo(path)
-    return this.#writing.run(directories[path.length], () => this.#placeInIndex(path, directories, doc, mode))
+    return this.#placeInIndex(path, this.#directoriesTo(path), doc, mode)
   }
 
   #placeInIndex(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
@@ -400,7 +431,7 @@ export class FileStore implements Store {
     const entries = await readdir(this.dir, { withFileTypes: true })
     for (const entry of entries) {
       const segment = await childSegment(this.dir, entry)
-      if (segment !== undefined) await this.remove([segment])
+      if (segment !== undefined) await this.#removeNode([segment])
     }
     await unlink(join(this.dir, DOC_FILE)).catch((error) => {
       if (!isMissing(error)) throw error

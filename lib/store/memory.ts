@@ -1,5 +1,16 @@
+import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
+import { ChangeFeed, changeOfWrite } from './feed.ts'
+import { NodeLocks } from './locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { compareIds, type Doc, type NodePath, type Store, type StoredDoc, type WriteResult } from './store.ts'
+import { compareIds, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+
+export interface MemoryStoreOptions {
+  /**
+   * Runs inside each write and removal, between its checks and its change, as
+   * a store on a disk waits there; tests make racing requests overlap with it.
+   */
+  pause?: () => Promise<void>
+}
 
 /** One node: its document as JSON text (so no caller can change what is stored) and its children. */
 interface MemoryNode {
@@ -15,6 +26,13 @@ interface MemoryNode {
  */
 export class MemoryStore implements Store {
   readonly #root: MemoryNode = { children: new Map() }
+  readonly #locks = new NodeLocks()
+  readonly #feed = new ChangeFeed()
+  readonly #pause: (() => Promise<void>) | undefined
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#pause = options.pause
+  }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
     const node = this.#find(path)
@@ -40,21 +58,52 @@ export class MemoryStore implements Store {
     return node !== undefined && holdsSomething(node)
   }
 
-  async write(path: NodePath, doc: Doc): Promise<WriteResult> {
+  write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
+    return this.#locks.run(writeClaims(path, conditions), async () => {
+      await checkConditions(this, path, doc, conditions)
+      await this.#pause?.()
+      return this.#place(path, doc, conditions)
+    })
+  }
+
+  create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
+    return this.#locks.run(writeClaims(path, conditions), async () => {
+      if (this.#find(path)?.text !== undefined) return undefined
+      await checkConditions(this, path, doc, conditions)
+      await this.#pause?.()
+      return this.#place(path, doc, undefined)
+    })
+  }
+
+  remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
+    return this.#locks.run([{ kind: 'remove', path }], async () => {
+      if (conditions.expect !== undefined) await checkVersion(this, path, conditions.expect)
+      await this.#pause?.()
+      const removed = this.#detach(path)
+      if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
+      return removed
+    })
+  }
+
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    return this.#feed.subscribe(listener)
+  }
+
+  async lastChangeId(): Promise<number> {
+    return this.#feed.last
+  }
+
+  #place(path: NodePath, doc: Doc, conditions: WriteConditions | undefined): WriteResult {
     const text = serializeDoc(doc)
     const node = this.#make(path)
     const created = node.text === undefined
     node.text = text
     node.etag = etagOf(text)
+    this.#feed.emit(changeOfWrite(path, doc, conditions))
     return { created, etag: node.etag }
   }
 
-  async create(path: NodePath, doc: Doc): Promise<WriteResult | undefined> {
-    if (this.#find(path)?.text !== undefined) return undefined
-    return this.write(path, doc)
-  }
-
-  async remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
+  #detach(path: NodePath): { existed: boolean; doc?: Doc } {
     const trail = this.#trail(path)
     const node = trail[path.length]
     if (!node || !holdsSomething(node)) return { existed: false }
