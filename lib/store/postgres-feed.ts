@@ -47,7 +47,7 @@ export function changeOfRow(row: Record<string, unknown>): StoreChange {
   }
 }
 
-export class ChangeFeed {
+export class PostgresFeed {
   readonly #source: FeedSource
   readonly #listeners = new Set<(change: StoreChange) => void>()
   /** The id of the last change handed to the listeners. */

@@ -1,5 +1,5 @@
 import { StoreError, type StoreErrorKind } from './errors.ts'
-import { ChangeFeed, changeOfRow, type ListeningClient } from './postgres-feed.ts'
+import { PostgresFeed, changeOfRow, type ListeningClient } from './postgres-feed.ts'
 import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } from './postgres-schema.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from './store.ts'
@@ -106,7 +106,7 @@ export class PostgresStore implements Store {
   #reported = -Infinity
   #closed: Promise<void> | undefined
   readonly #log: (line: string) => void
-  readonly #feed: ChangeFeed
+  readonly #feed: PostgresFeed
   #pg: PgModule | undefined
   readonly #window: { maxChanges: number; maxBytes: number }
 
@@ -128,7 +128,7 @@ export class PostgresStore implements Store {
     this.#log = options.log ?? ((line) => console.error(line))
     this.#window = options.changeWindow ?? { maxChanges: 1000, maxBytes: 16 * 1024 * 1024 }
     const pg = loadPg()
-    this.#feed = new ChangeFeed({
+    this.#feed = new PostgresFeed({
       listener: () => {
         // The constructor is reached only once `pg` is loaded (the store is usable).
         const client = new (this.#pg as PgModule).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 })
