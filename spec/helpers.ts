@@ -217,7 +217,9 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
  * its change: a race test on it fails when the store's own locks are taken out.
  */
 export function memoryStoreWaitingOnIo(): Store {
-  return storeWaitingOnIo(new MemoryStore({ pause: () => new Promise((resolve) => setTimeout(resolve, Math.random() * 2)) }))
+  // A removal takes a whole subtree off the disk: it waits longer than a write.
+  const pause = (operation: 'write' | 'remove') => new Promise<void>((resolve) => setTimeout(resolve, operation === 'remove' ? 10 + Math.random() * 10 : Math.random() * 2))
+  return storeWaitingOnIo(new MemoryStore({ pause }))
 }
 
 /**

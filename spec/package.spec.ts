@@ -87,6 +87,7 @@ test('the packed package.json has no dependencies and points exports, types and 
   assert.equal(manifest.bin, { restdir: 'bin/restdir.cjs' })
   assert.is(manifest.types, './dist/lib/index.d.ts')
   assert.equal(manifest.exports['.'], { types: './dist/lib/index.d.ts', default: './dist/lib/index.js' })
+  assert.equal(manifest.exports['./store-contract'], { types: './dist/lib/store/contract.d.ts', default: './dist/lib/store/contract.js' })
   assert.equal(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')), ['restdir'], 'nothing else was installed')
 })
 
@@ -162,6 +163,44 @@ createServer({ prefix: 5 })
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true, types: ['node'], typeRoots: [join(repository, 'node_modules', '@types')] },
     files: ['typed.ts'],
+  }))
+  const checked = spawnSync(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 60_000 })
+  assert.is(checked.status, 0, checked.stdout + checked.stderr)
+})
+
+test('the store contract is exported as restdir/store-contract: a store of ones own runs it, typed', () => {
+  writeFileSync(join(app, 'contract.mjs'), `
+import { MemoryStore } from 'restdir'
+import { storeContract } from 'restdir/store-contract'
+const open = async () => {
+  const store = new MemoryStore()
+  return { store, dispose: () => store.close() }
+}
+const results = []
+for (const check of storeContract(open)) results.push(await check.run().then(() => 'ok', (error) => check.name + ': ' + error.message))
+console.log(JSON.stringify(results))
+`)
+  const ran = spawnSync(process.execPath, ['contract.mjs'], { cwd: app, encoding: 'utf8', timeout: 60_000 })
+  assert.is(ran.status, 0, ran.stderr)
+  const results: string[] = JSON.parse(ran.stdout)
+  assert.ok(results.length >= 10, 'every check is there')
+  assert.equal(results.filter((result) => result !== 'ok'), [])
+
+  writeFileSync(join(app, 'typed-contract.ts'), `
+import { MemoryStore, type Store } from 'restdir'
+import { storeContract, type ContractCheck, type OpenStore } from 'restdir/store-contract'
+const open: OpenStore = async () => {
+  const store: Store = new MemoryStore()
+  return { store, dispose: () => store.close() }
+}
+const checks: ContractCheck[] = storeContract(open)
+// @ts-expect-error: a factory gives a store and a way to dispose of it
+storeContract(async () => new MemoryStore())
+console.log(checks.length)
+`)
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true, types: ['node'], typeRoots: [join(repository, 'node_modules', '@types')] },
+    files: ['typed-contract.ts'],
   }))
   const checked = spawnSync(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { encoding: 'utf8', timeout: 60_000 })
   assert.is(checked.status, 0, checked.stdout + checked.stderr)

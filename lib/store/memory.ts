@@ -9,7 +9,7 @@ export interface MemoryStoreOptions {
    * Runs inside each write and removal, between its checks and its change, as
    * a store on a disk waits there; tests make racing requests overlap with it.
    */
-  pause?: () => Promise<void>
+  pause?: (operation: 'write' | 'remove', path: NodePath) => Promise<void>
 }
 
 /** One node: its document as JSON text (so no caller can change what is stored) and its children. */
@@ -28,7 +28,7 @@ export class MemoryStore implements Store {
   readonly #root: MemoryNode = { children: new Map() }
   readonly #locks = new NodeLocks()
   readonly #feed = new ChangeFeed()
-  readonly #pause: (() => Promise<void>) | undefined
+  readonly #pause: MemoryStoreOptions['pause']
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#pause = options.pause
@@ -61,7 +61,7 @@ export class MemoryStore implements Store {
   write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
     return this.#locks.run(writeClaims(path, conditions), async () => {
       await checkConditions(this, path, doc, conditions)
-      await this.#pause?.()
+      await this.#pause?.('write', path)
       return this.#place(path, doc, conditions)
     })
   }
@@ -70,7 +70,7 @@ export class MemoryStore implements Store {
     return this.#locks.run(writeClaims(path, conditions), async () => {
       if (this.#find(path)?.text !== undefined) return undefined
       await checkConditions(this, path, doc, conditions)
-      await this.#pause?.()
+      await this.#pause?.('write', path)
       return this.#place(path, doc, undefined)
     })
   }
@@ -78,7 +78,7 @@ export class MemoryStore implements Store {
   remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
     return this.#locks.run([{ kind: 'remove', path }], async () => {
       if (conditions.expect !== undefined) await checkVersion(this, path, conditions.expect)
-      await this.#pause?.()
+      await this.#pause?.('remove', path)
       const removed = this.#detach(path)
       if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
       return removed
