@@ -4,6 +4,6 @@ import { openTestStore } from './helpers.ts'
 
 // The Store contract (README, "The Store interface"), exported as `restdir/store-contract`,
 // held on the store of this pass: file, memory (waiting inside its writes, as a disk does) and PostgreSQL.
-for (const check of storeContract(openTestStore)) test(check.name, check.run)
+for (const check of storeContract(() => openTestStore())) test(check.name, check.run)
 
 test.run()

@@ -81,6 +81,11 @@ export class PostgresFeed {
     return this.#last
   }
 
+  /** Settles once a feed that has listeners knows where it starts: a change begun after `subscribe` is then never missed. */
+  async ready(): Promise<void> {
+    await this.#started
+  }
+
   /**
    * A change this process just committed: handed to the listeners before the
    * write answers (so a client that wrote reads its change at once), after

@@ -473,6 +473,7 @@ export class PostgresStore implements Store {
     work: (client: PoolClient) => Promise<T>,
   ): Promise<T> {
     let kept: StoreChange | undefined
+    await this.#feed.ready()
     const result = await this.#transaction(path, async (client) => {
       const result = await work(client)
       if (result === undefined) return result
