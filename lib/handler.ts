@@ -74,8 +74,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
   const ready = opening.then(async (store) => {
-    const opened = new Documents(store)
-    await opened.ready
+    const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.fixture !== undefined) {
       reset = resetter(await loadFixture(settings.fixture), () => opened)

@@ -58,6 +58,49 @@ test('a write on one instance is read on the others at once, with the same ETag'
   assert.is((await on(1).request('GET', '/notes/a')).status, 404)
 })
 
+test('twenty writers holding one ETag, spread over the instances: exactly one wins, every other hears 412', async () => {
+  const first = await on(0).request('PUT', '/counter', { body: { n: 0 } })
+  const etag = first.headers.etag as string
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, index) =>
+    on(index).request('PUT', '/counter', { body: { n: index + 1 }, headers: { 'if-match': etag } })))
+  const statuses = answers.map((answer) => answer.status).sort()
+  assert.equal(statuses, [200, ...Array(19).fill(412)])
+  const winner = answers.findIndex((answer) => answer.status === 200)
+  assert.equal((await on(1).request('GET', '/counter')).json, { n: winner + 1, id: 'counter' })
+})
+
+test('a username claimed at once on two instances is given once: one 201, the other 409, and one user holds it', async () => {
+  for (let round = 0; round < 10; round++) {
+    const username = `ada-${round}`
+    const [a, b] = await Promise.all([
+      on(0).request('POST', '/user', { body: { username } }),
+      on(1).request('POST', '/user', { body: { username } }),
+    ])
+    assert.equal([a.status, b.status].sort(), [201, 409], `round ${round}`)
+  }
+  const users = (await on(2).request('GET', '/user')).json as { username: string }[]
+  assert.is(users.length, 10)
+  assert.is(new Set(users.map((user) => user.username)).size, 10)
+})
+
+test('a user deleted on one instance while playlists are made for it on the others leaves no playlist behind', async () => {
+  for (let round = 0; round < 5; round++) {
+    const user = (await on(0).request('POST', '/user', { body: { username: `gone-${round}` } })).json as { user_id: string }
+    const base = `/user/${user.user_id}`
+    const creations = Array.from({ length: 30 }, (_, index) =>
+      on(1 + (index % 2)).request('POST', `${base}/playlist`, { body: { name: `p${index}` } }))
+    const removal = new Promise((resolve) => setTimeout(resolve, 5)).then(() => on(0).request('DELETE', base))
+    const answers = await Promise.all(creations)
+    assert.is((await removal).status, 200)
+    for (const answer of answers) assert.ok(answer.status === 201 || answer.status === 404, `a playlist is made or refused, got ${answer.status}`)
+    assert.is((await on(1).request('GET', base)).status, 404)
+    assert.is((await on(2).request('GET', `${base}/playlist`)).status, 404)
+    const left = await adminQuery(postgres!.url, `SELECT parent, name FROM ${schemaName()}.restdir_nodes WHERE parent LIKE $1 OR (parent = '/user/' AND name = $2)`,
+      [`/user/${user.user_id}/%`, user.user_id])
+    assert.equal(left.rows, [], `round ${round}: nothing of the user is left in the database`)
+  }
+})
+
 test('200 POSTs at once over three instances make 200 distinct documents', async () => {
   const answers = await Promise.all(Array.from({ length: 200 }, (_, index) =>
     on(index).request('POST', '/items', { body: { index } })))

@@ -1,7 +1,7 @@
-import type { Doc, NodePath, Store, StoredDoc, StoredText } from '../store/store.ts'
+import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
 import { isStoreError, type StoreError } from '../store/errors.ts'
-import { KeyedLock, TreeLock } from './locks.ts'
-import { newId } from './ids.ts'
+import { changeOfWrite } from '../store/feed.ts'
+import { createWithNewId } from './ids.ts'
 import { pacer } from '../listing/pace.ts'
 
 /**
@@ -14,24 +14,20 @@ export interface Listing {
   skipped: StoreError[]
 }
 
-/** A change, as the event streams (SSE) report it. */
-export interface Change {
-  /**
-   * Orders every change of the store: one more than the change before. A run
-   * starts from its start time in microseconds, so ids keep growing across
-   * restarts and an id from an earlier run is older than any of this one.
-   */
-  id: number
-  type: 'put' | 'patch' | 'delete'
-  path: NodePath
-  /** put: the stored document; patch: the merge patch applied; delete: the deleted document or null. */
-  data: unknown
-}
+/**
+ * A change, as the event streams (SSE) report it: the store's own (see
+ * StoreChange). Ids are one more per change; a run starts from its start
+ * time in microseconds, so ids keep growing across restarts and an id from an
+ * earlier run is older than any of this one.
+ */
+export type Change = StoreChange
 
 /**
  * A check of the version a write is about to replace (undefined when the node
  * holds no document), supplied by the caller: it throws to refuse the write.
- * The HTTP side builds it from the request's preconditions (lib/http/conditional.ts).
+ * The HTTP side builds it from the request's preconditions (lib/http/conditional.ts);
+ * a write that has them is answered 'version-changed' when another write
+ * lands between its read and its own.
  */
 export type Preconditions = (current: StoredDoc | undefined) => void
 
@@ -46,8 +42,8 @@ export class NothingStored extends Error {
   }
 }
 
-/** A change before it gets its id. */
-export type UnnumberedChange = Omit<Change, 'id'>
+/** What a write requires besides its preconditions (see WriteConditions), and the merge patch it applies. */
+export type WriteOptions = Pick<WriteConditions, 'owner' | 'unique' | 'patch'> & { preconditions?: Preconditions }
 
 export interface WriteOutcome {
   doc: Doc
@@ -56,30 +52,34 @@ export interface WriteOutcome {
 }
 
 /**
- * The data layer over a Store: it serializes writes to each node, runs subtree
- * removals alone, runs the caller's preconditions inside the lock, generates ids and
- * tells listeners about every change. Resources (generic, users, playlists)
- * speak to this, never to the store directly when they write.
+ * The data layer over a Store: reads, listings, writes that check the
+ * caller's preconditions against what they read and then let the store
+ * compare-and-set on it (README, "Versions and conditional requests"), new
+ * ids, and the changes for the event streams. It holds no lock: every
+ * guarantee is the store's. Resources (generic, users, playlists) speak to
+ * this, never to the store directly when they write.
  */
 export class Documents {
   readonly store: Store
-  private readonly nodeLocks = new KeyedLock()
-  private readonly treeLock = new TreeLock()
   private readonly listeners = new Set<(change: Change) => void>()
-  #lastChangeId = Date.now() * 1000
-  #heard = false
-  /** Settles once the id of the latest change is known (at once, unless the store keeps the feed). */
-  readonly ready: Promise<void> = Promise.resolve()
+  /** Whether the store reports its changes itself; if not, the changes made here are numbered and reported here. */
+  readonly #storeFeeds: boolean
+  #lastChangeId: number
 
   constructor(store: Store) {
     this.store = store
-    // A store that keeps its own feed numbers the changes and reports them, whoever made them (README, "Live updates").
-    if (store.subscribe && store.lastChangeId) {
-      store.subscribe((change) => this.#tell(change))
-      this.ready = store.lastChangeId().then((id) => {
-        if (!this.#heard || id > this.#lastChangeId) this.#lastChangeId = id
-      })
-    }
+    this.#storeFeeds = store.subscribe !== undefined
+    this.#lastChangeId = this.#storeFeeds ? 0 : Date.now() * 1000
+    store.subscribe?.((change) => this.#tell(change))
+  }
+
+  /** The data layer over `store`, once it knows the store's newest change id. */
+  static async open(store: Store): Promise<Documents> {
+    const documents = new Documents(store)
+    const last = await store.lastChangeId?.()
+    // A change reported meanwhile is newer.
+    if (last !== undefined && last > documents.#lastChangeId) documents.#lastChangeId = last
+    return documents
   }
 
   read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -146,47 +146,57 @@ export class Documents {
     return { docs, skipped }
   }
 
-  /** Runs `task` alone among tasks with the same key (for checks that span nodes, such as unique usernames). */
-  serialize<T>(key: string, task: () => Promise<T>): Promise<T> {
-    return this.nodeLocks.run(`key:${key}`, task)
+  /**
+   * Read-modify-write of one node. `compute` gets the current document
+   * (undefined when none) and returns the document to store; it may throw to
+   * refuse, and must have no side effects. The preconditions run after it,
+   * against the same version, and the store writes only while the node is
+   * still at that version. When another write landed in between, a write
+   * without preconditions starts again from the read; one with them is
+   * refused ('version-changed'), as the version its client named is gone.
+   */
+  async write(path: NodePath, compute: (current: StoredDoc | undefined) => Doc | Promise<Doc>, options: WriteOptions = {}): Promise<WriteOutcome> {
+    for (;;) {
+      const { current, broken } = await this.#readForWrite(path)
+      // A broken document file is repaired by a write that needs no current document
+      // (a PUT); one that does (a PATCH) hears what is wrong with the file.
+      const doc = broken
+        ? await (async () => compute(undefined))().catch(() => {
+          throw broken
+        })
+        : await compute(current)
+      // A broken file has no version to compare: the write replaces it as it is.
+      const conditions: WriteConditions = { owner: options.owner, unique: options.unique, patch: options.patch, expect: broken ? undefined : current?.etag ?? null }
+      if (options.preconditions) await this.#checkPreconditions(options.preconditions, current, path, doc, conditions)
+      try {
+        const { created, etag } = await this.store.write(path, doc, conditions)
+        if (!this.#storeFeeds) this.#emit(changeOfWrite(path, doc, conditions))
+        return { doc, etag, created: created && !broken }
+      } catch (error) {
+        if (isStoreError(error, 'version-changed') && !options.preconditions) continue
+        throw error
+      }
+    }
   }
 
   /**
-   * Read-modify-write of one node under its lock. `compute` gets the current
-   * document (undefined when none) and returns the document to store; it may
-   * throw to refuse, and must have no side effects: the preconditions run
-   * after it, against the same current version, before anything is stored.
+   * Preconditions count only for a request that would otherwise succeed (RFC
+   * 9110 §13.2.1): a write whose owner is gone or whose unique value is taken
+   * hears that, whatever its preconditions. The store is asked with an
+   * `expect` no ETag ever has, so nothing is written: it names a failed owner
+   * or unique condition before a failed version (see WriteConditions).
    */
-  write(
-    path: NodePath,
-    compute: (current: StoredDoc | undefined) => Doc | Promise<Doc>,
-    options: { preconditions?: Preconditions; change?: (doc: Doc) => UnnumberedChange } = {},
-  ): Promise<WriteOutcome> {
-    return this.treeLock.runShared(() =>
-      this.nodeLocks.run(nodeKey(path), async () => {
-        const { current, broken } = await this.#readForWrite(path)
-        if (broken) {
-          // A broken document file is repaired by a write that needs no current document
-          // (a PUT); one that does (a PATCH) hears what is wrong with the file.
-          const doc = await (async () => compute(undefined))().catch(() => {
-            throw broken
-          })
-          options.preconditions?.(undefined)
-          const change = options.change ? options.change(doc) : { type: 'put' as const, path, data: doc }
-          const { etag } = await this.store.write(path, doc, change.type === 'patch' ? { patch: change.data } : undefined)
-          this.emit(change)
-          return { doc, etag, created: false }
-        }
-        // Compute first: a request that would fail anyway (nothing there, a taken name, a bad body) gets that answer,
-        // since preconditions only count for one that would otherwise succeed (RFC 9110 §13.2.1).
-        const doc = await compute(current)
-        options.preconditions?.(current)
-        const change = options.change ? options.change(doc) : { type: 'put' as const, path, data: doc }
-        const { created, etag } = await this.store.write(path, doc, change.type === 'patch' ? { patch: change.data } : undefined)
-        this.emit(change)
-        return { doc, etag, created }
-      }),
-    )
+  async #checkPreconditions(preconditions: Preconditions, current: StoredDoc | undefined, path: NodePath, doc: Doc, conditions: WriteConditions): Promise<void> {
+    try {
+      preconditions(current)
+    } catch (failed) {
+      if (conditions.owner || conditions.unique) {
+        await this.store.write(path, doc, { owner: conditions.owner, unique: conditions.unique, expect: '' }).catch((error: unknown) => {
+          if (!isStoreError(error, 'version-changed')) throw error
+        })
+      }
+      throw failed
+    }
   }
 
   /** The current document for a write; a broken document file is reported, not thrown. */
@@ -201,39 +211,32 @@ export class Documents {
 
   /**
    * Creates a child of `parent` with a new id. `makeDoc` builds the document
-   * for an id; `check` runs first, inside the lock (e.g. that the parent user exists).
+   * for an id; the store keeps `owner` and `unique` as it writes.
    */
-  create(parent: NodePath, makeDoc: (id: string) => Doc, check?: () => Promise<void>): Promise<WriteOutcome & { id: string }> {
-    return this.treeLock.runShared(async () => {
-      if (check) await check()
-      for (;;) {
-        const id = newId()
-        const path = [...parent, id]
-        const doc = makeDoc(id)
-        // An id can only be taken already if the clock went back since an earlier run: take the next one.
-        const result = await this.nodeLocks.run(nodeKey(path), () => this.store.create(path, doc))
-        if (result) {
-          this.emit({ type: 'put', path, data: doc })
-          return { id, doc, etag: result.etag, created: true }
-        }
-      }
-    })
+  async create(parent: NodePath, makeDoc: (id: string) => Doc, conditions: Pick<WriteConditions, 'owner' | 'unique'> = {}): Promise<WriteOutcome & { id: string }> {
+    const { id, path, doc, etag } = await createWithNewId(this.store, parent, makeDoc, conditions)
+    if (!this.#storeFeeds) this.#emit({ type: 'put', path, data: doc })
+    return { id, doc, etag, created: true }
   }
 
-  /** Removes a node and its subtree; runs alone. Throws NothingStored when there is nothing there. */
-  remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
-    return this.treeLock.runExclusive(async () => {
-      if (preconditions) {
-        const current = await this.store.read(path)
-        // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
-        if (!current && !(await this.store.exists(path))) throw new NothingStored(path)
-        preconditions(current)
-      }
-      const { existed, doc } = await this.store.remove(path)
-      if (!existed) throw new NothingStored(path)
-      this.emit({ type: 'delete', path, data: doc ?? null })
-      return { doc }
-    })
+  /**
+   * Removes a node and its subtree. With preconditions, they are checked
+   * against what is read, and the store removes only while the node is still
+   * at that version. Throws NothingStored when there is nothing there.
+   */
+  async remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
+    let expect: string | null | undefined
+    if (preconditions) {
+      const current = await this.store.read(path)
+      // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
+      if (!current && !(await this.store.exists(path))) throw new NothingStored(path)
+      preconditions(current)
+      expect = current?.etag ?? null
+    }
+    const { existed, doc } = await this.store.remove(path, expect === undefined ? undefined : { expect })
+    if (!existed) throw new NothingStored(path)
+    if (!this.#storeFeeds) this.#emit({ type: 'delete', path, data: doc ?? null })
+    return { doc }
   }
 
   /** Listens to every change; returns the function that stops listening. */
@@ -252,19 +255,13 @@ export class Documents {
     return this.#lastChangeId
   }
 
-  /** Tells the listeners of a change made here, unless the store's own feed reports it. */
-  private emit(change: UnnumberedChange): void {
-    if (this.store.subscribe) return
+  /** Numbers and reports a change made here, for a store without a change feed of its own. */
+  #emit(change: Omit<Change, 'id'>): void {
     this.#tell({ id: this.#lastChangeId + 1, ...change })
   }
 
   #tell(change: Change): void {
-    this.#heard = true
     this.#lastChangeId = change.id
     for (const listener of this.listeners) listener(change)
   }
-}
-
-function nodeKey(path: NodePath): string {
-  return JSON.stringify(path)
 }

@@ -75,21 +75,29 @@ async function listCollection(context: Context, resource: DeclaredResource): Pro
   })
 }
 
-/** A write into a resource's collection needs its owners, outermost first (a playlist needs its user). */
-export async function requireOwnersOf(context: Context, resource: DeclaredResource, params: Params = context.params): Promise<void> {
-  if (resource.parent) await requireMember(context, resource.parent, params)
+/**
+ * A write into a resource's collection needs its owners, outermost first (a
+ * playlist needs its user): each is checked, and the innermost one's path is
+ * returned, for the store to keep while it writes (the write's `owner`).
+ */
+export async function requireOwnersOf(context: Context, resource: DeclaredResource, params: Params = context.params): Promise<NodePath | undefined> {
+  return resource.parent && requireMember(context, resource.parent, params)
 }
 
-async function requireMember(context: Context, resource: DeclaredResource, params: Params): Promise<void> {
+async function requireMember(context: Context, resource: DeclaredResource, params: Params): Promise<NodePath> {
   await requireOwnersOf(context, resource, params)
-  if (await context.documents.read(memberPath(resource, params))) return
+  const path = memberPath(resource, params)
+  if (await context.documents.read(path)) return path
   const missing = resource.missing(params)
   const hint = `create it with POST ${urlOf(context, collectionPath(resource, params))} first`
   throw new HttpError(404, `${missing.message.replace(/\.$/, '')}; ${hint}.`)
 }
 
-/** Checks that a generic write below a declared member may happen; `parent` is the node the new document goes under. */
-export type RequireOwners = (context: Context, parent: NodePath) => Promise<void>
+/**
+ * Checks that a generic write below a declared member may happen; `parent` is
+ * the node the new document goes under. Returns the innermost owner's path, if any.
+ */
+export type RequireOwners = (context: Context, parent: NodePath) => Promise<NodePath | undefined>
 
 /**
  * Nodes below a declared member live and die with it (README, "Users and
@@ -99,7 +107,7 @@ export type RequireOwners = (context: Context, parent: NodePath) => Promise<void
 export function ownersCheck(resources: readonly DeclaredResource[]): RequireOwners {
   return async (context, parent) => {
     const owner = ownerOf(resources, parent)
-    if (owner) await requireMember(context, owner.resource, owner.params)
+    return owner && requireMember(context, owner.resource, owner.params)
   }
 }
 

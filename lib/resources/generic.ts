@@ -70,11 +70,8 @@ async function createChild(context: Context, requireOwners: RequireOwners): Prom
   if (Object.hasOwn(body, 'id')) {
     throw new HttpError(400, 'POST generates the id; to choose one, PUT the document at its own URL instead.')
   }
-  const created = await context.documents.create(
-    context.path,
-    (id) => ({ id, ...body }),
-    () => requireOwners(context, context.path),
-  )
+  const owner = await requireOwners(context, context.path)
+  const created = await context.documents.create(context.path, (id) => ({ id, ...body }), { owner })
   const location = urlOf(context, [...context.path, created.id])
   sendJson(context, 201, created.doc, { Location: location, ETag: created.etag })
 }
@@ -82,14 +79,11 @@ async function createChild(context: Context, requireOwners: RequireOwners): Prom
 async function replaceDocument(context: Context, requireOwners: RequireOwners): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   const id = checkId(context.path, body)
-  const outcome = await context.documents.write(
-    context.path,
-    async () => {
-      await requireOwners(context, context.path.slice(0, -1))
-      return { id, ...withoutId(body) }
-    },
-    { preconditions: preconditionsOf(context) },
-  )
+  const owner = await requireOwners(context, context.path.slice(0, -1))
+  const outcome = await context.documents.write(context.path, () => ({ id, ...withoutId(body) }), {
+    preconditions: preconditionsOf(context),
+    owner,
+  })
   sendJson(context, outcome.created ? 201 : 200, outcome.doc, {
     ETag: outcome.etag,
     ...(outcome.created ? { Location: urlOf(context, context.path) } : {}),
@@ -107,7 +101,7 @@ async function patchDocument(context: Context): Promise<void> {
       // An imported numeric id stays a number unless the patch spells it otherwise.
       return { id: Object.hasOwn(patch, 'id') || String(current.doc.id) !== String(id) ? id : current.doc.id, ...withoutId(merged) }
     },
-    { preconditions: preconditionsOf(context), change: () => ({ type: 'patch', path: context.path, data: patch }) },
+    { preconditions: preconditionsOf(context), patch },
   )
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }

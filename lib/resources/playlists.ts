@@ -41,11 +41,8 @@ async function createPlaylist(context: Context): Promise<void> {
   refuseIdChanges(body, userId, undefined)
   const songs = songsOf(body)
   const parent = collectionPath(playlists, context.params)
-  const created = await context.documents.create(
-    parent,
-    (id) => ({ playlist_id: id, user_id: userId, ...body, songs }),
-    () => requireOwnersOf(context, playlists),
-  )
+  const owner = await requireOwnersOf(context, playlists)
+  const created = await context.documents.create(parent, (id) => ({ playlist_id: id, user_id: userId, ...body, songs }), { owner })
   sendJson(context, 201, created.doc, { Location: urlOf(context, [...parent, created.id]), ETag: created.etag })
 }
 
@@ -78,10 +75,7 @@ async function patchPlaylist(context: Context): Promise<void> {
     if (!current) throw noPlaylist(context)
     const merged = mergePatch(current.doc, patch) as Doc
     return { ...merged, playlist_id: playlistId, user_id: userId, songs: songsOf(merged) }
-  }, {
-    preconditions: preconditionsOf(context),
-    change: () => ({ type: 'patch', path: playlistPath(context), data: patch }),
-  })
+  }, { preconditions: preconditionsOf(context), patch })
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 

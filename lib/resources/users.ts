@@ -4,6 +4,7 @@ import type { Params } from '../http/router.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
+import { isStoreError } from '../store/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
@@ -28,16 +29,19 @@ export const users: DeclaredResource = {
   remove: deleteUser,
 }
 
-const USERNAMES = 'usernames'
+/** Usernames are unique among users: the store keeps it as it writes (README, "Users and playlists"). */
+function usernames(context: Context) {
+  return { among: collectionPath(users, context.params), field: 'username' }
+}
 
 async function createUser(context: Context): Promise<void> {
   refuseUnreachableChild(context)
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(body, undefined)
-  const created = await context.documents.serialize(USERNAMES, async () => {
-    await checkUsername(context, body, undefined)
-    return context.documents.create(collectionPath(users, context.params), (id) => ({ user_id: id, ...body }))
-  })
+  checkUsername(body)
+  const created = await context.documents
+    .create(collectionPath(users, context.params), (id) => ({ user_id: id, ...body }), { unique: usernames(context) })
+    .catch((error: unknown) => usernameTaken(error, body))
   sendJson(context, 201, created.doc, { Location: urlOf(context, [...collectionPath(users, context.params), created.id]), ETag: created.etag })
 }
 
@@ -54,13 +58,13 @@ async function replaceUser(context: Context): Promise<void> {
   const userId = context.params.user_id
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(body, userId)
-  const outcome = await context.documents.serialize(USERNAMES, () =>
-    context.documents.write(userPath(context), async (current) => {
+  checkUsername(body)
+  const outcome = await context.documents
+    .write(userPath(context), (current) => {
       if (!current) throw noUser(userId)
-      await checkUsername(context, body, userId)
       return { ...body, user_id: userId }
-    }, { preconditions: preconditionsOf(context) }),
-  )
+    }, { preconditions: preconditionsOf(context), unique: usernames(context) })
+    .catch((error: unknown) => usernameTaken(error, body))
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 
@@ -68,17 +72,15 @@ async function patchUser(context: Context): Promise<void> {
   const userId = context.params.user_id
   const patch = await readJsonBody(context.req, context.settings.bodyLimits)
   refuseIdChange(patch, userId)
-  const outcome = await context.documents.serialize(USERNAMES, () =>
-    context.documents.write(userPath(context), async (current) => {
+  let merged: Doc = {}
+  const outcome = await context.documents
+    .write(userPath(context), (current) => {
       if (!current) throw noUser(userId)
-      const merged = mergePatch(current.doc, patch) as Doc
-      await checkUsername(context, merged, userId)
+      merged = mergePatch(current.doc, patch) as Doc
+      checkUsername(merged)
       return { ...merged, user_id: userId }
-    }, {
-      preconditions: preconditionsOf(context),
-      change: () => ({ type: 'patch', path: userPath(context), data: patch }),
-    }),
-  )
+    }, { preconditions: preconditionsOf(context), unique: usernames(context), patch })
+    .catch((error: unknown) => usernameTaken(error, merged))
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 
@@ -108,15 +110,17 @@ function refuseIdChange(body: JsonObject, userId: string | undefined): void {
   }
 }
 
-/** Runs under the usernames lock, so two requests can never both take one name. */
-async function checkUsername(context: Context, doc: JsonObject, selfId: string | undefined): Promise<void> {
+/** A username, when there is one, must be a non-empty string (whether it is free, the store says as it writes). */
+function checkUsername(doc: JsonObject): void {
   if (!Object.hasOwn(doc, 'username')) return
-  const username = doc.username
-  const invalid = usernameProblem(username)
+  const invalid = usernameProblem(doc.username)
   if (invalid) throw new HttpError(400, `${invalid}.`)
-  const members = (await context.documents.list(collectionPath(users, context.params))) ?? []
-  const holder = members.find((user) => user.username === username && user.user_id !== selfId)
-  if (holder) throw new HttpError(409, `The username ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)}.`)
+}
+
+/** The store's refusal of a username another user holds, as the client hears it. */
+function usernameTaken(error: unknown, doc: JsonObject): never {
+  if (!isStoreError(error, 'taken')) throw error
+  throw new HttpError(409, `The username ${JSON.stringify(doc.username)} is taken by user ${JSON.stringify(error.reason)}.`)
 }
 
 /** Why a value cannot be a username, or undefined when it can (the API and --import share this rule). */

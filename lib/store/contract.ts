@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { isStoreError, type StoreErrorKind } from './errors.ts'
-import { compareIds, type Doc, type Store, type StoreChange } from './store.ts'
+import type { Doc, Store, StoreChange } from './store.ts'
 
 /*
  * The Store contract as checks anyone can run (README, "The Store
@@ -39,67 +39,191 @@ export function storeContract(open: OpenStore): ContractCheck[] {
 type Check = [name: string, body: (store: Store) => Promise<void>]
 
 const checks: Check[] = [
-  ['a written document reads back the same, under a strong ETag that changes with it', async (store) => {
-    const first = await store.write(['notes', 'a'], { text: 'hi', n: 1 })
-    assert.equal(first.created, true)
+  ['read gives undefined for a node that holds no document', async (store) => {
+    assert.deepEqual(await store.read(['user', 'nobody']), undefined)
+  }],
+
+  ['a written document reads back equal, with the strong ETag the write reported', async (store) => {
+    const first = await store.write(['user', 'abc'], { id: 'abc', name: 'Ann', tags: ['x'], nested: { n: 1 } })
+    assert.ok(first.created)
     assert.match(first.etag, /^"[^"]*"$/, 'a strong ETag is a quoted string without W/')
-    assert.deepEqual(await store.read(['notes', 'a']), { doc: { text: 'hi', n: 1 }, etag: first.etag })
-    const second = await store.write(['notes', 'a'], { text: 'hello', n: 1 })
-    assert.equal(second.created, false)
-    assert.notEqual(second.etag, first.etag)
-    const again = await store.write(['notes', 'a'], { text: 'hello', n: 1 })
-    assert.equal(again.etag, second.etag, 'the same document has the same ETag')
-    assert.equal(await store.read(['notes', 'b']), undefined)
+    const stored = await store.read(['user', 'abc'])
+    assert.deepEqual(stored, { doc: { id: 'abc', name: 'Ann', tags: ['x'], nested: { n: 1 } }, etag: first.etag })
+    const second = await store.write(['user', 'abc'], { id: 'abc', name: 'Bob' })
+    assert.ok(!second.created)
+    assert.deepEqual((await store.read(['user', 'abc']))?.doc, { id: 'abc', name: 'Bob' })
   }],
 
-  ['a write makes its ancestors, which exist without a document', async (store) => {
+  ['the ETag changes when the document changes and stays when it does not', async (store) => {
+    const one = await store.write(['e'], { n: 1 })
+    const two = await store.write(['e'], { n: 2 })
+    const again = await store.write(['e'], { n: 2 })
+    assert.notEqual(one.etag, two.etag)
+    assert.deepEqual(again.etag, two.etag)
+    assert.deepEqual((await store.read(['e']))?.etag, two.etag)
+  }],
+
+  ['changing a document that was read or written does not change the stored one', async (store) => {
+    const doc: Doc = { list: [1] }
+    await store.write(['m'], doc)
+    ;(doc.list as number[]).push(2)
+    const read = await store.read(['m'])
+    ;(read?.doc.list as number[]).push(3)
+    assert.deepEqual((await store.read(['m']))?.doc, { list: [1] })
+  }],
+
+  ['create writes where no document is, and never replaces one', async (store) => {
+    const created = await store.create(['c'], { v: 1 })
+    assert.ok(created?.created)
+    assert.deepEqual(await store.create(['c'], { v: 2 }), undefined)
+    assert.deepEqual((await store.read(['c']))?.doc, { v: 1 })
+  }],
+
+  ['of 50 concurrent creates of one node exactly one wins, and its document is stored', async (store) => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, n) => store.create(['race'], { n })))
+    const winners = results.flatMap((result, n) => (result ? [n] : []))
+    assert.deepEqual(winners.length, 1)
+    assert.deepEqual((await store.read(['race']))?.doc, { n: winners[0] })
+  }],
+
+  ['many concurrent writes to distinct nodes all land', async (store) => {
+    const names = Array.from({ length: 100 }, (_, n) => `n${String(n).padStart(3, '0')}`)
+    await Promise.all(names.map((name) => store.write(['bulk', name], { name })))
+    assert.deepEqual(await store.children(['bulk']), names)
+    for (const name of names) assert.deepEqual((await store.read(['bulk', name]))?.doc, { name })
+  }],
+
+  ['writing a node makes its ancestors exist without documents of their own', async (store) => {
     await store.write(['a', 'b', 'c'], { deep: true })
-    assert.equal(await store.exists(['a']), true)
-    assert.equal(await store.exists(['a', 'b']), true)
-    assert.equal(await store.read(['a', 'b']), undefined)
-    assert.equal(await store.exists(['z']), false)
+    assert.ok(await store.exists(['a']))
+    assert.ok(await store.exists(['a', 'b']))
+    assert.deepEqual(await store.read(['a']), undefined)
     assert.deepEqual(await store.children(['a']), ['b'])
-    assert.equal(await store.children(['z']), undefined)
+    assert.deepEqual(await store.children([]), ['a'])
   }],
 
-  ['children come in id order, and documentChildren pages those that hold a document', async (store) => {
-    const names = ['b', '10', 'a', '2', '0abc', 'B']
-    for (const name of names) await store.write(['c', name], { name })
-    await store.write(['c', 'only-children', 'x'], {})
-    const expected = [...names, 'only-children'].sort(compareIds)
-    assert.deepEqual(await store.children(['c']), expected)
-    assert.deepEqual(expected.slice(0, 3), ['2', '10', '0abc'], 'whole numbers first, by value')
+  ['exists is false for nothing and true for a document or children', async (store) => {
+    assert.ok(!await store.exists(['x']))
+    await store.write(['x'], {})
+    assert.ok(await store.exists(['x']))
+    assert.ok(!await store.exists(['x', 'y']))
+  }],
+
+  ['children lists whole numbers by value, then other names in code-unit order, [] for a leaf and undefined for a missing node', async (store) => {
+    const names = ['b', 'a', 'B', 'é', 'Z', 'a b', '10', '9', '07', '-1', '100000000000000000001', '😀', '\uffff', '_', '~']
+    for (const name of names) await store.write(['list', name], { name })
+    const order = ['9', '10', '100000000000000000001', '-1', '07', 'B', 'Z', '_', 'a', 'a b', 'b', '~', 'é', '😀', '\uffff']
+    assert.deepEqual(await store.children(['list']), order)
+    assert.deepEqual((await store.documentChildren?.(['list'], 1, 3))?.names, order.slice(1, 3))
+    assert.deepEqual(await store.children(['list', 'a']), [])
+    assert.deepEqual(await store.children(['missing']), undefined)
+  }],
+
+  ['remove takes the document and its whole subtree and answers what it removed', async (store) => {
+    await store.write(['u', '1'], { id: '1' })
+    await store.write(['u', '1', 'x', 'y'], { id: 'y' })
+    await store.write(['u', '2'], { id: '2' })
+    assert.deepEqual(await store.remove(['u', '1']), { existed: true, doc: { id: '1' } })
+    assert.deepEqual(await store.read(['u', '1']), undefined)
+    assert.deepEqual(await store.read(['u', '1', 'x', 'y']), undefined)
+    assert.ok(!await store.exists(['u', '1']))
+    assert.deepEqual(await store.children(['u']), ['2'])
+  }],
+
+  ['remove of a node with children but no document reports it existed, without a document', async (store) => {
+    await store.write(['p', 'q'], {})
+    assert.deepEqual(await store.remove(['p']), { existed: true })
+    assert.ok(!await store.exists(['p', 'q']))
+  }],
+
+  ['remove of nothing reports that nothing existed', async (store) => {
+    assert.deepEqual(await store.remove(['ghost']), { existed: false })
+    await store.write(['real'], {})
+    assert.deepEqual(await store.remove(['real', 'ghost']), { existed: false })
+  }],
+
+  ['removing the last node below prunes ancestors left empty, and only those', async (store) => {
+    await store.write(['keep'], { kept: true })
+    await store.write(['keep', 'a', 'b', 'c'], {})
+    await store.write(['gone', 'a', 'b'], {})
+    await store.write(['side', 'a', 'b'], {})
+    await store.write(['side', 'c'], {})
+    await store.remove(['keep', 'a', 'b', 'c'])
+    await store.remove(['gone', 'a', 'b'])
+    await store.remove(['side', 'a', 'b'])
+    assert.ok(!await store.exists(['keep', 'a']))
+    assert.deepEqual(await store.children(['keep']), [])
+    assert.ok(!await store.exists(['gone']))
+    assert.deepEqual(await store.children(['side']), ['c'])
+    assert.deepEqual(await store.children([]), ['keep', 'side'])
+  }],
+
+  ['removing the root empties the store', async (store) => {
+    await store.write([], { root: true })
+    await store.write(['a'], {})
+    assert.deepEqual(await store.remove([]), { existed: true, doc: { root: true } })
+    assert.ok(!await store.exists([]))
+    assert.deepEqual(await store.children([]), undefined)
+  }],
+
+  ['segments such as .., a/b, CON, Ab and aB are distinct nodes', async (store) => {
+    const names = ['..', '.', 'a/b', 'a%2Fb', 'CON', 'con', 'con.txt', 'Ab', 'aB', 'ab', 'café', 'cafe\u0301', '', ' ']
+    for (const name of names) await store.write(['odd', name], { name })
+    assert.deepEqual(await store.children(['odd']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['odd', name]))?.doc, { name })
+  }],
+
+  ['very long segments that share their first characters are distinct nodes, listed by their full names', async (store) => {
+    const long = 'L'.repeat(300)
+    const names = [long + '1', long + '2', '😀'.repeat(80)]
+    for (const name of names) await store.write(['long', name, 'leaf'], { name })
+    assert.deepEqual(await store.children(['long']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['long', name, 'leaf']))?.doc, { name })
+    await store.remove(['long', names[0], 'leaf'])
+    assert.deepEqual(await store.children(['long']), [names[1], names[2]].sort())
+  }],
+
+  ['every string is a segment of its own, listed in code-unit order: NUL, U+0001, lone surrogates, U+E000 to U+FFFF and characters beyond', async (store) => {
+    const names = ['a\u0000', 'a', 'a\u0001', 'a\u0002', '\ud800', '\udfff', '\ud83d\ude00', '\ue000', '\uffff', '\ud7ff', '\u0000', 'a/b', 'a\u0001\u0001']
+    for (const name of names) await store.write(['units', name], { name })
+    assert.deepEqual(await store.children(['units']), [...names].sort())
+    for (const name of names) assert.deepEqual((await store.read(['units', name]))?.doc, { name })
+    assert.deepEqual(await store.remove(['units', '\ud800']), { existed: true, doc: { name: '\ud800' } })
+    assert.deepEqual(await store.read(['units', '\ud800']), undefined)
+    assert.deepEqual((await store.read(['units', '\ud83d\ude00']))?.doc, { name: '\ud83d\ude00' })
+  }],
+
+  ['a node named "a/b" and the node b below a are distinct, with their own children, and removing one keeps the other', async (store) => {
+    await store.write(['s', 'a/b', 'x'], { under: 'a/b' })
+    await store.write(['s', 'a', 'b', 'y'], { under: 'a, b' })
+    await store.write(['s', 'a', 'b/y'], { under: 'a' })
+    assert.deepEqual(await store.children(['s', 'a/b']), ['x'])
+    assert.deepEqual(await store.children(['s', 'a', 'b']), ['y'])
+    assert.deepEqual(await store.children(['s', 'a']), ['b', 'b/y'])
+    assert.deepEqual(await store.remove(['s', 'a']), { existed: true })
+    assert.deepEqual((await store.read(['s', 'a/b', 'x']))?.doc, { under: 'a/b' })
+    assert.deepEqual(await store.children(['s']), ['a/b'])
+  }],
+
+  ['documentChildren gives a window of the children holding a document, in order, and how many there are', async (store) => {
     if (!store.documentChildren) return
-    const holding = expected.filter((name) => name !== 'only-children')
-    assert.deepEqual(await store.documentChildren(['c'], 0, undefined), { names: holding, total: holding.length })
-    assert.deepEqual(await store.documentChildren(['c'], 1, 3), { names: holding.slice(1, 3), total: holding.length })
-    assert.equal(await store.documentChildren(['none'], 0, 10), undefined)
+    for (const name of ['d', 'b', 'a', 'c', 'E']) await store.write(['w', name], { name })
+    await store.write(['w', 'only-children', 'x'], {})
+    assert.deepEqual(await store.documentChildren(['w'], 1, 3), { names: ['a', 'b'], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w'], 3, undefined), { names: ['c', 'd'], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w'], 9, 12), { names: [], total: 5 })
+    assert.deepEqual(await store.documentChildren(['w', 'only-children'], 0, 10), { names: ['x'], total: 1 })
+    assert.deepEqual(await store.documentChildren(['w', 'only-children', 'x'], 0, 10), { names: [], total: 0 })
+    assert.deepEqual(await store.documentChildren(['nothing'], 0, 10), undefined)
   }],
 
-  ['remove takes a node and its subtree, prunes ancestors left empty, and says what it removed', async (store) => {
-    await store.write(['r', 'x'], { keep: false })
-    await store.write(['r', 'x', 'sub', 'y'], {})
-    await store.write(['s', 't', 'u'], {})
-    assert.deepEqual(await store.remove(['r', 'x']), { existed: true, doc: { keep: false } })
-    assert.equal(await store.exists(['r', 'x', 'sub', 'y']), false)
-    assert.equal(await store.exists(['r']), false, 'an ancestor left with nothing is pruned')
-    assert.deepEqual(await store.remove(['s', 't']), { existed: true })
-    assert.equal(await store.exists(['s']), false)
-    assert.deepEqual(await store.remove(['r', 'x']), { existed: false })
-  }],
-
-  ['create writes only where no document is', async (store) => {
-    const created = await store.create(['k', '1'], { v: 1 })
-    assert.equal(created?.created, true)
-    assert.equal(await store.create(['k', '1'], { v: 2 }), undefined)
-    assert.deepEqual((await store.read(['k', '1']))?.doc, { v: 1 })
-  }],
-
-  ['of concurrent creates of one node, exactly one lands', async (store) => {
-    const outcomes = await Promise.all(range(12).map((index) => store.create(['k', 'same'], { index })))
-    const landed = outcomes.filter((outcome) => outcome !== undefined)
-    assert.equal(landed.length, 1)
-    assert.equal((await store.read(['k', 'same']))?.etag, landed[0]!.etag)
+  ['a write reports created for a node that only had children, and replaced once it holds a document', async (store) => {
+    await store.write(['parent', 'child'], {})
+    assert.ok((await store.write(['parent'], { v: 1 })).created)
+    assert.ok(!(await store.write(['parent'], { v: 2 })).created)
+    assert.ok((await store.create(['other', 'child'], {}))?.created)
+    assert.ok((await store.create(['other'], { v: 1 }))?.created)
+    assert.deepEqual(await store.create(['other'], { v: 2 }), undefined)
   }],
 
   ['a write with expect lands only while the node is at that version', async (store) => {
@@ -182,15 +306,17 @@ const checks: Check[] = [
     for (let start = 0; start < 400; start += 50) {
       await Promise.all(range(50).map((index) => store.write(['big', String(start + index), 'x'], { index })))
     }
-    let removed = false
-    let writtenWhileRemoving = false
-    const removal = store.remove(['big']).then(() => (removed = true))
+    // Which landed first: as the change feed tells, where the store has one (it reports each change as it lands), else as the calls return.
+    const landed: string[] = []
+    const stop = store.subscribe?.((change) => landed.push(change.type))
+    const removal = store.remove(['big']).then(() => stop || landed.push('delete'))
     await pause()
     // A store whose removal is over before the write starts shows nothing here either way.
-    const removing = !removed
-    const write = store.write(['elsewhere'], { n: 1 }).then(() => (writtenWhileRemoving = !removed))
+    const removing = !landed.includes('delete')
+    const write = store.write(['elsewhere'], { n: 1 }).then(() => stop || landed.push('put'))
     await Promise.all([removal, write])
-    if (removing) assert.ok(writtenWhileRemoving, 'the write waited for the removal of an unrelated subtree')
+    stop?.()
+    if (removing) assert.deepEqual(landed, ['put', 'delete'], 'the write waited for the removal of an unrelated subtree')
     assert.equal(await store.exists(['big']), false)
   }],
 
