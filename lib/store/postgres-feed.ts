@@ -23,7 +23,7 @@ export interface ListeningClient {
 
 export interface FeedSource {
   /** A new, unconnected client for the LISTEN connection. */
-  listener(): ListeningClient
+  listener(): Promise<ListeningClient>
   /** The kept changes after `id`, oldest first, at most `limit`. */
   after(id: number, limit: number): Promise<StoreChange[]>
   /** The id of the newest change committed. */
@@ -123,7 +123,7 @@ export class PostgresFeed {
 
   /** Opens the LISTEN connection; when it drops, opens it again and catches up. */
   async #listen(): Promise<void> {
-    const client = this.#source.listener()
+    const client = await this.#source.listener()
     this.#client = client
     let lost = false
     const onLost = (error?: Error) => {

@@ -1,4 +1,5 @@
 import { StoreError, type StoreErrorKind } from './errors.ts'
+import { changeOfWrite } from './feed.ts'
 import { PostgresFeed, changeOfRow, type ListeningClient } from './postgres-feed.ts'
 import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } from './postgres-schema.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
@@ -107,7 +108,6 @@ export class PostgresStore implements Store {
   #closed: Promise<void> | undefined
   readonly #log: (line: string) => void
   readonly #feed: PostgresFeed
-  #pg: PgModule | undefined
   readonly #window: { maxChanges: number; maxBytes: number }
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
@@ -129,16 +129,11 @@ export class PostgresStore implements Store {
     this.#window = options.changeWindow ?? { maxChanges: 1000, maxBytes: 16 * 1024 * 1024 }
     const pg = loadPg()
     this.#feed = new PostgresFeed({
-      listener: () => {
-        // The constructor is reached only once `pg` is loaded (the store is usable).
-        const client = new (this.#pg as PgModule).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 })
-        return client
-      },
+      listener: async () => new (await pg).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 }),
       after: (id, limit) => this.#changesAfter(id, limit),
       last: () => this.#lastCommitted(),
       report: (error) => this.#report(error),
     })
-    void pg.then((module) => (this.#pg = module), () => {})
     this.#pool = pg.then(({ Pool }) => {
       const pool = new Pool({
         connectionString: url,
@@ -252,10 +247,7 @@ export class PostgresStore implements Store {
    */
   async write(path: NodePath, doc: Doc, conditions: WriteConditions = {}): Promise<WriteResult> {
     const text = serializeDoc(doc)
-    const change: Omit<StoreChange, 'id'> = conditions.patch === undefined
-      ? { type: 'put', path, data: doc }
-      : { type: 'patch', path, data: conditions.patch }
-    return this.#change(path, change, async (client) => {
+    return this.#change(path, changeOfWrite(path, doc, conditions), async (client) => {
       await this.#lockAndCheck(client, path, doc, conditions)
       if (conditions.expect !== undefined && conditions.expect !== null) {
         const current = await this.#lockedText(client, path)
