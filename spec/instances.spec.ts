@@ -216,6 +216,20 @@ test('stores on one database: of twenty compare-and-set writes from one version,
   }
 })
 
+test('stores on one database: a create of one node from both at once makes it once; the other is told it is taken', async () => {
+  const stores = await twoStores()
+  try {
+    for (let round = 0; round < 20; round++) {
+      const made = await Promise.all([0, 1].map((index) => stores[index].create(['ids', `n${round}`], { by: index })))
+      assert.is(made.filter((result) => result !== undefined).length, 1, `round ${round}`)
+      const winner = made.findIndex((result) => result !== undefined)
+      assert.equal((await stores[1 - winner].read(['ids', `n${round}`]))?.doc, { by: winner })
+    }
+  } finally {
+    for (const store of stores) await store.close()
+  }
+})
+
 test('stores on one database: a unique value written at once from both is taken once; the refused write names the holder', async () => {
   const stores = await twoStores()
   try {

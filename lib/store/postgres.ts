@@ -23,6 +23,8 @@ interface QueryResult {
 }
 interface PoolClient {
   query(text: string, values?: unknown[]): Promise<QueryResult>
+  /** Quotes a string as an SQL literal, for statements sent without parameters. */
+  escapeLiteral(text: string): string
   release(error?: Error | boolean): void
   on(event: 'error', listener: (error: Error) => void): unknown
   off(event: 'error', listener: (error: Error) => void): unknown
@@ -247,8 +249,9 @@ export class PostgresStore implements Store {
    */
   async write(path: NodePath, doc: Doc, conditions: WriteConditions = {}): Promise<WriteResult> {
     const text = serializeDoc(doc)
-    return this.#change(path, changeOfWrite(path, doc, conditions), async (client) => {
-      await this.#lockAndCheck(client, path, doc, conditions)
+    const locks = (client: PoolClient) => this.#writeLocks(client, path, conditions)
+    return this.#change(path, changeOfWrite(path, doc, conditions), locks, async (client) => {
+      await this.#checkConditions(client, path, doc, conditions)
       if (conditions.expect !== undefined && conditions.expect !== null) {
         const current = await this.#lockedText(client, path)
         if (current === undefined || etagOf(current) !== conditions.expect) throw new StoreError('version-changed', path)
@@ -276,8 +279,9 @@ export class PostgresStore implements Store {
   async create(path: NodePath, doc: Doc, conditions: Omit<WriteConditions, 'expect' | 'patch'> = {}): Promise<WriteResult | undefined> {
     const text = serializeDoc(doc)
     try {
-      return await this.#change(path, { type: 'put', path, data: doc }, async (client) => {
-        await this.#lockAndCheck(client, path, doc, conditions)
+      const locks = (client: PoolClient) => this.#writeLocks(client, path, conditions)
+      return await this.#change(path, { type: 'put', path, data: doc }, locks, async (client) => {
+        await this.#checkConditions(client, path, doc, conditions)
         if (!(await this.#insertIfEmpty(client, path, text))) throw new StoreError('version-changed', path)
         return { created: true, etag: etagOf(text) }
       })
@@ -309,29 +313,31 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Takes a write's locks, then checks what it requires of the present in
-   * statements that start after the locks are held, so they see every
-   * commit made before: shared advisory locks on the node and its owner and
-   * every ancestor of either, deepest first (a subtree removal holds its
-   * root's exclusively, then its ancestors' as it prunes them, going up, so
-   * the two never wait on each other in a circle), and the exclusive lock of
-   * the unique field among its collection.
+   * The statement that takes a write's locks, sent with its BEGIN: shared
+   * advisory locks on the node and its owner and every ancestor of either,
+   * deepest first (a subtree removal holds its root's exclusively, then its
+   * ancestors' as it prunes them, going up, so the two never wait on each
+   * other in a circle), and the exclusive lock of the unique field among its
+   * collection. What the write requires is checked after, in statements that
+   * start once the locks are held, so they see every commit made before.
    */
-  async #lockAndCheck(client: PoolClient, path: NodePath, doc: Doc, conditions: Omit<WriteConditions, 'expect' | 'patch'>): Promise<void> {
+  #writeLocks(client: PoolClient, path: NodePath, conditions: Omit<WriteConditions, 'expect' | 'patch'>): string {
     const trees = new Map<string, number>()
     for (const branch of conditions.owner ? [path, conditions.owner] : [path]) {
       for (let depth = 0; depth <= branch.length; depth++) trees.set(treeLockKey(branch.slice(0, depth)), depth)
     }
-    const deepestFirst = [...trees].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([key]) => key)
+    const deepestFirst = [...trees].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([key]) => client.escapeLiteral(key))
     const unique = conditions.unique
-    await client.query(
-      `SELECT pg_advisory_xact_lock_shared(hashtextextended(key, 0)) FROM unnest($1::text[]) AS key
-       UNION ALL SELECT pg_advisory_xact_lock(hashtextextended($2, 0)) WHERE $2 IS NOT NULL`,
-      [deepestFirst, unique ? `unique ${pathKey(unique.among)} ${unique.field}` : null],
-    )
+    return `SELECT pg_advisory_xact_lock_shared(hashtextextended(key, 0)) FROM unnest(ARRAY[${deepestFirst.join(', ')}]::text[]) AS key` +
+      (unique ? ` UNION ALL SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`unique ${pathKey(unique.among)} ${unique.field}`)}, 0))` : '')
+  }
+
+  /** Checks a write's owner and unique field, once its locks are held. */
+  async #checkConditions(client: PoolClient, path: NodePath, doc: Doc, conditions: Omit<WriteConditions, 'expect' | 'patch'>): Promise<void> {
     if (conditions.owner && !(await this.#holdsDocumentIn(client, conditions.owner))) {
       throw new StoreError('owner-missing', conditions.owner)
     }
+    const unique = conditions.unique
     if (unique && doc[unique.field] !== undefined) {
       const holder = await this.#holderOf(client, path, unique.among, unique.field, JSON.stringify(doc[unique.field]))
       if (holder !== undefined) throw new StoreError('taken', path, holder)
@@ -381,8 +387,8 @@ export class PostgresStore implements Store {
     const [parent, name] = keyOf(path)
     const own = pathKey(path)
     let removed: { existed: boolean; doc?: Doc } = { existed: false }
-    await this.#change(path, () => ({ type: 'delete', path, data: removed.doc ?? null }), async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [treeLockKey(path)])
+    const lock = (client: PoolClient) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(treeLockKey(path))}, 0))`
+    await this.#change(path, () => ({ type: 'delete', path, data: removed.doc ?? null }), lock, async (client) => {
       if (conditions.expect !== undefined) {
         const current = await this.#lockedText(client, path)
         const matches = conditions.expect === null ? current === undefined : current !== undefined && etagOf(current) === conditions.expect
@@ -462,25 +468,26 @@ export class PostgresStore implements Store {
   async #change<T>(
     path: NodePath,
     change: Omit<StoreChange, 'id'> | (() => Omit<StoreChange, 'id'>),
+    locks: (client: PoolClient) => string,
     work: (client: PoolClient) => Promise<T>,
   ): Promise<T> {
     let kept: StoreChange | undefined
     await this.#feed.ready()
-    const result = await this.#transaction(path, async (client) => {
-      const result = await work(client)
-      if (result === undefined) return result
+    const result = await this.#transaction(path, work, locks, (client, result) => {
+      if (result === undefined) return undefined
       const made = typeof change === 'function' ? change() : change
-      const { rows } = await client.query(
-        `WITH next AS (
-           UPDATE restdir_meta SET value = (value::bigint + 1)::text WHERE key = 'last_change_id' RETURNING value::bigint AS id
-         ), kept AS (
-           INSERT INTO restdir_changes (id, type, path, data) SELECT id, $1, $2, $3 FROM next RETURNING id
-         )
-         SELECT id::text, pg_notify('${CHANGES_CHANNEL}', id::text) FROM kept`,
-        [made.type, JSON.stringify(made.path), JSON.stringify(made.data)],
-      )
-      kept = { id: Number(rows[0].id), ...made }
-      return result
+      // Sent with the COMMIT in one message, so the counter's row is held only inside the database, never across a round trip.
+      return {
+        sql: `WITH next AS (
+                UPDATE restdir_meta SET value = (value::bigint + 1)::text WHERE key = 'last_change_id' RETURNING value::bigint AS id
+              ), kept AS (
+                INSERT INTO restdir_changes (id, type, path, data)
+                SELECT id, ${client.escapeLiteral(made.type)}, ${client.escapeLiteral(JSON.stringify(made.path))}, ${client.escapeLiteral(JSON.stringify(made.data))} FROM next
+                RETURNING id
+              )
+              SELECT id::text, pg_notify('${CHANGES_CHANNEL}', id::text) FROM kept`,
+        done: (row: Record<string, unknown>) => (kept = { id: Number(row.id), ...made }),
+      }
     })
     if (kept) {
       await this.#feed.committed(kept)
@@ -520,10 +527,10 @@ export class PostgresStore implements Store {
   }
 
   /** A transaction that PostgreSQL chose to end to break a deadlock (SQLSTATE 40P01) rolled back whole: it runs again. */
-  async #transaction<T>(path: NodePath, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  async #transaction<T>(path: NodePath, work: (client: PoolClient) => Promise<T>, opening?: Opening, closing?: Closing<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#transactionOnce(path, work)
+        return await this.#transactionOnce(path, work, opening, closing)
       } catch (error) {
         if (!(error instanceof Deadlock)) throw error
         if (attempt === 5) throw this.#storeError(error.cause, path)
@@ -531,7 +538,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  async #transactionOnce<T>(path: NodePath, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  async #transactionOnce<T>(path: NodePath, work: (client: PoolClient) => Promise<T>, opening?: Opening, closing?: Closing<T>): Promise<T> {
     const pool = await this.#usable(path)
     let client: PoolClient
     try {
@@ -543,9 +550,17 @@ export class PostgresStore implements Store {
     const lost = (error: Error) => this.#report(error)
     client.on('error', lost)
     try {
-      await client.query('BEGIN')
+      // The first statement, when there is one, goes with the BEGIN in one message.
+      await client.query(opening ? `BEGIN; ${opening(client)}` : 'BEGIN')
       const result = await work(client)
-      await client.query('COMMIT')
+      const last = closing?.(client, result)
+      if (last) {
+        // Two statements in one message: pg answers each one's result.
+        const [answer] = (await client.query(`${last.sql}; COMMIT`)) as unknown as QueryResult[]
+        last.done(answer.rows[0])
+      } else {
+        await client.query('COMMIT')
+      }
       client.off('error', lost)
       client.release()
       return result
@@ -598,6 +613,12 @@ export class PostgresStore implements Store {
     this.#log(`restdir: the database ${this.location} cannot be reached (${describe(error)}); requests are answered 503 until it is back.`)
   }
 }
+
+/** A first statement a transaction sends with its BEGIN, written out (no parameters). */
+type Opening = (client: PoolClient) => string
+
+/** A last statement a transaction sends with its COMMIT, when its result asks for one, and what to do with the row it answers. */
+type Closing<T> = (client: PoolClient, result: T) => { sql: string; done(row: Record<string, unknown>): void } | undefined
 
 /** A transaction PostgreSQL rolled back to break a deadlock. */
 class Deadlock extends Error {
