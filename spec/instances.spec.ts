@@ -216,7 +216,7 @@ test('stores on one database: of twenty compare-and-set writes from one version,
   }
 })
 
-test('stores on one database: a create of one node from both at once makes it once; the other is told it is taken', async () => {
+test('stores on one database: a create of one node from both at once makes it once; the other is told it was there already', async () => {
   const stores = await twoStores()
   try {
     for (let round = 0; round < 20; round++) {
