@@ -91,6 +91,25 @@ test('a database of schema version 1 is moved to version 2 in place at the start
   await schema.drop()
 })
 
+test('three stores starting at once on one database make the schema once, or move it from version 1 once, and all serve', async () => {
+  for (const from of ['nothing', 'version 1']) {
+    const schema = await freshSchema(postgres!.url)
+    if (from === 'version 1') {
+      const name = schemaOf(schema.url)
+      await adminQuery(postgres!.url, `CREATE TABLE ${name}.restdir_meta (key text PRIMARY KEY, value text NOT NULL);
+        INSERT INTO ${name}.restdir_meta VALUES ('schema_version', '1');
+        CREATE TABLE ${name}.restdir_nodes (parent text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, text text, PRIMARY KEY (parent, name))`)
+    }
+    const lines: string[] = []
+    const stores = await Promise.all([0, 1, 2].map(() => PostgresStore.open(schema.url, { log: (line) => lines.push(line) })))
+    assert.is(lines.length, 1, `${from}: said once`)
+    await Promise.all(stores.map((store, index) => store.write(['n', String(index)], { index })))
+    assert.equal(await stores[0].children(['n']), ['0', '1', '2'])
+    for (const store of stores) await store.close()
+    await schema.drop()
+  }
+})
+
 test('a database holding a schema version this restdir does not know is refused, naming the version, by the library and by the command', async () => {
   const schema = await freshSchema(postgres!.url)
   const store = await PostgresStore.open(schema.url, { log: () => {} })
