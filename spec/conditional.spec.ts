@@ -1,7 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startServer, type TestServer } from './helpers.ts'
+import { racingStoreOptions, startServer, type TestServer } from './helpers.ts'
 import { assertProblem } from './assertions.ts'
+import { MemoryStore } from '../lib/store/index.ts'
 
 // README, "Versions and conditional requests" (RFC 9110 §13): strong ETags on every document answer, conditional reads (304),
 // optimistic locking with If-Match (412), create-only PUT with If-None-Match: *,
@@ -10,7 +11,7 @@ import { assertProblem } from './assertions.ts'
 const conditional = suite<{ server: TestServer }>('conditional requests')
 
 conditional.before(async (context) => {
-  context.server = await startServer()
+  context.server = await startServer(racingStoreOptions())
 })
 conditional.after(async (context) => {
   await context.server.close()
@@ -275,3 +276,40 @@ conditional('concurrent PUTs to one node leave exactly one of the writes, whole'
 })
 
 conditional.run()
+
+const subtrees = suite('a subtree DELETE and other writes')
+
+subtrees('a DELETE of a subtree holds up no write outside it: a PUT elsewhere answers while the removal runs', async () => {
+  // The store's removal waits, once under way, until the PUT has answered (or three seconds, if the PUT waits for it).
+  let removing!: () => void
+  const underWay = new Promise<void>((resolve) => (removing = resolve))
+  let putAnswered!: () => void
+  const answered = new Promise<void>((resolve) => (putAnswered = resolve))
+  const pause = async (operation: 'write' | 'remove') => {
+    if (operation !== 'remove') return
+    removing()
+    await Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 3000))])
+  }
+  const server = await startServer({ store: new MemoryStore({ pause }) })
+  try {
+    for (let index = 0; index < 20; index++) await server.request('PUT', `/big/${index}/leaf`, { body: { index } })
+    const order: string[] = []
+    const deletion = server.request('DELETE', '/big').then((answer) => {
+      order.push('DELETE')
+      return answer
+    })
+    await underWay
+    const put = await server.request('PUT', '/elsewhere/note', { body: { text: 'written meanwhile' } })
+    order.push('PUT')
+    putAnswered()
+    assert.is(put.status, 201)
+    assert.is((await deletion).status, 204)
+    assert.equal(order, ['PUT', 'DELETE'])
+    assert.is((await server.request('GET', '/big/3/leaf')).status, 404)
+    assert.is((await server.request('GET', '/elsewhere/note')).status, 200)
+  } finally {
+    await server.close()
+  }
+})
+
+subtrees.run()

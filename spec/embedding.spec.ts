@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { rm } from 'node:fs/promises'
 import * as restdir from '../lib/index.ts'
-import { createHandler, createServer, MemoryStore, Router, type Store, type StoredDoc, type NodePath, type Doc } from '../lib/index.ts'
+import { createHandler, createServer, MemoryStore, Router, type Store, type StoredDoc, type NodePath, type Doc, type WriteConditions } from '../lib/index.ts'
 import { makeTempDir, openTestStore, send, type RequestOptions } from './helpers.ts'
 import { mountPathOf } from '../lib/http/mount.ts'
 
@@ -137,9 +137,9 @@ library('a custom Store is used for every read and write', async () => {
     read(path: NodePath): Promise<StoredDoc | undefined> { this.reads++; return this.inner.read(path) }
     children(path: NodePath) { return this.inner.children(path) }
     exists(path: NodePath) { return this.inner.exists(path) }
-    write(path: NodePath, doc: Doc) { this.writes++; return this.inner.write(path, doc) }
-    create(path: NodePath, doc: Doc) { this.writes++; return this.inner.create(path, doc) }
-    remove(path: NodePath) { return this.inner.remove(path) }
+    write(path: NodePath, doc: Doc, conditions?: WriteConditions) { this.writes++; return this.inner.write(path, doc, conditions) }
+    create(path: NodePath, doc: Doc, conditions?: WriteConditions) { this.writes++; return this.inner.create(path, doc, conditions) }
+    remove(path: NodePath, conditions?: { expect?: string | null }) { return this.inner.remove(path, conditions) }
     close() { return this.inner.close() }
   }
   const store = new CountingStore()

@@ -215,11 +215,24 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
  * A MemoryStore that waits as a store on a disk does, outside its operations
  * (storeWaitingOnIo) and inside each write and removal, between its checks and
  * its change: a race test on it fails when the store's own locks are taken out.
+ * A write waits `writeWait` milliseconds inside (at random between the two).
  */
-export function memoryStoreWaitingOnIo(): Store {
+export function memoryStoreWaitingOnIo(writeWait: [number, number] = [1, 5]): Store {
+  const [least, most] = writeWait
   // A removal takes a whole subtree off the disk: it waits longer than a write.
-  const pause = (operation: 'write' | 'remove') => new Promise<void>((resolve) => setTimeout(resolve, operation === 'remove' ? 10 + Math.random() * 10 : Math.random() * 2))
+  const pause = (operation: 'write' | 'remove') =>
+    new Promise<void>((resolve) => setTimeout(resolve, operation === 'remove' ? 10 + Math.random() * 10 : least + Math.random() * (most - least)))
   return storeWaitingOnIo(new MemoryStore({ pause }))
+}
+
+/**
+ * Options for a server on which racing requests overlap inside the store: on
+ * the memory pass its writes wait 10 to 20 ms between their checks and their
+ * change, longer than requests that each open a connection take to arrive one
+ * after the other; other passes get the helpers' usual store.
+ */
+export function racingStoreOptions(): RestdirOptions {
+  return testStoreKind === 'memory' ? { store: memoryStoreWaitingOnIo([10, 20]) } : {}
 }
 
 /**

@@ -232,4 +232,25 @@ test('concurrent POSTs to one user create as many distinct playlists', async () 
   assert.equal(listed.map((doc) => doc.index).sort((a, b) => a - b), [...Array(20).keys()])
 })
 
+test('playlists created while their user is deleted leave no orphan: each lands first and goes with it, or is 404', async () => {
+  for (let round = 0; round < 3; round++) {
+    const userId = await newUser()
+    const posts: Array<Promise<{ status: number; json: any }>> = []
+    let removal: Promise<{ status: number }> | undefined
+    // POSTs go on starting, a moment apart, before, during and after the DELETE.
+    for (let index = 0; index < 20; index++) {
+      if (index === 6) removal = api.request('DELETE', `/user/${userId}`)
+      posts.push(api.request('POST', `/user/${userId}/playlist`, { body: { index } }))
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    const answers = await Promise.all(posts)
+    assert.is((await removal!).status, 200)
+    for (const answer of answers) {
+      assert.ok(answer.status === 201 || answer.status === 404, `a POST answered ${answer.status}`)
+      if (answer.status === 201) assertProblem(await api.request('GET', `/user/${userId}/playlist/${answer.json.playlist_id}`), 404)
+    }
+    assertProblem(await api.request('GET', `/user/${userId}?_children`), 404)
+  }
+})
+
 test.run()

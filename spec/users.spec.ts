@@ -260,16 +260,20 @@ test('writing a generic node below a user that does not exist is 404 and stores 
   assert.not.ok(users.some((user) => user.user_id === 'ghost'))
 })
 
-test('a write below a user racing with its deletion never leaves an orphan', async () => {
-  for (let round = 0; round < 5; round++) {
+test('writes below a user racing with its deletion never leave an orphan', async () => {
+  for (let round = 0; round < 3; round++) {
     const user = await createUser({})
-    const [write, removal] = await Promise.all([
-      api.request('PUT', `/user/${user.id}/settings`, { body: { round } }),
-      api.request('DELETE', `/user/${user.id}`),
-    ])
-    assert.is(removal.status, 200)
-    assert.ok(write.status === 201 || write.status === 404, `write answered ${write.status}`)
-    assertProblem(await api.request('GET', `/user/${user.id}/settings`), 404)
+    const writes: Array<Promise<{ status: number }>> = []
+    let removal: Promise<{ status: number }> | undefined
+    // PUTs go on starting, a moment apart, before, during and after the DELETE.
+    for (let index = 0; index < 12; index++) {
+      if (index === 3) removal = api.request('DELETE', `/user/${user.id}`)
+      writes.push(api.request('PUT', `/user/${user.id}/settings${index}`, { body: { round } }))
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    for (const write of await Promise.all(writes)) assert.ok(write.status === 201 || write.status === 404, `a write answered ${write.status}`)
+    assert.is((await removal!).status, 200)
+    for (let index = 0; index < 12; index++) assertProblem(await api.request('GET', `/user/${user.id}/settings${index}`), 404)
     assertProblem(await api.request('GET', `/user/${user.id}`), 404)
   }
 })

@@ -1,6 +1,7 @@
 import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
 import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
+import { ownerOrUniqueRefusal } from '../store/conditions.ts'
 import { createWithNewId } from './ids.ts'
 import { pacer } from '../listing/pace.ts'
 
@@ -182,20 +183,13 @@ export class Documents {
   /**
    * Preconditions count only for a request that would otherwise succeed (RFC
    * 9110 §13.2.1): a write whose owner is gone or whose unique value is taken
-   * hears that, whatever its preconditions. The store is asked with an
-   * `expect` no ETag ever has, so nothing is written: it names a failed owner
-   * or unique condition before a failed version (see WriteConditions).
+   * hears that, whatever its preconditions.
    */
   async #checkPreconditions(preconditions: Preconditions, current: StoredDoc | undefined, path: NodePath, doc: Doc, conditions: WriteConditions): Promise<void> {
     try {
       preconditions(current)
     } catch (failed) {
-      if (conditions.owner || conditions.unique) {
-        await this.store.write(path, doc, { owner: conditions.owner, unique: conditions.unique, expect: '' }).catch((error: unknown) => {
-          if (!isStoreError(error, 'version-changed')) throw error
-        })
-      }
-      throw failed
+      throw (await ownerOrUniqueRefusal(this.store, path, doc, conditions)) ?? failed
     }
   }
 

@@ -20,16 +20,25 @@ export function writeClaims(path: NodePath, conditions: WriteConditions | undefi
 /** The reads the checks need. */
 type Reader = Pick<Store, 'read' | 'children'>
 
-/** Throws the StoreError of the first condition that does not hold, in the order of WriteConditions; `doc` is the document about to be written. */
+/** Throws the StoreError of a condition that does not hold (see WriteConditions); `doc` is the document about to be written. */
 export async function checkConditions(store: Reader, path: NodePath, doc: Doc, conditions: WriteConditions | undefined): Promise<void> {
   if (!conditions) return
-  if (conditions.owner && !(await store.read(conditions.owner))) throw new StoreError('owner-missing', path)
-  const unique = conditions.unique
-  if (unique && Object.hasOwn(doc, unique.field)) {
-    const holder = await holderOf(store, path, unique.among, unique.field, JSON.stringify(doc[unique.field]))
-    if (holder !== undefined) throw new StoreError('taken', path, holder)
-  }
+  const refusal = await ownerOrUniqueRefusal(store, path, doc, conditions)
+  if (refusal) throw refusal
   if (conditions.expect !== undefined) await checkVersion(store, path, conditions.expect)
+}
+
+/**
+ * The refusal a write would meet now for its `owner` ('owner-missing') or its
+ * `unique` value ('taken', naming the holder), if any. Also read outside a
+ * store's critical section, to tell a client why a write would fail anyway.
+ */
+export async function ownerOrUniqueRefusal(store: Reader, path: NodePath, doc: Doc, conditions: WriteConditions): Promise<StoreError | undefined> {
+  if (conditions.owner && !(await store.read(conditions.owner))) return new StoreError('owner-missing', path)
+  const unique = conditions.unique
+  if (!unique || !Object.hasOwn(doc, unique.field)) return undefined
+  const holder = await holderOf(store, path, unique.among, unique.field, JSON.stringify(doc[unique.field]))
+  return holder === undefined ? undefined : new StoreError('taken', path, holder)
 }
 
 /** Compare-and-set: the node's document must still have the ETag `expect` (`null`: hold no document). */

@@ -292,7 +292,7 @@ export class FileStore implements Store {
   create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
     return this.#locks.run(writeClaims(path, conditions), async () => {
       // The conditions are checked only for a write that can happen; the rename then decides, exactly.
-      if (conditions && (await this.read(path).catch(() => undefined))) return undefined
+      if ((conditions?.owner || conditions?.unique) && (await this.read(path).catch(() => undefined))) return undefined
       await checkConditions(this, path, doc, conditions)
       const result = await this.#place(path, doc, 'create')
       if (result) this.#feed.emit(changeOfWrite(path, doc, undefined))

@@ -38,9 +38,6 @@ export interface WriteResult {
 /**
  * What a write requires of the present, checked atomically with the write: a
  * failed requirement throws a StoreError (kind in brackets) and stores nothing.
- * When several fail, the first in this order is thrown: `owner`, `unique`,
- * `expect` (so a write asked with an `expect` no ETag has, such as `''`, tells
- * whether its owner and unique value would hold, and writes nothing).
  */
 export interface WriteConditions {
   /**
