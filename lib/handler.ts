@@ -69,7 +69,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     : options.store === undefined && settings.fixture !== undefined
       ? Promise.resolve(new MemoryStore())
     : isPostgresUrl(options.store ?? '')
-      ? PostgresStore.open(options.store as string)
+      ? PostgresStore.open(options.store as string, { changeWindow: settings.changeWindow })
       : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined

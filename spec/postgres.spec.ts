@@ -44,7 +44,7 @@ function passwordOf(url: string): string {
   return decodeURIComponent(new URL(url).password)
 }
 
-test('on a database without its tables the store makes its schema, says so, and records version 1; the next start makes nothing', async () => {
+test('on a database without its tables the store makes its schema, says so, and records version 2; the next start makes nothing', async () => {
   const schema = await freshSchema(postgres!.url)
   const lines: string[] = []
   const first = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
@@ -52,10 +52,10 @@ test('on a database without its tables the store makes its schema, says so, and 
   await first.write(['notes', '1'], { text: 'kept' })
   await first.close()
   assert.is(lines.length, 1)
-  assert.match(lines[0], /made the restdir schema \(version 1\)/)
+  assert.match(lines[0], /made the restdir schema \(version 2\)/)
   assert.not.ok(lines[0].includes(passwordOf(schema.url)), 'the log line shows no password')
   const version = await adminQuery(postgres!.url, `SELECT value FROM ${schemaOf(schema.url)}.restdir_meta WHERE key = 'schema_version'`)
-  assert.equal(version.rows, [{ value: '1' }])
+  assert.equal(version.rows, [{ value: '2' }])
 
   const second = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
   assert.is(await second.ready, false)
@@ -63,6 +63,51 @@ test('on a database without its tables the store makes its schema, says so, and 
   await second.close()
   assert.is(lines.length, 1)
   await schema.drop()
+})
+
+test('a database of schema version 1 is moved to version 2 in place at the start: its documents stay, the move is said once, and changes are kept from then on', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const name = schemaOf(schema.url)
+  // Version 1 as an earlier restdir made it: the meta and nodes tables and the listing index.
+  await adminQuery(postgres!.url, `CREATE TABLE ${name}.restdir_meta (key text PRIMARY KEY, value text NOT NULL);
+    INSERT INTO ${name}.restdir_meta VALUES ('schema_version', '1');
+    CREATE TABLE ${name}.restdir_nodes (parent text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, text text, PRIMARY KEY (parent, name));
+    INSERT INTO ${name}.restdir_nodes VALUES ('/', 'notes', NULL), ('/notes/', '1', $$${serializeDoc({ id: '1', text: 'from version 1' })}$$)`)
+  const lines: string[] = []
+  const store = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
+  assert.equal(lines.length, 1)
+  assert.match(lines[0], /moved the restdir schema .* from version 1 to 2/)
+  assert.equal((await store.read(['notes', '1']))?.doc, { id: '1', text: 'from version 1' })
+  const before = await store.lastChangeId()
+  assert.ok(before > Date.UTC(2020, 0) * 1000, 'change ids go on from the time in microseconds, as before the move')
+  await store.write(['notes', '2'], { id: '2' })
+  assert.equal(await store.changesAfter(before, 10), [{ id: before + 1, type: 'put', path: ['notes', '2'], data: { id: '2' } }])
+  await store.close()
+  const version = await adminQuery(postgres!.url, `SELECT value FROM ${name}.restdir_meta WHERE key = 'schema_version'`)
+  assert.equal(version.rows, [{ value: '2' }])
+  const again = await PostgresStore.open(schema.url, { log: (line) => lines.push(line) })
+  await again.close()
+  assert.equal(lines.length, 1, 'the next start moves nothing')
+  await schema.drop()
+})
+
+test('three stores starting at once on one database make the schema once, or move it from version 1 once, and all serve', async () => {
+  for (const from of ['nothing', 'version 1']) {
+    const schema = await freshSchema(postgres!.url)
+    if (from === 'version 1') {
+      const name = schemaOf(schema.url)
+      await adminQuery(postgres!.url, `CREATE TABLE ${name}.restdir_meta (key text PRIMARY KEY, value text NOT NULL);
+        INSERT INTO ${name}.restdir_meta VALUES ('schema_version', '1');
+        CREATE TABLE ${name}.restdir_nodes (parent text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, text text, PRIMARY KEY (parent, name))`)
+    }
+    const lines: string[] = []
+    const stores = await Promise.all([0, 1, 2].map(() => PostgresStore.open(schema.url, { log: (line) => lines.push(line) })))
+    assert.is(lines.length, 1, `${from}: said once`)
+    await Promise.all(stores.map((store, index) => store.write(['n', String(index)], { index })))
+    assert.equal(await stores[0].children(['n']), ['0', '1', '2'])
+    for (const store of stores) await store.close()
+    await schema.drop()
+  }
 })
 
 test('a database holding a schema version this restdir does not know is refused, naming the version, by the library and by the command', async () => {
@@ -75,7 +120,7 @@ test('a database holding a schema version this restdir does not know is refused,
   let refused: unknown
   await PostgresStore.open(schema.url).catch((error: unknown) => (refused = error))
   assert.instance(refused, SchemaError)
-  assert.match((refused as Error).message, /schema version "7", which this restdir \(schema version 1\) does not know/)
+  assert.match((refused as Error).message, /schema version "7", which this restdir \(schema version 2\) does not know/)
 
   const cli = await runCli(['--port', '0', '--store', schema.url])
   assert.is(cli.code, 1)

@@ -26,8 +26,10 @@ export interface LoggedChange {
  * The recent changes of a store, in id order, for event streams that resume
  * and for `?_changes` polling. Ids grow by one per change, so every id in
  * (floor, last] is kept and an id outside it may have missed changes that are
- * gone. It keeps what `Documents` emits; a store that keeps its own feed of
- * changes could answer the same questions from there.
+ * gone. It keeps what `Documents` emits. With a store that keeps the
+ * changes itself (PostgreSQL), every process hears every change, and one
+ * that started after a change reads it back from the store (`recall`), so a
+ * client resumes on any of them.
  */
 export class ChangeLog {
   /** Kept changes from #start on; the slots before it are emptied as changes are dropped. */
@@ -37,9 +39,11 @@ export class ChangeLog {
   #bytes = 0
   #floor: number
   readonly #window: ChangeWindow
+  readonly #documents: Documents
 
   constructor(documents: Documents, window: ChangeWindow = defaultChangeWindow) {
     this.#window = window
+    this.#documents = documents
     this.#floor = documents.lastChangeId
     documents.subscribe((change) => this.#append(change))
   }
@@ -71,6 +75,28 @@ export class ChangeLog {
     return this.#entries.slice(this.#start + id - this.#floor) as LoggedChange[]
   }
 
+  /**
+   * Makes the log cover `id` when the store still keeps the changes after it
+   * and they fit in the window: what a client missed while this process was
+   * not running, or before it started, is read back from the store.
+   */
+  async recall(id: number): Promise<void> {
+    const store = this.#documents.store
+    const missing = this.#floor - id
+    if (!store.changesAfter || missing <= 0 || this.last - id > this.#window.maxChanges) return
+    const floor = this.#floor
+    const changes = await store.changesAfter(id, missing)
+    // Only a whole run that ends where the log starts (and fits in the window) is taken.
+    if (!changes || changes.length !== missing || changes[0].id !== id + 1 || this.#floor !== floor) return
+    const entries = changes.map((change) => logged(change))
+    const bytes = entries.reduce((sum, entry) => sum + entry.json.length, 0)
+    if (this.#bytes + bytes > this.#window.maxBytes) return
+    this.#entries = [...entries, ...this.#entries.slice(this.#start)]
+    this.#start = 0
+    this.#bytes += bytes
+    this.#floor = id
+  }
+
   #append(change: Change): void {
     if (change.id !== this.last + 1) {
       // Changes arrive in id order, one by one: anything else means ids were lost, so no one may resume across them.
@@ -79,9 +105,9 @@ export class ChangeLog {
       this.#bytes = 0
       this.#floor = change.id - 1
     }
-    const json = JSON.stringify({ path: displayPath(change.path), data: change.data })
-    this.#entries.push({ id: change.id, type: change.type, path: change.path, json })
-    this.#bytes += json.length
+    const entry = logged(change)
+    this.#entries.push(entry)
+    this.#bytes += entry.json.length
     // The newest change always stays, however big: live streams read it from here.
     while (this.#entries.length - this.#start > 1
       && (this.#entries.length - this.#start > this.#window.maxChanges || this.#bytes > this.#window.maxBytes)) {
@@ -95,6 +121,10 @@ export class ChangeLog {
       this.#start = 0
     }
   }
+}
+
+function logged(change: Change): LoggedChange {
+  return { id: change.id, type: change.type, path: change.path, json: JSON.stringify({ path: displayPath(change.path), data: change.data }) }
 }
 
 const logs = new WeakMap<Documents, ChangeLog>()

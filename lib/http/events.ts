@@ -57,6 +57,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   const log = changeLogOf(documents)
   const resumeFrom = (req.headers['last-event-id'] as string | undefined) ?? context.query.get('since') ?? undefined
   const resumeId = resumeFrom === undefined ? undefined : parseId(resumeFrom)
+  if (resumeId !== undefined) await log.recall(resumeId)
   const resumes = resumeId !== undefined && log.covers(resumeId)
   /** The id of the last change this stream has dealt with (sent, or passed over as not its own). */
   let cursor = resumes ? resumeId : log.last
@@ -155,6 +156,7 @@ async function sendChanges(context: Context, read: RouteHandler | undefined): Pr
   if (since !== null && sinceId === undefined) {
     throw new HttpError(400, `since must be the id of a change, a whole number as events carry it (got ${JSON.stringify(since)}).`)
   }
+  if (sinceId !== undefined) await log.recall(sinceId)
   const missed = sinceId === undefined ? undefined : log.after(sinceId)
   if (missed) {
     const changes = missed.filter((entry) => concerns(context.path, entry))

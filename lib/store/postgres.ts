@@ -1,20 +1,17 @@
 import { StoreError, type StoreErrorKind } from './errors.ts'
+import { changeOfWrite } from './feed.ts'
+import { PostgresFeed, changeOfRow, type ListeningClient } from './postgres-feed.ts'
+import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } from './postgres-schema.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
-import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoredDoc, StoredText, WriteResult } from './store.ts'
+import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from './store.ts'
 import { ensureQuerySchema, queryListing } from './postgres-query.ts'
 
-/**
- * Children in id order, as the other stores list them (compareIds in
- * store.ts): whole numbers without leading zeros first, by value (a shorter
- * one is smaller), then every other name in code-unit order ("C" collation on
- * the mapped names). The index on the same expressions serves a page of it.
- */
-const WHOLE_NUMBER = "name ~ '^(0|[1-9][0-9]*)$'"
+export { SCHEMA_VERSION, SchemaError }
+
 /** The first part of a write: the rows of the node's ancestors ($3 parents, $4 names), made where missing. */
 const MAKE_ANCESTORS = `WITH ancestors AS (
   INSERT INTO restdir_nodes (parent, name) SELECT * FROM unnest($3::text[], $4::text[]) ON CONFLICT DO NOTHING
 )`
-const ID_ORDER = `(NOT (${WHOLE_NUMBER})), (CASE WHEN ${WHOLE_NUMBER} THEN length(name) ELSE 0 END), name`
 
 /**
  * The few parts of the `pg` client (node-postgres) this store uses, so that
@@ -27,6 +24,8 @@ interface QueryResult {
 }
 interface PoolClient {
   query(text: string, values?: unknown[]): Promise<QueryResult>
+  /** Quotes a string as an SQL literal, for statements sent without parameters. */
+  escapeLiteral(text: string): string
   release(error?: Error | boolean): void
   on(event: 'error', listener: (error: Error) => void): unknown
   off(event: 'error', listener: (error: Error) => void): unknown
@@ -39,10 +38,8 @@ interface Pool {
 }
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => Pool
+  Client: new (config: Record<string, unknown>) => ListeningClient
 }
-
-/** The schema version this restdir writes and reads (README, "Running on PostgreSQL"). */
-export const SCHEMA_VERSION = 1
 
 /** Thrown by `loadPg` when the optional `pg` package is not installed. */
 export class MissingPgError extends Error {
@@ -81,6 +78,11 @@ export function redactUrl(url: string): string {
 export interface PostgresStoreOptions {
   /** Most connections the store's pool opens (default 10). */
   maxConnections?: number
+  /**
+   * How many recent changes the database keeps for clients that come back,
+   * up to both bounds (README, "Live updates"; default 1000 changes, 16 MiB).
+   */
+  changeWindow?: { maxChanges: number; maxBytes: number }
   /** How long a request waits for a connection before the store answers 'unavailable' (default 5000 ms). */
   connectTimeout?: number
   /** Where the store says what the operator should know: the schema made, the database out of reach (default: standard error). */
@@ -108,6 +110,8 @@ export class PostgresStore implements Store {
   #reported = -Infinity
   #closed: Promise<void> | undefined
   readonly #log: (line: string) => void
+  readonly #feed: PostgresFeed
+  readonly #window: { maxChanges: number; maxBytes: number }
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -125,7 +129,15 @@ export class PostgresStore implements Store {
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.location = redactUrl(url)
     this.#log = options.log ?? ((line) => console.error(line))
-    this.#pool = loadPg().then(({ Pool }) => {
+    this.#window = options.changeWindow ?? { maxChanges: 1000, maxBytes: 16 * 1024 * 1024 }
+    const pg = loadPg()
+    this.#feed = new PostgresFeed({
+      listener: async () => new (await pg).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 }),
+      after: (id, limit) => this.#changesAfter(id, limit),
+      last: () => this.#lastCommitted(),
+      report: (error) => this.#report(error),
+    })
+    this.#pool = pg.then(({ Pool }) => {
       const pool = new Pool({
         connectionString: url,
         max: options.maxConnections ?? 10,
@@ -146,7 +158,19 @@ export class PostgresStore implements Store {
 
   #check(): Promise<boolean> {
     const checked = this.#pool
-      .then((pool) => ensureSchema(pool, this.location, this.#log).then(async (made) => (await ensureQuerySchema(pool), made)))
+      .then(async (pool) => {
+        const client = await pool.connect()
+        const lost = () => {} // the statement under way fails and says why
+        client.on('error', lost)
+        try {
+          const { made } = await ensureSchema(client, this.location, this.#log)
+          await ensureQuerySchema(pool)
+          return made
+        } finally {
+          client.off('error', lost)
+          client.release()
+        }
+      })
       .catch((error: unknown) => {
         if (error instanceof SchemaError || error instanceof MissingPgError) throw error
         throw new UnreachableError(`the database ${this.location} cannot be used (${describe(error)})`, error)
@@ -218,54 +242,161 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One statement: the ancestors' rows are made where missing, then the
-   * node's row is inserted or updated. `created` is exact: the row was
-   * inserted, or it was a node that only had children (its row is locked, and
-   * read, before the update: `old` is read first through `locked_first`).
+   * One transaction (README, "Many instances on one database"): shared locks
+   * on the node's subtree and its owner's (a subtree removal takes its own
+   * exclusively, so the two are ordered), the unique field's lock, then the
+   * checks, then one statement that makes the ancestors' rows where missing
+   * and inserts or updates the node's row, and the change's row. `created`
+   * is exact: the row was inserted, or it was a node that only had children
+   * (its row is locked, and read, before the update).
    */
-  async write(path: NodePath, doc: Doc): Promise<WriteResult> {
+  async write(path: NodePath, doc: Doc, conditions: WriteConditions = {}): Promise<WriteResult> {
     const text = serializeDoc(doc)
-    const [parent, name] = keyOf(path)
-    const [parents, names] = ancestorKeys(path)
-    const { rows } = await this.#query(
-      path,
-      `${MAKE_ANCESTORS}, old AS (
-         SELECT text IS NULL AS empty FROM restdir_nodes WHERE parent = $1 AND name = $2 FOR UPDATE
-       )
-       INSERT INTO restdir_nodes AS node (parent, name, text) SELECT $1, $2, $5 FROM (SELECT count(*) FROM old) AS locked_first
-       ON CONFLICT (parent, name) DO UPDATE SET text = excluded.text
-       RETURNING (node.xmax = 0) OR coalesce((SELECT empty FROM old), false) AS created`,
-      [parent, name, parents, names, text],
-    )
-    return { created: rows[0].created === true, etag: etagOf(text) }
+    const locks = (client: PoolClient) => this.#writeLocks(client, path, conditions)
+    return this.#change(path, changeOfWrite(path, doc, conditions), locks, async (client) => {
+      await this.#checkConditions(client, path, doc, conditions)
+      if (conditions.expect !== undefined && conditions.expect !== null) {
+        const current = await this.#lockedText(client, path)
+        if (current === undefined || etagOf(current) !== conditions.expect) throw new StoreError('version-changed', path)
+      }
+      if (conditions.expect === null) {
+        if (!(await this.#insertIfEmpty(client, path, text))) throw new StoreError('version-changed', path)
+        return { created: true, etag: etagOf(text) }
+      }
+      const [parent, name] = keyOf(path)
+      const [parents, names] = ancestorKeys(path)
+      const { rows } = await client.query(
+        `${MAKE_ANCESTORS}, old AS (
+           SELECT text IS NULL AS empty FROM restdir_nodes WHERE parent = $1 AND name = $2 FOR UPDATE
+         )
+         INSERT INTO restdir_nodes AS node (parent, name, text) SELECT $1, $2, $5 FROM (SELECT count(*) FROM old) AS locked_first
+         ON CONFLICT (parent, name) DO UPDATE SET text = excluded.text
+         RETURNING (node.xmax = 0) OR coalesce((SELECT empty FROM old), false) AS created`,
+        [parent, name, parents, names, text],
+      )
+      return { created: rows[0].created === true, etag: etagOf(text) }
+    })
   }
 
-  /** Exact under concurrency: the conflict clause fills a row only while it holds no document, and answers no row otherwise. */
-  async create(path: NodePath, doc: Doc): Promise<WriteResult | undefined> {
+  /** Exact under concurrency: the conflict clause fills a row only while it holds no document. */
+  async create(path: NodePath, doc: Doc, conditions: Omit<WriteConditions, 'expect' | 'patch'> = {}): Promise<WriteResult | undefined> {
     const text = serializeDoc(doc)
+    try {
+      const locks = (client: PoolClient) => this.#writeLocks(client, path, conditions)
+      return await this.#change(path, { type: 'put', path, data: doc }, locks, async (client) => {
+        await this.#checkConditions(client, path, doc, conditions)
+        if (!(await this.#insertIfEmpty(client, path, text))) throw new StoreError('version-changed', path)
+        return { created: true, etag: etagOf(text) }
+      })
+    } catch (error) {
+      if (error instanceof StoreError && error.kind === 'version-changed') return undefined
+      throw error
+    }
+  }
+
+  /** Inserts the node's row, or fills it when it holds no document; false when it holds one. */
+  async #insertIfEmpty(client: PoolClient, path: NodePath, text: string): Promise<boolean> {
     const [parent, name] = keyOf(path)
     const [parents, names] = ancestorKeys(path)
-    const { rows } = await this.#query(
-      path,
+    const { rows } = await client.query(
       `${MAKE_ANCESTORS}
        INSERT INTO restdir_nodes AS node (parent, name, text) VALUES ($1, $2, $5)
        ON CONFLICT (parent, name) DO UPDATE SET text = excluded.text WHERE node.text IS NULL
        RETURNING 1`,
       [parent, name, parents, names, text],
     )
-    return rows.length === 0 ? undefined : { created: true, etag: etagOf(text) }
+    return rows.length > 0
+  }
+
+  /** The node's document text, its row locked to the end of the transaction; undefined when it holds none. */
+  async #lockedText(client: PoolClient, path: NodePath): Promise<string | undefined> {
+    const [parent, name] = keyOf(path)
+    const { rows } = await client.query('SELECT text FROM restdir_nodes WHERE parent = $1 AND name = $2 FOR UPDATE', [parent, name])
+    return (rows[0]?.text as string | null | undefined) ?? undefined
   }
 
   /**
-   * One transaction: one statement removes the node's row and every row
-   * below it (a range of parent keys: every key below the node starts with
-   * its own, see pathKey), then ancestors left with neither document nor
-   * children go, nearest first.
+   * The statement that takes a write's locks, sent with its BEGIN: shared
+   * advisory locks on the node and its owner and every ancestor of either,
+   * deepest first (a subtree removal holds its root's exclusively, then its
+   * ancestors' as it prunes them, going up, so the two never wait on each
+   * other in a circle), and the exclusive lock of the unique field among its
+   * collection. What the write requires is checked after, in statements that
+   * start once the locks are held, so they see every commit made before.
    */
-  async remove(path: NodePath): Promise<{ existed: boolean; doc?: Doc }> {
+  #writeLocks(client: PoolClient, path: NodePath, conditions: Omit<WriteConditions, 'expect' | 'patch'>): string {
+    const trees = new Map<string, number>()
+    for (const branch of conditions.owner ? [path, conditions.owner] : [path]) {
+      for (let depth = 0; depth <= branch.length; depth++) trees.set(treeLockKey(branch.slice(0, depth)), depth)
+    }
+    const deepestFirst = [...trees].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([key]) => client.escapeLiteral(key))
+    const unique = conditions.unique
+    return `SELECT pg_advisory_xact_lock_shared(hashtextextended(key, 0)) FROM unnest(ARRAY[${deepestFirst.join(', ')}]::text[]) AS key` +
+      (unique ? ` UNION ALL SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`unique ${pathKey(unique.among)} ${unique.field}`)}, 0))` : '')
+  }
+
+  /** Checks a write's owner and unique field, once its locks are held. */
+  async #checkConditions(client: PoolClient, path: NodePath, doc: Doc, conditions: Omit<WriteConditions, 'expect' | 'patch'>): Promise<void> {
+    if (conditions.owner && !(await this.#holdsDocumentIn(client, conditions.owner))) {
+      throw new StoreError('owner-missing', conditions.owner)
+    }
+    const unique = conditions.unique
+    if (unique && doc[unique.field] !== undefined) {
+      const holder = await this.#holderOf(client, path, unique.among, unique.field, JSON.stringify(doc[unique.field]))
+      if (holder !== undefined) throw new StoreError('taken', path, holder)
+    }
+  }
+
+  async #holdsDocumentIn(client: PoolClient, path: NodePath): Promise<boolean> {
+    const [parent, name] = keyOf(path)
+    const { rows } = await client.query('SELECT 1 FROM restdir_nodes WHERE parent = $1 AND name = $2 AND text IS NOT NULL', [parent, name])
+    return rows.length > 0
+  }
+
+  /**
+   * The name of another child of `among` whose document holds `value` (JSON
+   * text) in `field`. A string, number, boolean or null is written in the
+   * stored text exactly as its JSON, so only the documents holding that text
+   * are read; any other value needs every document read.
+   */
+  async #holderOf(client: PoolClient, path: NodePath, among: NodePath, field: string, value: string): Promise<string | undefined> {
+    const [ownParent, ownName] = keyOf(path)
+    const plain = !value.startsWith('{') && !value.startsWith('[')
+    const { rows } = await client.query(
+      `SELECT name, text FROM restdir_nodes
+        WHERE parent = $1 AND text IS NOT NULL AND NOT (parent = $2 AND name = $3) AND ($4::text IS NULL OR strpos(text, $4) > 0)`,
+      [pathKey(among), ownParent, ownName, plain ? value : null],
+    )
+    for (const row of rows) {
+      let held: unknown
+      try {
+        held = (JSON.parse(row.text as string) as Doc)[field]
+      } catch {
+        continue // a document broken by hand holds no value
+      }
+      if (held !== undefined && JSON.stringify(held) === value) return segmentOf(row.name as string)
+    }
+    return undefined
+  }
+
+  /**
+   * One transaction: the exclusive lock of the subtree (writes below it hold
+   * it shared, so each lands before or after), then one statement removes the
+   * node's row and every row below it (a range of parent keys: every key
+   * below the node starts with its own, see pathKey), then ancestors left with
+   * neither document nor children go, nearest first, and the change is kept.
+   */
+  async remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
     const [parent, name] = keyOf(path)
     const own = pathKey(path)
-    return this.#transaction(path, async (client) => {
+    let removed: { existed: boolean; doc?: Doc } = { existed: false }
+    const lock = (client: PoolClient) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(treeLockKey(path))}, 0))`
+    await this.#change(path, () => ({ type: 'delete', path, data: removed.doc ?? null }), lock, async (client) => {
+      if (conditions.expect !== undefined) {
+        const current = await this.#lockedText(client, path)
+        const matches = conditions.expect === null ? current === undefined : current !== undefined && etagOf(current) === conditions.expect
+        if (!matches) throw new StoreError('version-changed', path)
+      }
       const { rows } = await client.query(
         `WITH gone AS (
            DELETE FROM restdir_nodes WHERE (parent = $1 AND name = $2) OR (parent >= $3 AND parent < $4) RETURNING parent, name, text
@@ -274,24 +405,113 @@ export class PostgresStore implements Store {
         [parent, name, own, afterKeysBelow(own)],
       )
       const count = rows[0].count as number
-      if (count === 0) return { existed: false }
+      if (count === 0) return undefined // nothing changed: no change is kept
       for (let depth = path.length - 1; depth > 0; depth--) {
         const [above, aboveName] = keyOf(path.slice(0, depth))
-        const pruned = await client.query(
-          `DELETE FROM restdir_nodes WHERE parent = $1 AND name = $2 AND text IS NULL
-             AND NOT EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $3)`,
-          [above, aboveName, pathKey(path.slice(0, depth))],
-        )
+        const values = [above, aboveName, pathKey(path.slice(0, depth))]
+        const prunable = `parent = $1 AND name = $2 AND text IS NULL AND NOT EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $3)`
+        // Most ancestors keep other children: only one that looks empty waits for the writes below it, then is checked again.
+        const looksEmpty = await client.query(`SELECT 1 FROM restdir_nodes WHERE ${prunable}`, values)
+        if (looksEmpty.rows.length === 0) break
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [treeLockKey(path.slice(0, depth))])
+        const pruned = await client.query(`DELETE FROM restdir_nodes WHERE ${prunable}`, values)
         if (pruned.rowCount === 0) break
       }
       const text = rows[0].text as string | null
-      if (text === null) return { existed: true }
-      try {
-        return { existed: true, doc: parseStoredDoc(text, path) }
-      } catch {
-        return { existed: true } // a document broken by hand goes all the same
+      removed = { existed: true }
+      if (text !== null) {
+        try {
+          removed = { existed: true, doc: parseStoredDoc(text, path) }
+        } catch {
+          // a document broken by hand goes all the same
+        }
+      }
+      return removed
+    })
+    return removed
+  }
+
+  /** Listens to every change committed to the database, by any process (README, "Many instances on one database"). */
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    return this.#feed.subscribe(listener)
+  }
+
+  lastChangeId(): Promise<number> {
+    return this.#feed.lastChangeId()
+  }
+
+  /**
+   * The kept changes after `id`, oldest first, at most `limit`; undefined when
+   * some change after `id` is no longer kept (the window moved past it).
+   */
+  async changesAfter(id: number, limit: number): Promise<StoreChange[] | undefined> {
+    const { rows } = await this.#query([], `SELECT coalesce(min(id), 0)::text AS oldest FROM restdir_changes`, [])
+    const oldest = Number(rows[0].oldest)
+    if (oldest === 0 ? id !== (await this.#lastCommitted()) : id < oldest - 1) return undefined
+    return this.#changesAfter(id, limit)
+  }
+
+  async #changesAfter(id: number, limit: number): Promise<StoreChange[]> {
+    const { rows } = await this.#query([], 'SELECT id, type, path, data FROM restdir_changes WHERE id > $1 ORDER BY id LIMIT $2', [id, limit])
+    return rows.map(changeOfRow)
+  }
+
+  async #lastCommitted(): Promise<number> {
+    const { rows } = await this.#query([], `SELECT value FROM restdir_meta WHERE key = 'last_change_id'`, [])
+    return Number(rows[0].value)
+  }
+
+  /**
+   * Runs `work` in a transaction and, when it changed something (a result
+   * other than undefined), keeps the change in the same transaction: the
+   * counter's row is locked to the commit, so changes commit in id order. A
+   * NOTIFY tells the other processes the id; this one hands the change to
+   * its listeners before answering.
+   */
+  async #change<T>(
+    path: NodePath,
+    change: Omit<StoreChange, 'id'> | (() => Omit<StoreChange, 'id'>),
+    locks: (client: PoolClient) => string,
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    let kept: StoreChange | undefined
+    await this.#feed.ready()
+    const result = await this.#transaction(path, work, locks, (client, result) => {
+      if (result === undefined) return undefined
+      const made = typeof change === 'function' ? change() : change
+      // Sent with the COMMIT in one message, so the counter's row is held only inside the database, never across a round trip.
+      return {
+        sql: `WITH next AS (
+                UPDATE restdir_meta SET value = (value::bigint + 1)::text WHERE key = 'last_change_id' RETURNING value::bigint AS id
+              ), kept AS (
+                INSERT INTO restdir_changes (id, type, path, data)
+                SELECT id, ${client.escapeLiteral(made.type)}, ${client.escapeLiteral(JSON.stringify(made.path))}, ${client.escapeLiteral(JSON.stringify(made.data))} FROM next
+                RETURNING id
+              )
+              SELECT id::text, pg_notify('${CHANGES_CHANNEL}', id::text) FROM kept`,
+        done: (row: Record<string, unknown>) => (kept = { id: Number(row.id), ...made }),
       }
     })
+    if (kept) {
+      await this.#feed.committed(kept)
+      if (kept.id % PRUNE_EVERY === 0) void this.#prune(kept.id)
+    }
+    return result
+  }
+
+  /** Drops the changes older than the window (README, "Live updates"), now and then, after a commit. */
+  async #prune(last: number): Promise<void> {
+    try {
+      const pool = await this.#pool
+      await pool.query(
+        `DELETE FROM restdir_changes WHERE id <= greatest($1::bigint - $2::bigint,
+           coalesce((SELECT id FROM (SELECT id, sum(length(data)) OVER (ORDER BY id DESC) AS bytes FROM restdir_changes) AS newest
+                      WHERE bytes > $3 AND id < $1 ORDER BY id DESC LIMIT 1), 0))`,
+        [last, this.#window.maxChanges, this.#window.maxBytes],
+      )
+    } catch (error) {
+      this.#report(error) // the next prune tries again
+    }
   }
 
   /** Filters, sort and window in SQL (README, "Running on PostgreSQL"; postgres-query.ts). */
@@ -301,7 +521,7 @@ export class PostgresStore implements Store {
 
   /** Closes the pool's connections. Safe to call twice. */
   close(): Promise<void> {
-    this.#closed ??= this.#pool.then((pool) => pool.end(), () => {})
+    this.#closed ??= this.#feed.close().then(() => this.#pool).then((pool) => pool.end(), () => {})
     return this.#closed
   }
 
@@ -314,7 +534,19 @@ export class PostgresStore implements Store {
     }
   }
 
-  async #transaction<T>(path: NodePath, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /** A transaction that PostgreSQL chose to end to break a deadlock (SQLSTATE 40P01) rolled back whole: it runs again. */
+  async #transaction<T>(path: NodePath, work: (client: PoolClient) => Promise<T>, opening?: Opening, closing?: Closing<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#transactionOnce(path, work, opening, closing)
+      } catch (error) {
+        if (!(error instanceof Deadlock)) throw error
+        if (attempt === 5) throw this.#storeError(error.cause, path)
+      }
+    }
+  }
+
+  async #transactionOnce<T>(path: NodePath, work: (client: PoolClient) => Promise<T>, opening?: Opening, closing?: Closing<T>): Promise<T> {
     const pool = await this.#usable(path)
     let client: PoolClient
     try {
@@ -326,17 +558,27 @@ export class PostgresStore implements Store {
     const lost = (error: Error) => this.#report(error)
     client.on('error', lost)
     try {
-      await client.query('BEGIN')
+      // The first statement, when there is one, goes with the BEGIN in one message.
+      await client.query(opening ? `BEGIN; ${opening(client)}` : 'BEGIN')
       const result = await work(client)
-      await client.query('COMMIT')
+      const last = closing?.(client, result)
+      if (last) {
+        // Two statements in one message: pg answers each one's result.
+        const [answer] = (await client.query(`${last.sql}; COMMIT`)) as unknown as QueryResult[]
+        last.done(answer.rows[0])
+      } else {
+        await client.query('COMMIT')
+      }
       client.off('error', lost)
       client.release()
       return result
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {})
       client.off('error', lost)
-      // A connection that failed is not given back to be used again.
-      client.release(error instanceof Error ? error : true)
+      const deadlock = (error as { code?: unknown }).code === '40P01'
+      // A connection that failed is not given back to be used again; one whose transaction was refused is.
+      client.release(error instanceof StoreError || deadlock ? undefined : error instanceof Error ? error : true)
+      if (deadlock) throw new Deadlock(error)
       throw this.#storeError(error, path)
     }
   }
@@ -380,69 +622,24 @@ export class PostgresStore implements Store {
   }
 }
 
+/** A first statement a transaction sends with its BEGIN, written out (no parameters). */
+type Opening = (client: PoolClient) => string
+
+/** A last statement a transaction sends with its COMMIT, when its result asks for one, and what to do with the row it answers. */
+type Closing<T> = (client: PoolClient, result: T) => { sql: string; done(row: Record<string, unknown>): void } | undefined
+
+/** A transaction PostgreSQL rolled back to break a deadlock. */
+class Deadlock extends Error {
+  constructor(cause: unknown) {
+    super('deadlock', { cause })
+  }
+}
+
 /** The database could not be reached to check the schema; the cause is kept, the message holds no password. */
 class UnreachableError extends Error {
   constructor(message: string, cause: unknown) {
     super(message, { cause })
     this.name = 'UnreachableError'
-  }
-}
-
-/** A database whose restdir schema this restdir cannot use. */
-export class SchemaError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'SchemaError'
-  }
-}
-
-/**
- * Makes the schema on first start, under an advisory lock so that two
- * servers starting at once make it once; on later starts checks its version,
- * refusing one this restdir does not know. Resolves true when it made it.
- */
-async function ensureSchema(pool: Pool, location: string, log: (line: string) => void): Promise<boolean> {
-  const client = await pool.connect()
-  const lost = () => {} // the statement under way fails and says why
-  client.on('error', lost)
-  try {
-    const encoding = await client.query('SHOW server_encoding')
-    if (encoding.rows[0].server_encoding !== 'UTF8') {
-      throw new SchemaError(`the database ${location} is encoded ${String(encoding.rows[0].server_encoding)}; restdir needs a UTF8 database (CREATE DATABASE … ENCODING 'UTF8').`)
-    }
-    await client.query('BEGIN')
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir schema'))")
-    const { rows } = await client.query("SELECT to_regclass('restdir_meta') IS NOT NULL AS present")
-    if (rows[0].present !== true) {
-      await client.query(`CREATE TABLE restdir_meta (key text PRIMARY KEY, value text NOT NULL)`)
-      await client.query(`INSERT INTO restdir_meta (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)])
-      await client.query(`CREATE TABLE restdir_nodes (
-        parent text COLLATE "C" NOT NULL,
-        name text COLLATE "C" NOT NULL,
-        text text,
-        PRIMARY KEY (parent, name))`)
-      // The documents of one node in id order: pages and counts of a listing (documentChildren).
-      await client.query(`CREATE INDEX restdir_documents ON restdir_nodes (parent, ${ID_ORDER}) WHERE text IS NOT NULL`)
-      await client.query('COMMIT')
-      log(`restdir: made the restdir schema (version ${SCHEMA_VERSION}) in the database ${location}.`)
-      return true
-    }
-    const found = await client.query(`SELECT value FROM restdir_meta WHERE key = 'schema_version'`)
-    await client.query('COMMIT')
-    const version = found.rows[0]?.value
-    if (version !== String(SCHEMA_VERSION)) {
-      throw new SchemaError(
-        `the database ${location} holds restdir schema version ${version === undefined ? '(none recorded)' : JSON.stringify(version)}, ` +
-          `which this restdir (schema version ${SCHEMA_VERSION}) does not know; use the restdir that made it, or another database.`,
-      )
-    }
-    return false
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.off('error', lost)
-    client.release()
   }
 }
 
@@ -520,6 +717,14 @@ function ancestorKeys(path: NodePath): [string[], string[]] {
   }
   return [parents, names]
 }
+
+/** The name of the advisory lock of the subtree at `path`: writes in it take it shared, its removal exclusively. */
+function treeLockKey(path: NodePath): string {
+  return `tree ${pathKey(path)}`
+}
+
+/** Every how many changes the kept ones are pruned to the window. */
+const PRUNE_EVERY = 64
 
 /** The first key after every key that starts with `key` (which ends in `/`): the same with `0`, the next byte, last. */
 function afterKeysBelow(key: string): string {

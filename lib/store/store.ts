@@ -136,6 +136,13 @@ export interface Store {
   subscribe?(listener: (change: StoreChange) => void): () => void
   /** Optional, with `subscribe`: the id of the newest change so far. */
   lastChangeId?(): Promise<number>
+  /**
+   * Optional, with `subscribe`: the changes the store still keeps after `id`,
+   * oldest first, at most `limit`; undefined when some change after `id` is
+   * no longer kept. A process that started later answers a client that
+   * comes back with an older id from here (README, "Live updates").
+   */
+  changesAfter?(id: number, limit: number): Promise<StoreChange[] | undefined>
   /** Releases what the store holds (for the file store: its lock). */
   close(): Promise<void>
   /**
