@@ -17,8 +17,9 @@ export function writeClaims(path: NodePath, conditions: WriteConditions | undefi
   return claims
 }
 
-/** The reads the checks need. */
-type Reader = Pick<Store, 'read' | 'children'>
+/** The reads the checks need; `etagOf`, where a store has it, reads a version without parsing its document. */
+type Reader = Pick<Store, 'read' | 'children'> & VersionReader
+type VersionReader = Pick<Store, 'read'> & { etagOf?(path: NodePath): Promise<string | undefined> }
 
 /** Throws the StoreError of a condition that does not hold (see WriteConditions); `doc` is the document about to be written. */
 export async function checkConditions(store: Reader, path: NodePath, doc: Doc, conditions: WriteConditions | undefined): Promise<void> {
@@ -42,9 +43,9 @@ export async function ownerOrUniqueRefusal(store: Reader, path: NodePath, doc: D
 }
 
 /** Compare-and-set: the node's document must still have the ETag `expect` (`null`: hold no document). */
-export async function checkVersion(store: Pick<Store, 'read'>, path: NodePath, expect: string | null): Promise<void> {
-  const current = await store.read(path)
-  if ((current?.etag ?? null) !== expect) throw new StoreError('version-changed', path)
+export async function checkVersion(store: VersionReader, path: NodePath, expect: string | null): Promise<void> {
+  const current = store.etagOf ? await store.etagOf(path) : (await store.read(path))?.etag
+  if ((current ?? null) !== expect) throw new StoreError('version-changed', path)
 }
 
 /** The name of a child of `among`, other than the node written, whose document holds `field` with this JSON text. */

@@ -88,6 +88,11 @@ export class FileStore implements Store {
     return { doc: JSON.parse(found.text) as Doc, etag: found.etag }
   }
 
+  /** The ETag of the node's document as on disk now (the same stat as a read), without parsing it: what a version check needs. */
+  async etagOf(path: NodePath): Promise<string | undefined> {
+    return (await this.#load(path))?.etag
+  }
+
   /** A hot document's compact text is made once and kept in its cache entry: later reads send it as it is. */
   async readText(path: NodePath): Promise<StoredText | undefined> {
     const found = await this.#load(path)
@@ -419,9 +424,8 @@ export class FileStore implements Store {
         }
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
         const tempPath = this.#tempPath(directory)
-        await writeTempFile(tempPath, text, this.#sync)
-        // Nobody else writes a temp file: a stat of it now is this write's version, exactly.
-        return { tempPath, version: versionOf(statSync(tempPath)) }
+        // Nobody else writes a temp file: its stats are this write's version, exactly.
+        return { tempPath, version: versionOf(await writeTempFile(tempPath, text, this.#sync)) }
       } catch (error) {
         // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
         // this write between mkdir and the temp file: then make it again.
