@@ -32,6 +32,8 @@ interface PoolClient {
 }
 interface Pool {
   query(text: string, values?: unknown[]): Promise<QueryResult>
+  /** A named statement, prepared once on each connection. */
+  query(statement: { name: string; text: string; values: unknown[] }): Promise<QueryResult>
   connect(): Promise<PoolClient>
   end(): Promise<void>
   on(event: 'error', listener: (error: Error) => void): unknown
@@ -112,6 +114,15 @@ export class PostgresStore implements Store {
   readonly #log: (line: string) => void
   readonly #feed: PostgresFeed
   readonly #window: { maxChanges: number; maxBytes: number }
+  /**
+   * The compact JSON and ETag of recently read documents, by node, each with
+   * the stored text it was made from. A read still fetches the text every
+   * time and uses the entry only when that text is the very same, so a write
+   * on another instance or an edit by hand is served at once; a hit saves
+   * parsing, checking and hashing the document again.
+   */
+  readonly #compact = new Map<string, { text: string; json: string; etag: string }>()
+  #compactBytes = 0
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -188,12 +199,40 @@ export class PostgresStore implements Store {
   async readText(path: NodePath): Promise<StoredText | undefined> {
     const text = await this.#text(path)
     if (text === undefined) return undefined
-    return { json: JSON.stringify(parseStoredDoc(text, path)), etag: etagOf(text) }
+    const key = pathKey(path)
+    const known = this.#compact.get(key)
+    if (known !== undefined && known.text === text) {
+      // The newest read goes last, so the oldest is the first to go.
+      this.#compact.delete(key)
+      this.#compact.set(key, known)
+      return { json: known.json, etag: known.etag }
+    }
+    const made = { text, json: JSON.stringify(parseStoredDoc(text, path)), etag: etagOf(text) }
+    this.#remember(key, known, made)
+    return { json: made.json, etag: made.etag }
+  }
+
+  /** Keeps at most 10 000 documents' compact texts, 16 MiB of stored and compact text in all; a bigger document is not kept. */
+  #remember(key: string, old: { text: string; json: string } | undefined, made: { text: string; json: string; etag: string }): void {
+    if (old !== undefined) {
+      this.#compact.delete(key)
+      this.#compactBytes -= old.text.length + old.json.length
+    }
+    const size = made.text.length + made.json.length
+    if (size > 64 * 1024) return
+    this.#compact.set(key, made)
+    this.#compactBytes += size
+    for (const [oldest, entry] of this.#compact) {
+      if (this.#compact.size <= 10_000 && this.#compactBytes <= 16 * 1024 * 1024) break
+      this.#compact.delete(oldest)
+      this.#compactBytes -= entry.text.length + entry.json.length
+    }
   }
 
   async #text(path: NodePath): Promise<string | undefined> {
     const [parent, name] = keyOf(path)
-    const { rows } = await this.#query(path, 'SELECT text FROM restdir_nodes WHERE parent = $1 AND name = $2 AND text IS NOT NULL', [parent, name])
+    // A named statement: each connection plans it once.
+    const { rows } = await this.#query(path, 'SELECT text FROM restdir_nodes WHERE parent = $1 AND name = $2 AND text IS NOT NULL', [parent, name], 'restdir_read')
     return rows.length === 0 ? undefined : (rows[0].text as string)
   }
 
@@ -525,10 +564,10 @@ export class PostgresStore implements Store {
     return this.#closed
   }
 
-  async #query(path: NodePath, text: string, values: unknown[]): Promise<QueryResult> {
+  async #query(path: NodePath, text: string, values: unknown[], name?: string): Promise<QueryResult> {
     const pool = await this.#usable(path)
     try {
-      return await pool.query(text, values)
+      return await (name === undefined ? pool.query(text, values) : pool.query({ name, text, values }))
     } catch (error) {
       throw this.#storeError(error, path)
     }
