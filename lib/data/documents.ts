@@ -44,7 +44,15 @@ export class NothingStored extends Error {
 }
 
 /** What a write requires besides its preconditions (see WriteConditions), and the merge patch it applies. */
-export type WriteOptions = Pick<WriteConditions, 'owner' | 'unique' | 'patch'> & { preconditions?: Preconditions }
+export type WriteOptions = Pick<WriteConditions, 'owner' | 'unique' | 'patch'> & {
+  preconditions?: Preconditions
+  /**
+   * The document written does not depend on the one it replaces (a PUT): without
+   * preconditions there is then no version to keep, and the store writes
+   * whatever is there by then, as the later of two writes.
+   */
+  replaces?: boolean
+}
 
 export interface WriteOutcome {
   doc: Doc
@@ -187,7 +195,8 @@ export class Documents {
         })
         : await compute(current)
       // A broken file has no version to compare: the write replaces it as it is.
-      const conditions: WriteConditions = { owner: options.owner, unique: options.unique, patch: options.patch, expect: broken ? undefined : current?.etag ?? null }
+      const versionless = broken !== undefined || (options.replaces === true && !options.preconditions)
+      const conditions: WriteConditions = { owner: options.owner, unique: options.unique, patch: options.patch, expect: versionless ? undefined : current?.etag ?? null }
       if (options.preconditions) await this.#checkPreconditions(options.preconditions, current, path, doc, conditions)
       try {
         const { created, etag } = await this.store.write(path, doc, conditions)

@@ -83,6 +83,7 @@ async function replaceDocument(context: Context, requireOwners: RequireOwners): 
   const outcome = await context.documents.write(context.path, () => ({ id, ...withoutId(body) }), {
     preconditions: preconditionsOf(context),
     owner,
+    replaces: true,
   })
   sendJson(context, outcome.created ? 201 : 200, outcome.doc, {
     ETag: outcome.etag,
