@@ -47,6 +47,10 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(m.file.requests > 0 && m.postgres.requests > 0, `${m.workload}: both stores answered`)
       assert.is(m.file.errors + m.postgres.errors, 0, `${m.workload}: ${JSON.stringify([m.file.statuses, m.postgres.statuses])}`)
     }
+    const page = postgres.measurements.find((m) => m.workload === 'pg-page')!
+    assert.ok(page.alone !== undefined && page.alone.requests > 0 && page.alone.errors === 0, 'the page one request at a time')
+    assert.match(run.stdout, /pg-page, one request at a time \(one connection, \d+ requests\)/)
+    assert.match(run.stdout, /\| static-1k \|.*\| (met|MISSED): ≥ 0\.4 of ceiling; (met|MISSED): above sirv \|/)
     assert.ok(postgres.instances!.one.requests > 0 && postgres.instances!.two.every((result) => result.requests > 0 && result.errors === 0), 'two instances answered')
     assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
     assert.match(run.stdout, /two restdir on one database: PUT/)
