@@ -13,6 +13,8 @@ export interface Measurement {
   ceiling: LoadResult
   /** sirv serving the same www folder, for static files. */
   sirv?: LoadResult
+  /** json-server 1.0 answering the same requests from its db.json (bench/json-server.ts). */
+  jsonServer?: LoadResult
   writeCeiling?: WriteCeilingResult
   restdir: LoadResult
 }
@@ -31,6 +33,8 @@ export interface Report {
   calibration: Calibration[]
   /** The PostgreSQL store beside the file store (bench/postgres.ts), unless left out with --only. */
   postgres?: PostgresBench
+  /** The posts in json-server's db.json when it was started (bench/json-server.ts). */
+  jsonServerPosts?: number
 }
 
 export interface Calibration {
@@ -130,6 +134,25 @@ export function printReport(report: Report): void {
   lines.push(`- start-up to first answer: ${startup.emptyStoreMs.toFixed(0)} ms on an empty store; ` +
     `${startup.filledStoreMs.map((ms) => ms.toFixed(0)).join(', ')} ms on the filled store ` +
     `(${check(startupMedian < targets.startupMs, `< ${targets.startupMs} ms`)})`)
+  const peers = report.measurements.filter((m) => m.jsonServer !== undefined)
+  if (peers.length > 0) {
+    lines.push('')
+    lines.push(
+      `json-server 1.0 (as \`json-server db.json\` starts it) answering the same requests from a db.json holding the one document and ${report.jsonServerPosts ?? '?'} posts, ` +
+        `which every POST writes out whole; restdir's store holds the same document beside its ${report.documents}-document collection.`,
+    )
+    lines.push('')
+    lines.push('| workload | conns | json-server req/s | restdir req/s | restdir / json-server | p99 ms, json-server / restdir | server CPU µs/req, json-server / restdir |')
+    lines.push('|---|--:|--:|--:|--:|--:|--:|')
+    for (const m of peers) {
+      const peer = m.jsonServer!
+      const failed = peer.errors > 0 ? ` (${peer.errors} failed on json-server)` : ''
+      lines.push(
+        `| ${m.workload}${failed} | ${m.connections} | ${whole(peer.rps)} | ${whole(m.restdir.rps)} | ${(m.restdir.rps / peer.rps).toFixed(1)} | ` +
+          `${peer.p99.toFixed(2)} / ${m.restdir.p99.toFixed(2)} | ${whole(peer.serverCpuUs)} / ${whole(m.restdir.serverCpuUs)} |`,
+      )
+    }
+  }
   if (report.postgres) lines.push('', ...postgresLines(report.postgres, cpus().length))
   process.stdout.write(lines.join('\n') + '\n')
 }

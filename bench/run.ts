@@ -27,6 +27,7 @@ import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts
 import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
 import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
 import { benchPostgres } from './postgres.ts'
+import { POSTS as JSON_SERVER_POSTS, startJsonServer, type JsonServer } from './json-server.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -102,6 +103,13 @@ async function benchmark(): Promise<Report> {
   const workloads = defineWorkloads({ ...fixture, ...files }).filter(
     (workload) => !only || only.some((part) => workload.name.includes(part)),
   )
+  let jsonServer: JsonServer | undefined
+  if (workloads.some((workload) => workload.jsonServer)) {
+    const folder = join(work, 'json-server')
+    await mkdir(folder)
+    jsonServer = await startJsonServer(folder, fixture.documentBody)
+    running.push(jsonServer)
+  }
   const measurements: Measurement[] = []
   for (const mode of ['plain', 'sync', 'sync-pool4'] as const) {
     const group = workloads.filter((workload) => workload.server === mode)
@@ -111,11 +119,12 @@ async function benchmark(): Promise<Report> {
       server = await start([...restdirFlags, '--sync'], mode === 'sync-pool4' ? { UV_THREADPOOL_SIZE: '4' } : {})
     }
     for (let run = 0; run < repeat; run++) {
-      for (const workload of group) measurements.push(await measure(workload, server, ceiling, sirv))
+      for (const workload of group) measurements.push(await measure(workload, server, ceiling, sirv, jsonServer))
     }
   }
   const rssAfterWorkloads = server.rss()
   await stop(server)
+  if (jsonServer) await stop(jsonServer)
   const calibration = workloads.some((workload) => workload.name === 'get-document') ? await calibrate(ceiling, fixture.documentBody) : []
 
   // The PostgreSQL store, beside a file store of its own (bench/postgres.ts).
@@ -143,6 +152,7 @@ async function benchmark(): Promise<Report> {
     measurements,
     calibration,
     postgres,
+    jsonServerPosts: jsonServer ? JSON_SERVER_POSTS : undefined,
   }
 }
 
@@ -171,6 +181,7 @@ async function measure(
   server: RunningServer,
   ceilingServer: CeilingServer,
   sirvServer: SirvServer,
+  jsonServer: JsonServer | undefined,
 ): Promise<Measurement> {
   log(`${workload.name}: ceiling`)
   await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
@@ -181,6 +192,12 @@ async function measure(
     log(`${workload.name}: sirv`)
     sirv = await runLoad({ ...options, port: sirvServer.port, serverPid: sirvServer.pid })
     if (sirv.errors > 0) log(`${workload.name}: sirv gave ${sirv.errors} failed answers ${JSON.stringify(sirv.statuses)}`)
+  }
+  let peer: LoadResult | undefined
+  if (workload.jsonServer && jsonServer) {
+    log(`${workload.name}: json-server`)
+    peer = await runLoad({ ...options, port: jsonServer.port, serverPid: jsonServer.pid })
+    if (peer.errors > 0) log(`${workload.name}: json-server gave ${peer.errors} failed answers ${JSON.stringify(peer.statuses)}`)
   }
   let writeCeiling: WriteCeilingResult | undefined
   if (workload.writeCeiling) {
@@ -205,7 +222,7 @@ async function measure(
   if (first.errors > 0) log(`${workload.name}: the first request failed`)
   const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
-  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, writeCeiling, restdir }
+  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, jsonServer: peer, writeCeiling, restdir }
 }
 
 /**
@@ -223,7 +240,7 @@ async function start(flags: string[], env: Record<string, string> = {}): Promise
   return server
 }
 
-async function stop(server: RunningServer): Promise<void> {
+async function stop(server: { stop(): Promise<void> }): Promise<void> {
   await server.stop()
   running.splice(running.indexOf(server), 1)
 }

@@ -17,6 +17,8 @@ export interface Workload {
   ceilingType?: string
   /** Also measured against sirv serving the same www folder (static files). */
   sirv?: boolean
+  /** Also measured against json-server 1.0 serving the same request from its db.json (bench/json-server.ts). */
+  jsonServer?: boolean
   /** The file-system ceiling this write workload is compared with, besides the HTTP one. */
   writeCeiling?: 'create' | 'replace' | 'replace-sync'
 }
@@ -89,6 +91,7 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       server: 'plain',
       nextRequest: nextOf([buildRequest('GET', DOCUMENT_PATH)]),
       ceilingBody: fixture.documentBody,
+      jsonServer: true,
     },
     {
       name: 'get-random',
@@ -114,6 +117,7 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       nextRequest: () => post,
       ceilingBody: Buffer.from(JSON.stringify({ id: '0000000000000', ...itemDoc(0) })),
       writeCeiling: 'create',
+      jsonServer: true,
     },
     {
       name: 'put',
