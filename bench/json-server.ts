@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { freePort } from '../spec/postgres.ts'
 import { requestOnce } from './processes.ts'
 import { DOCUMENT_PATH, itemDoc } from './workloads.ts'
 
@@ -57,15 +57,4 @@ export async function startJsonServer(folder: string, documentBody: Buffer): Pro
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return { port, pid: child.pid!, stop }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolve(port))
-    })
-  })
 }

@@ -160,7 +160,8 @@ async function hydrateBinaryLinks(): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (the caller listens on it next). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer()
     probe.once('error', reject)
