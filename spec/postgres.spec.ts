@@ -6,7 +6,7 @@ import { PostgresStore, SchemaError, StoreError, redactUrl } from '../lib/store/
 import { serializeDoc } from '../lib/store/serialize.ts'
 import { makeTempDir, startServer } from './helpers.ts'
 import { runCli, spawnCli, startCli, stopAll } from './process.ts'
-import { adminQuery, freshSchema as freshSchemaOf, startTestPostgres, type TestPostgres } from './postgres.ts'
+import { adminQuery, countingProxy, freshSchema as freshSchemaOf, startTestPostgres, type TestPostgres } from './postgres.ts'
 
 // What only the PostgreSQL store shows: its schema, the optional `pg` package,
 // the CLI's choice of store, and a database that goes away and comes back.
@@ -218,6 +218,34 @@ test('a document edited by hand in the database is served as edited with a new E
     assert.equal((await server.request('GET', '/notes/1')).json, { id: '1', text: 'repaired' })
   } finally {
     await server.close()
+    await schema.drop()
+  }
+})
+
+test('reads asked for at once share statements, and each gets its own document: distinct, repeated, missing and edited by hand', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const proxy = await countingProxy(schema.url)
+  const store = await PostgresStore.open(proxy.url, { log: () => {} })
+  try {
+    for (let id = 0; id < 50; id++) await store.write(['notes', String(id)], { id: String(id), n: id })
+    await store.write(['notes', '7', 'below'], { under: 7 })
+    await adminQuery(schema.url, `UPDATE restdir_nodes SET text = $1 WHERE parent = '/notes/' AND name = '3'`, ['{"id": "3", "n": "edited"}\n'])
+    const wanted = Array.from({ length: 400 }, (_, index) => (index % 9 === 8 ? ['notes', `missing-${index % 5}`] : index % 13 === 12 ? ['notes', '7', 'below'] : ['notes', String(index % 50)]))
+    const before = proxy.statements()
+    const answers = await Promise.all(wanted.map((path, index) => (index % 2 ? store.read(path) : store.readText(path))))
+    const statements = proxy.statements() - before
+    answers.forEach((answer, index) => {
+      const path = wanted[index]
+      const doc = index % 2 ? (answer as { doc: unknown } | undefined)?.doc : answer && JSON.parse((answer as { json: string }).json)
+      if (path[1].startsWith('missing')) assert.is(answer, undefined, path.join('/'))
+      else if (path.length === 3) assert.equal(doc, { under: 7 })
+      else if (path[1] === '3') assert.equal(doc, { id: '3', n: 'edited' })
+      else assert.equal(doc, { id: path[1], n: Number(path[1]) }, path.join('/'))
+    })
+    assert.ok(statements < 40, `400 reads at once took ${statements} statements`)
+  } finally {
+    await store.close()
+    await proxy.close()
     await schema.drop()
   }
 })

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import pg from 'pg'
@@ -157,6 +157,54 @@ async function hydrateBinaryLinks(): Promise<void> {
   for (const { source, target } of JSON.parse(list) as { source: string; target: string }[]) {
     const link = join(packageDir, target)
     await symlink(relative(dirname(link), join(packageDir, source)), link).catch(() => {}) // already there
+  }
+}
+
+/**
+ * A TCP proxy in front of the database at `url` that counts the statements
+ * its clients run: each Execute message of the extended protocol (one per
+ * statement with parameters) and each simple Query message.
+ */
+export async function countingProxy(url: string): Promise<{ url: string; statements(): number; close(): Promise<void> }> {
+  const target = new URL(url)
+  let statements = 0
+  const sockets = new Set<import('node:net').Socket>()
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname)
+    for (const socket of [client, server]) {
+      sockets.add(socket)
+      socket.on('error', () => {})
+      socket.on('close', () => (client.destroy(), server.destroy(), sockets.delete(socket)))
+    }
+    server.pipe(client)
+    // The client's messages: the first (startup, or a request for TLS before it) has no type byte; each after it has one.
+    let pending = Buffer.alloc(0)
+    let started = false
+    client.on('data', (chunk: Buffer) => {
+      server.write(chunk)
+      pending = Buffer.concat([pending, chunk])
+      for (;;) {
+        const head = started ? 1 : 0
+        if (pending.length < head + 4) break
+        const size = head + pending.readInt32BE(head)
+        if (pending.length < size) break
+        if (!started) started = pending.readInt32BE(4) === 196608 // protocol 3.0: the startup message itself
+        else if (pending[0] === 0x45 || pending[0] === 0x51) statements++ // 'E'xecute, 'Q'uery
+        pending = pending.subarray(size)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  const proxied = new URL(url)
+  proxied.hostname = '127.0.0.1'
+  proxied.port = String((proxy.address() as { port: number }).port)
+  return {
+    url: proxied.toString(),
+    statements: () => statements,
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise((resolve) => proxy.close(() => resolve()))
+    },
   }
 }
 

@@ -5,8 +5,34 @@ import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } 
 import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
 import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from './store.ts'
 import { ensureQuerySchema, queryListing } from './postgres-query.ts'
+import { ReadBatch } from './read-batch.ts'
 
 export { SCHEMA_VERSION, SchemaError }
+
+/** Read statements under way at once before further reads wait to share one (ReadBatch). */
+const READS_AT_ONCE = 1
+/** Most documents one read statement asks for. */
+const READS_IN_ONE = 64
+
+/**
+ * The statement that reads `count` documents, named so that each connection
+ * plans it once: its keys ($1, $2 the first's parent and name, …) in a
+ * VALUES list, with `count` raised to a power of two (the last key repeated),
+ * so a connection prepares seven statements at most. A VALUES list rather than
+ * arrays of keys: PostgreSQL plans a statement over arrays anew for each batch
+ * (an array's length changes its estimates), which costs more than the reads.
+ */
+function readStatement(count: number): { statement: { name: string; text: string }; size: number } {
+  const size = 2 ** Math.ceil(Math.log2(count))
+  readStatements[size] ??= {
+    name: `restdir_read_${size}`,
+    text: `SELECT node.parent, node.name, node.text
+      FROM (VALUES ${Array.from({ length: size }, (_, index) => `($${2 * index + 1}, $${2 * index + 2})`).join(', ')}) AS wanted (parent, name)
+      JOIN restdir_nodes AS node ON node.parent = wanted.parent AND node.name = wanted.name AND node.text IS NOT NULL`,
+  }
+  return { statement: readStatements[size], size }
+}
+const readStatements: Array<{ name: string; text: string }> = []
 
 /** The first part of a write: the rows of the node's ancestors ($3 parents, $4 names), made where missing. */
 const MAKE_ANCESTORS = `WITH ancestors AS (
@@ -123,6 +149,24 @@ export class PostgresStore implements Store {
    */
   readonly #compact = new Map<string, { text: string; json: string; etag: string }>()
   #compactBytes = 0
+  /** Reads of one document each, sharing statements when many come at once. */
+  readonly #reads = new ReadBatch<[string, string], string>({
+    limit: READS_AT_ONCE,
+    most: READS_IN_ONE,
+    read: async (keys) => {
+      const { statement, size } = readStatement(keys.length)
+      const values: string[] = []
+      for (let index = 0; index < size; index++) values.push(...keys[Math.min(index, keys.length - 1)])
+      const { rows } = await (await this.#pool).query({ ...statement, values })
+      const texts = new Map(rows.map((row) => [`${row.parent as string}\u0000${row.name as string}`, row.text as string]))
+      const found = new Map<number, string>()
+      keys.forEach(([parent, name], index) => {
+        const text = texts.get(`${parent}\u0000${name}`)
+        if (text !== undefined) found.set(index, text)
+      })
+      return found
+    },
+  })
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -153,7 +197,7 @@ export class PostgresStore implements Store {
         connectionString: url,
         max: options.maxConnections ?? 10,
         connectionTimeoutMillis: options.connectTimeout ?? 5000,
-        idleTimeoutMillis: 10_000,
+        idleTimeoutMillis: 60_000,
       })
       // An idle connection the server drops (a restart) must never crash the process; the pool opens a new one when needed.
       pool.on('error', (error) => this.#report(error))
@@ -230,10 +274,12 @@ export class PostgresStore implements Store {
   }
 
   async #text(path: NodePath): Promise<string | undefined> {
-    const [parent, name] = keyOf(path)
-    // A named statement: each connection plans it once.
-    const { rows } = await this.#query(path, 'SELECT text FROM restdir_nodes WHERE parent = $1 AND name = $2 AND text IS NOT NULL', [parent, name], 'restdir_read')
-    return rows.length === 0 ? undefined : (rows[0].text as string)
+    await this.#usable(path)
+    try {
+      return await this.#reads.read(pathKey(path), keyOf(path))
+    } catch (error) {
+      throw this.#storeError(error, path)
+    }
   }
 
   async children(path: NodePath): Promise<string[] | undefined> {
@@ -564,10 +610,10 @@ export class PostgresStore implements Store {
     return this.#closed
   }
 
-  async #query(path: NodePath, text: string, values: unknown[], name?: string): Promise<QueryResult> {
+  async #query(path: NodePath, text: string, values: unknown[]): Promise<QueryResult> {
     const pool = await this.#usable(path)
     try {
-      return await (name === undefined ? pool.query(text, values) : pool.query({ name, text, values }))
+      return await pool.query(text, values)
     } catch (error) {
       throw this.#storeError(error, path)
     }
