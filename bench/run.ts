@@ -134,6 +134,7 @@ async function benchmark(): Promise<Report> {
     fileDocuments: Number(args['pg-file-docs'] ?? (quick ? 500 : 20_000)),
     duration,
     warmup,
+    rounds: quick ? 2 : 3,
     work,
     selected: (name) => !only || only.some((part) => name.includes(part)),
     log,

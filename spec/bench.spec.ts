@@ -5,6 +5,8 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeTempDir } from './helpers.ts'
 import type { Report } from '../bench/report.ts'
+import { medianRound } from '../bench/postgres.ts'
+import type { LoadResult } from '../bench/load.ts'
 
 // The benchmark's quick mode, as a smoke test: every workload runs and gives
 // figures. It asserts nothing about speed (that is measured only in bench/).
@@ -57,9 +59,17 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.ok(postgres.instances!.one.requests > 0 && postgres.instances!.two.every((result) => result.requests > 0 && result.errors === 0), 'two instances answered')
     assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
     assert.match(run.stdout, /two restdir on one database: PUT/)
+    assert.match(run.stdout, /the round of median rate of 2 on each store, the stores in turn/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+})
+
+test('of the rounds of a workload on one store, the bench reports the one of median rate', () => {
+  const round = (rps: number) => ({ rps }) as LoadResult
+  assert.is(medianRound([round(9), round(3), round(5)]).rps, 5)
+  assert.is(medianRound([round(8), round(2), round(6), round(4)]).rps, 4, 'the lower of the middle two')
+  assert.is(medianRound([round(7)]).rps, 7)
 })
 
 test('bench/ab.ts builds a commit beside this checkout, alternates their measurements and profiles one side', () => {
