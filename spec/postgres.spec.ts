@@ -2,6 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { randomBytes } from 'node:crypto'
 import { rm } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { PostgresStore, SchemaError, StoreError, redactUrl } from '../lib/store/index.ts'
 import { serializeDoc } from '../lib/store/serialize.ts'
 import { makeTempDir, startServer } from './helpers.ts'
@@ -244,6 +245,33 @@ test('reads asked for at once share statements, and each gets its own document: 
     })
     assert.ok(statements < 40, `400 reads at once took ${statements} statements`)
   } finally {
+    await store.close()
+    await proxy.close()
+    await schema.drop()
+  }
+})
+
+test('a read statement that goes silent holds the other reads back for a second at most: they go on another connection', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const proxy = await countingProxy(schema.url)
+  const store = await PostgresStore.open(proxy.url, { log: () => {} })
+  let resume = () => {}
+  try {
+    await store.write(['notes', 'a'], { n: 1 })
+    await store.write(['notes', 'b'], { n: 2 })
+    assert.equal((await store.read(['notes', 'a']))?.doc, { n: 1 })
+    resume = proxy.stallLatest() // the connection that just read: the pool hands it out next
+    const silent = store.read(['notes', 'a'])
+    const started = performance.now()
+    const other = await Promise.race([store.read(['notes', 'b']), sleep(5000, 'still waiting')])
+    const waited = performance.now() - started
+    assert.ok(typeof other === 'object', 'the other read is answered while the first is silent')
+    assert.equal(other?.doc, { n: 2 })
+    assert.ok(waited >= 900 && waited < 4000, `the other read waited ${Math.round(waited)} ms`)
+    resume()
+    assert.equal((await silent)?.doc, { n: 1 })
+  } finally {
+    resume() // the store's pool closes only once every statement has ended
     await store.close()
     await proxy.close()
     await schema.drop()

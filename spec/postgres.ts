@@ -163,14 +163,18 @@ async function hydrateBinaryLinks(): Promise<void> {
 /**
  * A TCP proxy in front of the database at `url` that counts the statements
  * its clients run: each Execute message of the extended protocol (one per
- * statement with parameters) and each simple Query message.
+ * statement with parameters) and each simple Query message. `stallLatest`
+ * stops passing on what the connection that last sent anything sends next,
+ * as a connection gone silent would, until the function it returns is called.
  */
-export async function countingProxy(url: string): Promise<{ url: string; statements(): number; close(): Promise<void> }> {
+export async function countingProxy(url: string): Promise<{ url: string; statements(): number; stallLatest(): () => void; close(): Promise<void> }> {
   const target = new URL(url)
   let statements = 0
   const sockets = new Set<import('node:net').Socket>()
+  let latest: { stalled: Buffer[] | undefined; server: import('node:net').Socket } | undefined
   const proxy = createServer((client) => {
     const server = connect(Number(target.port || 5432), target.hostname)
+    const link: { stalled: Buffer[] | undefined; server: import('node:net').Socket } = { stalled: undefined, server }
     for (const socket of [client, server]) {
       sockets.add(socket)
       socket.on('error', () => {})
@@ -181,7 +185,9 @@ export async function countingProxy(url: string): Promise<{ url: string; stateme
     let pending = Buffer.alloc(0)
     let started = false
     client.on('data', (chunk: Buffer) => {
-      server.write(chunk)
+      if (link.stalled) link.stalled.push(chunk)
+      else server.write(chunk)
+      latest = link
       pending = Buffer.concat([pending, chunk])
       for (;;) {
         const head = started ? 1 : 0
@@ -201,6 +207,14 @@ export async function countingProxy(url: string): Promise<{ url: string; stateme
   return {
     url: proxied.toString(),
     statements: () => statements,
+    stallLatest: () => {
+      const link = latest!
+      link.stalled = []
+      return () => {
+        for (const chunk of link.stalled ?? []) link.server.write(chunk)
+        link.stalled = undefined
+      }
+    },
     close: () => {
       for (const socket of sockets) socket.destroy()
       return new Promise((resolve) => proxy.close(() => resolve()))

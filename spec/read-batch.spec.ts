@@ -5,7 +5,7 @@ import { ReadBatch } from '../lib/store/read-batch.ts'
 // Point reads sharing statements under load (lib/store/read-batch.ts; README, "Running on PostgreSQL").
 
 /** A fake database: each statement waits until the test lets it finish, and records the keys it was asked and when. */
-function fakeDatabase(limit: number, most = 100) {
+function fakeDatabase(limit: number, most = 100, patience = 60_000) {
   const values = new Map<string, string>([
     ['a', 'A'],
     ['b', 'B'],
@@ -18,6 +18,7 @@ function fakeDatabase(limit: number, most = 100) {
   const batch = new ReadBatch<string, string>({
     limit,
     most,
+    patience,
     read: (keys) =>
       statement(keys, () => new Map(keys.flatMap((key, index) => (values.has(key) ? [[index, values.get(key)!] as [number, string]] : [])))),
   })
@@ -112,6 +113,23 @@ test('a statement that fails fails every read it carried, and the reads after it
   await settle()
   db.statements[2].finish()
   assert.is(await later, 'D')
+})
+
+test('a statement still under way after the patience no longer holds the waiting reads back', async () => {
+  const db = fakeDatabase(1, 100, 30)
+  const stuck = db.read('a')
+  const waiting = db.read('b')
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.is(db.statements.length, 1, 'within the patience the read waits')
+  await new Promise((resolve) => setTimeout(resolve, 40))
+  assert.equal(db.statements[1]?.keys, ['b'], 'past it, the waiting read goes in a statement of its own')
+  db.statements[1].finish()
+  assert.is(await waiting, 'B')
+  const next = db.read('c')
+  assert.equal(db.statements[2]?.keys, ['c'], 'the stuck statement no longer counts: the next read goes at once')
+  db.statements[2].finish()
+  db.statements[0].finish()
+  assert.equal(await Promise.all([next, stuck]), ['C', 'A'])
 })
 
 test.run()

@@ -153,6 +153,7 @@ export class PostgresStore implements Store {
   readonly #reads = new ReadBatch<[string, string], string>({
     limit: READS_AT_ONCE,
     most: READS_IN_ONE,
+    patience: 1000,
     read: async (keys) => {
       const { statement, size } = readStatement(keys.length)
       const values: string[] = []

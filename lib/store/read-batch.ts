@@ -8,7 +8,10 @@
  *
  * A read is always answered by a statement sent after the read was asked
  * for, so it sees every write acknowledged before it, as a read of its own
- * would. Reads of one key waiting together share one answer.
+ * would. Reads of one key waiting together share one answer. A statement
+ * still under way after `patience` ms (a lock held on the table, a
+ * connection gone silent) stops holding the others back: reads then go in
+ * statements of their own, which end as any statement does.
  */
 export class ReadBatch<K, T> {
   #running = 0
@@ -21,6 +24,8 @@ export class ReadBatch<K, T> {
       limit: number
       /** Most reads in one statement. */
       most: number
+      /** Milliseconds after which a statement under way no longer counts towards the limit. */
+      patience: number
       /** The values found for these keys, by their position; a key not found is left out. */
       read(keys: K[]): Promise<Map<number, T>>
     },
@@ -38,11 +43,19 @@ export class ReadBatch<K, T> {
 
   async #run<R>(statement: () => Promise<R>): Promise<R> {
     this.#running++
+    let counted = true
+    const release = () => {
+      if (!counted) return
+      counted = false
+      this.#running--
+      this.#next()
+    }
+    const slow = setTimeout(release, this.options.patience)
     try {
       return await statement()
     } finally {
-      this.#running--
-      this.#next()
+      clearTimeout(slow)
+      release()
     }
   }
 
