@@ -47,7 +47,7 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
     // The PostgreSQL store beside the file store, and two instances on one database.
     const postgres = report.postgres!
-    assert.equal(postgres.measurements.map((m) => m.workload), ['pg-get', 'pg-post', 'pg-put', 'pg-page'])
+    assert.equal(postgres.measurements.map((m) => m.workload), ['pg-get', 'pg-page', 'pg-post', 'pg-put'])
     for (const m of postgres.measurements) {
       assert.ok(m.file.requests > 0 && m.postgres.requests > 0, `${m.workload}: both stores answered`)
       assert.is(m.file.errors + m.postgres.errors, 0, `${m.workload}: ${JSON.stringify([m.file.statuses, m.postgres.statuses])}`)
