@@ -166,6 +166,7 @@ async function hydrateBinaryLinks(): Promise<void> {
  * statement with parameters) and each simple Query message. `stallLatest`
  * stops passing on what the connection that last sent anything sends next,
  * as a connection gone silent would, until the function it returns is called.
+ * It reads the protocol in the clear: it serves the tests' servers, which use no TLS.
  */
 export async function countingProxy(url: string): Promise<{ url: string; statements(): number; stallLatest(): () => void; close(): Promise<void> }> {
   const target = new URL(url)
