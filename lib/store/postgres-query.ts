@@ -162,7 +162,17 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
   const prefilter = builder.prefilter(plan.filters)
   const any = (conditions: string[]) => (conditions.length > 0 ? conditions.join(' OR ') : 'false')
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
-  const keys = sort.map(([, direction], index) => `key${index} ${direction}`)
+  const keys = sort.map(({ direction }, index) => `key${index} ${direction}`)
+  // Each candidate's columns, none null and those of fixed width first: a sort then reads its keys at fixed places in the row.
+  const columns = [
+    ...sort.map((key, index) => [key, `${key.sql} AS key${index}`] as const),
+    [{ fixed: true }, `coalesce(${match}, false) AS match`],
+    [{ fixed: true }, `coalesce(${any(builder.unsureFilter)}, false) AS unsure_filter`],
+    [{ fixed: true }, `coalesce(${any(builder.unsureSort)}, false) AS unsure_sort`],
+    [{ fixed: true }, 'row'],
+    [{ fixed: false }, 'name'],
+  ]
+  const listed = [...columns.filter(([key]) => key.fixed), ...columns.filter(([key]) => !key.fixed)].map(([, column]) => column)
   const offset = parameter(plan.start, 'bigint')
   const count = parameter(limit, 'bigint')
   // Each candidate's fields are taken out once (the subquery that OFFSET 0 keeps whole), then its match, doubts and
@@ -172,8 +182,7 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
     ? `candidates WHERE match`
     : `(SELECT * FROM candidates WHERE match ORDER BY ${keys.join(', ')} FETCH FIRST (${offset} + ${count}) ROWS WITH TIES) AS candidates`
   const text = `WITH candidates AS MATERIALIZED (
-      SELECT row, name, ${match} AS match, ${any(builder.unsureFilter)} AS unsure_filter, ${any(builder.unsureSort)} AS unsure_sort
-        ${sort.map(([key], index) => `, ${key} AS key${index}`).join('')}
+      SELECT ${listed.join(', ')}
       FROM (SELECT restdir_nodes.ctid AS row, name, doc ${builder.fields()} FROM restdir_nodes
             WHERE parent = $1 AND doc IS NOT NULL AND ${prefilter} OFFSET 0) AS fields
     ), summary AS (
@@ -216,6 +225,13 @@ const belowSurrogates = /^[^\ud800-\uffff]*$/
 const NUMERIC_STRING = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`
 /** Strings JavaScript's Number() may read as a number (a superset: whitespace, signs, Infinity, 0x…). */
 const MAYBE_NUMBER = `'^[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*[-+]?(Infinity|\\.?[0-9])'`
+
+/** A sort key's SQL, its direction, and whether its value has a fixed width. */
+interface SortKey {
+  sql: string
+  direction: 'ASC' | 'DESC'
+  fixed: boolean
+}
 
 /** The SQL of conditions and sort keys, with the rows each leaves unsure. */
 class Builder {
@@ -326,19 +342,32 @@ class Builder {
    * sortDocs (lib/listing/sort.ts): missing values last whatever the order,
    * then numbers and numeric strings by value, booleans, strings by code unit.
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
+   * Three keys a field, as the listing's own: the rank (missing last, the others turned round for a
+   * descending order, so it always sorts ascending), the value as a double, the text; never null, so
+   * that a sort reads them at fixed places in its rows.
    */
-  sort(keys: ListingPlan['sort']): [string, 'ASC' | 'DESC'][] | undefined {
-    const order: [string, 'ASC' | 'DESC'][] = []
+  sort(keys: ListingPlan['sort']): SortKey[] | undefined {
+    const order: SortKey[] = []
     for (const key of keys) {
       const value = this.value(key.field)
       const text = `${value} #>> '{}'`
       const direction = key.descending ? 'DESC' : 'ASC'
+      const rank = (of: number) => (key.descending ? 3 - of : of)
       const numeric = `(jsonb_typeof(${value}) = 'string' AND ${text} ~ ${NUMERIC_STRING})`
+      // A double orders the numbers restdir_decimal and restdir_jsonb let through as the listing's Number() does:
+      // at most 15 significant digits, so two different values never meet in one double.
       order.push(
-        [`(${value} IS NULL)`, 'ASC'],
-        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN 0 WHEN 'boolean' THEN 1 WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN 0 ELSE 2 END ELSE 3 END)`, direction],
-        [`(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text}) END)`, direction],
-        [`(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END) COLLATE "C"`, direction],
+        {
+          sql: `(CASE WHEN ${value} IS NULL THEN 4 ELSE CASE jsonb_typeof(${value}) WHEN 'number' THEN ${rank(0)} WHEN 'boolean' THEN ${rank(1)} WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN ${rank(0)} ELSE ${rank(2)} END ELSE ${rank(3)} END END)::int2`,
+          direction: 'ASC',
+          fixed: true,
+        },
+        {
+          sql: `coalesce(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::float8 WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text})::float8 END, 0)`,
+          direction,
+          fixed: true,
+        },
+        { sql: `coalesce(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END, '') COLLATE "C"`, direction, fixed: false },
       )
       this.unsureSort.push(`(jsonb_typeof(${value}) IN ('array', 'object') OR (${numeric} AND restdir_decimal(${text}) IS NULL))`)
     }
