@@ -89,6 +89,43 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
 }
 
+/** What `runCalls` measures: runLoad's figures that are not HTTP's. */
+export type CallsResult = Pick<LoadResult, 'requests' | 'rps' | 'p50' | 'p99' | 'errors'>
+
+/**
+ * runLoad's measurement for work that is not an HTTP request (a statement
+ * sent straight to a database): `connections` loops, each awaiting one call
+ * at a time, for `warmup` seconds not counted and then `duration` seconds.
+ * A call that fails counts as an error.
+ */
+export async function runCalls(options: { connections: number; duration: number; warmup?: number; call: (connection: number) => Promise<unknown> }): Promise<CallsResult> {
+  const latencies: number[] = []
+  let errors = 0
+  let measuring = false
+  let stopping = false
+  const loops = Array.from({ length: options.connections }, async (_, connection) => {
+    while (!stopping) {
+      const from = performance.now()
+      const failed = await options.call(connection).then(() => false, () => true)
+      if (measuring && failed) errors++
+      else if (measuring) latencies.push(performance.now() - from)
+      // A call that fails at once would otherwise loop without ever letting the timers run.
+      if (failed) await sleep(10)
+    }
+  })
+  await sleep((options.warmup ?? 0) * 1000)
+  measuring = true
+  const measuredFrom = performance.now()
+  await sleep(options.duration * 1000)
+  for (let waited = 0; latencies.length === 0 && waited < 10_000; waited += 50) await sleep(50)
+  const elapsed = (performance.now() - measuredFrom) / 1000
+  measuring = false
+  stopping = true
+  await Promise.all(loops)
+  const sorted = Float64Array.from(latencies).sort()
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), errors }
+}
+
 /** User and system CPU time of a process in microseconds, from /proc (Linux); NaN elsewhere. */
 function cpuTimeOf(pid: number | undefined): number {
   if (pid === undefined) return NaN

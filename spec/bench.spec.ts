@@ -5,7 +5,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeTempDir } from './helpers.ts'
 import type { Report } from '../bench/report.ts'
-import { medianRound } from '../bench/postgres.ts'
+import { medianRound, pageVerdict } from '../bench/postgres.ts'
 import type { LoadResult } from '../bench/load.ts'
 
 // The benchmark's quick mode, as a smoke test: every workload runs and gives
@@ -55,6 +55,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     const page = postgres.measurements.find((m) => m.workload === 'pg-page')!
     assert.ok(page.alone !== undefined && page.alone.requests > 0 && page.alone.errors === 0, 'the page one request at a time')
     assert.match(run.stdout, /pg-page, one request at a time \(one connection, \d+ requests\)/)
+    assert.ok(page.floor !== undefined && page.floor.requests > 0 && page.floor.errors === 0, 'the least statement straight to PostgreSQL')
+    assert.match(run.stdout, /pg-page, PostgreSQL alone: the least statement that answers the page .*: [\d,]+ pages\/s, p50 [\d.]+ ms, p99 [\d.]+ ms/)
     assert.match(run.stdout, /\| static-1k \|.*\| (met|MISSED): ≥ 0\.4 of ceiling; (met|MISSED): above sirv \|/)
     assert.ok(postgres.instances!.one.requests > 0 && postgres.instances!.two.every((result) => result.requests > 0 && result.errors === 0), 'two instances answered')
     assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
@@ -70,6 +72,14 @@ test('of the rounds of a workload on one store, the bench reports the one of med
   assert.is(medianRound([round(9), round(3), round(5)]).rps, 5)
   assert.is(medianRound([round(8), round(2), round(6), round(4)]).rps, 4, 'the lower of the middle two')
   assert.is(medianRound([round(7)]).rps, 7)
+})
+
+test('the page with many at once is checked against its target unless PostgreSQL alone misses it too', () => {
+  assert.is(pageVerdict(30, 20), 'met: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, 20), 'MISSED: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, undefined), 'MISSED: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, 55.4), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 55 ms with the least statement')
+  assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
 })
 
 test('bench/ab.ts builds a commit beside this checkout, alternates their measurements and profiles one side', () => {
