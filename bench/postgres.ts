@@ -48,6 +48,9 @@ const COLLECTION = 'books'
 /** Documents per author: a page's query matches this many, whatever the collection's size. */
 const PER_AUTHOR = 1000
 const HOT_SET = 1000
+/** The page the page workload asks for, and its size. */
+const PAGE = 3
+const PER_PAGE = 20
 /** PostgreSQL's shared buffers for the bench: a million documents take some 460 MB with their indexes. */
 const SHARED_BUFFERS = '1GB'
 
@@ -106,7 +109,7 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Post
       return () => requests[next++ % requests.length]
     }
     const pages = (count: number) =>
-      Array.from({ length: authorsOf(count) }, (_, author) => buildRequest('GET', `/${COLLECTION}?author=author-${author}&_sort=-views&_page=3&_per_page=20`))
+      Array.from({ length: authorsOf(count) }, (_, author) => buildRequest('GET', `/${COLLECTION}?author=author-${author}&_sort=-views&_page=${PAGE}&_per_page=${PER_PAGE}`))
     const workloads = [
       {
         name: 'pg-get',
@@ -117,7 +120,7 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Post
       // The page before the writes: after them, autovacuum works through their changes on the same cores.
       {
         name: 'pg-page',
-        description: `GET /${COLLECTION}?author=…&_sort=-views&_page=3&_per_page=20: the third page of 20 of the ${PER_AUTHOR} documents of one author (in turn), newest views first`,
+        description: `GET /${COLLECTION}?author=…&_sort=-views&_page=${PAGE}&_per_page=${PER_PAGE}: page ${PAGE} of ${PER_PAGE} of the ${PER_AUTHOR} documents of one author (in turn), newest views first`,
         connections: 10,
         requests: pages,
       },
@@ -212,7 +215,7 @@ async function warm(label: string, log: (line: string) => void, pass: () => Prom
 
 /**
  * What PostgreSQL alone makes of the page's load: the least statement that
- * answers it (the count, and the 20 texts in views order, found by the same
+ * answers it (the count, and the page's texts in views order, found by the same
  * GIN index, with none of the listing's rules that restdir's statement keeps),
  * sent straight to the database by `connections` clients at once. A page
  * restdir serves cannot beat it, so where its p99 is over the target the
@@ -223,7 +226,7 @@ async function leastPage(url: string, authors: number, connections: number, dura
       SELECT ctid AS row, name, (doc -> 'views')::float8 AS views FROM restdir_nodes WHERE parent = $1 AND doc @> $2::jsonb
     )
     SELECT (SELECT count(*) FROM matching) AS total,
-      array_to_json(ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = matching.row) FROM matching ORDER BY views DESC, name OFFSET 40 LIMIT 20)) AS page`
+      array_to_json(ARRAY(SELECT (SELECT text FROM restdir_nodes WHERE ctid = matching.row) FROM matching ORDER BY views DESC, name OFFSET ${(PAGE - 1) * PER_PAGE} LIMIT ${PER_PAGE})) AS page`
   const clients = Array.from({ length: connections }, () => new pg.Client({ connectionString: url }))
   try {
     await Promise.all(clients.map((client) => client.connect()))

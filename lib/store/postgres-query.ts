@@ -164,15 +164,16 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
   const keys = sort.map(({ direction }, index) => `key${index} ${direction}`)
   // Each candidate's columns, none null and those of fixed width first: a sort then reads its keys at fixed places in the row.
-  const columns = [
-    ...sort.map((key, index) => [key, `${key.sql} AS key${index}`] as const),
-    [{ fixed: true }, `coalesce(${match}, false) AS match`],
-    [{ fixed: true }, `coalesce(${any(builder.unsureFilter)}, false) AS unsure_filter`],
-    [{ fixed: true }, `coalesce(${any(builder.unsureSort)}, false) AS unsure_sort`],
-    [{ fixed: true }, 'row'],
-    [{ fixed: false }, 'name'],
+  const keyColumns = (fixed: boolean) => sort.flatMap((key, index) => (key.fixed === fixed ? [`${key.sql} AS key${index}`] : []))
+  const listed = [
+    ...keyColumns(true),
+    `coalesce(${match}, false) AS match`,
+    `coalesce(${any(builder.unsureFilter)}, false) AS unsure_filter`,
+    `coalesce(${any(builder.unsureSort)}, false) AS unsure_sort`,
+    'row',
+    ...keyColumns(false),
+    'name',
   ]
-  const listed = [...columns.filter(([key]) => key.fixed), ...columns.filter(([key]) => !key.fixed)].map(([, column]) => column)
   const offset = parameter(plan.start, 'bigint')
   const count = parameter(limit, 'bigint')
   // Each candidate's fields are taken out once (the subquery that OFFSET 0 keeps whole), then its match, doubts and
