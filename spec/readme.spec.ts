@@ -17,7 +17,7 @@ import { root } from './process.ts'
 const readme = readFileSync(join(root, 'README.md'), 'utf8')
 /** The origin the README's commands name; the test sends them to its own server instead. */
 const readmeOrigin = 'http://127.0.0.1:3000'
-/** A generated id: 12 lower-case letters and digits (README "The generic data API"). */
+/** A generated id: 12 lower-case letters and digits (docs/http-api.md, "The generic data API"). */
 const generatedId = /^(?=.*\d)[0-9a-z]{12}$/
 
 interface Command {
