@@ -4,7 +4,7 @@ import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
 import { FileStore, MemoryStore, PostgresStore, isPostgresUrl } from './store/index.ts'
 import { Documents } from './data/documents.ts'
-import { HttpError, sendProblem, toHttpError } from './http/errors.ts'
+import { answersNotFound, HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
@@ -192,7 +192,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 /** As middleware, a read that finds nothing (no document, no collection, no file) goes on to the next middleware. */
 function passNotFoundTo(next: Next, res: ServerResponse) {
   return (error: unknown) => {
-    if (!(error instanceof HttpError && error.status === 404) || res.headersSent) throw error
+    if (!answersNotFound(error) || res.headersSent) throw error
     next()
   }
 }

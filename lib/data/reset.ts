@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import type { Context } from '../context.ts'
-import type { Documents } from './documents.ts'
+import { NothingStored, type Documents } from './documents.ts'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { FileStore, MemoryStore } from '../store/index.ts'
 import { importDatabaseFile } from './import.ts'
@@ -103,7 +103,7 @@ async function resetTo(documents: Documents, fixture: Fixture): Promise<ResetSum
     documents.remove(path).then(
       () => void summary.removed++,
       (error: unknown) => {
-        if (!(error instanceof HttpError && error.status === 404)) throw error // gone meanwhile is what a reset wants
+        if (!(error instanceof NothingStored)) throw error // gone meanwhile is what a reset wants
       },
     )
   const visit = async (path: NodePath, node: FixtureNode): Promise<void> => {
