@@ -4,7 +4,7 @@ import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
 import { FileStore, MemoryStore, PostgresStore, isPostgresUrl } from './store/index.ts'
 import { Documents } from './data/documents.ts'
-import { HttpError, sendProblem, toHttpError } from './http/errors.ts'
+import { answersNotFound, HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
@@ -18,7 +18,8 @@ import { users } from './resources/users.ts'
 import { playlists } from './resources/playlists.ts'
 import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
 import { clientTargetOf, mountPathOf } from './http/mount.ts'
-import { answerReset, loadFixture, resetter, type ResetSummary } from './data/reset.ts'
+import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
+import { answerReset } from './resources/reset.ts'
 import { answerOpenApi } from './http/openapi.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -192,7 +193,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 /** As middleware, a read that finds nothing (no document, no collection, no file) goes on to the next middleware. */
 function passNotFoundTo(next: Next, res: ServerResponse) {
   return (error: unknown) => {
-    if (!(error instanceof HttpError && error.status === 404) || res.headersSent) throw error
+    if (!answersNotFound(error) || res.headersSent) throw error
     next()
   }
 }

@@ -92,6 +92,27 @@ relations.run()
 
 const dependents = suite('DELETE with _dependent')
 
+dependents('DELETE …?_dependent= racing DELETEs of the same dependents answers 200, and every dependent is gone', async () => {
+  const server = await startServer()
+  try {
+    for (let round = 0; round < 5; round++) {
+      await server.request('PUT', '/posts/1', { body: { title: 'one' } })
+      const ids = Array.from({ length: 30 }, (_, index) => `c${index}`)
+      for (const id of ids) await server.request('PUT', `/comments/${id}`, { body: { postId: 1 } })
+      // Another client deletes the same comments meanwhile: one removed by it is gone already, never a failure.
+      const [cascade, ...deletes] = await Promise.all([
+        server.request('DELETE', '/posts/1?_dependent=comments'),
+        ...ids.map((id) => server.request('DELETE', `/comments/${id}`)),
+      ])
+      assert.is(cascade.status, 200, JSON.stringify(cascade.json))
+      for (const answer of deletes) assert.ok(answer.status === 200 || answer.status === 404, `DELETE answered ${answer.status}`)
+      assert.is((await server.request('GET', '/comments')).status, 404)
+    }
+  } finally {
+    await server.close()
+  }
+})
+
 dependents('DELETE …?_dependent= removes the documents whose foreign key names the deleted one, and leaves the rest', async () => {
   const server = await startServer()
   try {

@@ -118,6 +118,22 @@ test('without a fixture, POST /?_reset is a 404 problem that creates nothing, an
   }
 })
 
+test('a reset that races DELETEs of the nodes it removes answers 200, and the nodes are gone', () =>
+  withServer({}, async (server) => {
+    for (let round = 0; round < 5; round++) {
+      const names = Array.from({ length: 40 }, (_, index) => `xr${index}`)
+      for (const name of names) assert.is((await server.request('PUT', `/${name}`, { body: { round } })).status, 201)
+      // Each DELETE may land before or after the reset reaches its node: both are fine, neither may fail the other.
+      const [reset, ...deletes] = await Promise.all([
+        server.request('POST', '/?_reset'),
+        ...names.map((name) => server.request('DELETE', `/${name}`)),
+      ])
+      assert.is(reset.status, 200, JSON.stringify(reset.json))
+      for (const answer of deletes) assert.ok(answer.status === 200 || answer.status === 404, `DELETE answered ${answer.status}`)
+      assert.equal((await server.request('GET', '/?_children')).json.sort(), ['notes', 'posts', 'profile', 'user'])
+    }
+  }))
+
 test('a read-only server refuses a reset with 405', () =>
   withServer({ readonly: true }, async (server) => {
     const answer = await server.request('POST', '/?_reset')

@@ -5,12 +5,11 @@ import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from './json.ts'
 import { inexactJson, pathOf } from './json-syntax.ts'
 import { defaultPathLimits, joinPath } from '../path.ts'
-import { usernameProblem, users as declaredUsers } from '../resources/users.ts'
-import { songsProblem, playlists as declaredPlaylists } from '../resources/playlists.ts'
+import { arrayFieldProblem, playlistFamily, uniqueFieldProblem, userFamily } from './declarations.ts'
 
 /** A database's `user` array and each user's `playlist` array are named as their collections are. */
-const USER = declaredUsers.collection
-const PLAYLIST = declaredPlaylists.collection
+const USER = userFamily.collection
+const PLAYLIST = playlistFamily.collection
 
 /**
  * Loading a json-server database (`db.json`) into a store: each top-level
@@ -209,7 +208,7 @@ function planUsers(entries: unknown[], problems: string[]): Planned[] {
       failed = id === undefined
     }
     if (Object.hasOwn(entry, 'username')) {
-      const invalid = usernameProblem(entry.username)
+      const invalid = uniqueFieldProblem('username', entry.username)
       if (invalid) {
         problems.push(`${where}.username: ${invalid} (got ${JSON.stringify(entry.username)}).`)
         failed = true
@@ -257,7 +256,7 @@ function planPlaylists(entries: unknown, where: string, ownerId: string | undefi
       problems.push(`${at}.user_id: its owner has no id in the file, so it gets a new one; leave user_id out.`)
     }
     if (Object.hasOwn(entry, 'songs')) {
-      const invalid = songsProblem(entry.songs)
+      const invalid = arrayFieldProblem('songs', entry.songs)
       if (invalid) problems.push(`${at}.songs: ${invalid}.`)
     }
     const key = given('playlist_id') ? 'playlist_id' : given('id') ? 'id' : undefined

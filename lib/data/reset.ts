@@ -1,12 +1,8 @@
 import { stat } from 'node:fs/promises'
-import type { Context } from '../context.ts'
-import type { Documents } from './documents.ts'
+import { NothingStored, type Documents } from './documents.ts'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { FileStore, MemoryStore } from '../store/index.ts'
 import { importDatabaseFile } from './import.ts'
-import { HttpError } from '../http/errors.ts'
-import { isLoopbackHost } from '../http/guards.ts'
-import { sendJson, sendNoContent } from '../http/respond.ts'
 
 /**
  * Resetting between tests (README, "Resetting between tests"): the store
@@ -103,7 +99,7 @@ async function resetTo(documents: Documents, fixture: Fixture): Promise<ResetSum
     documents.remove(path).then(
       () => void summary.removed++,
       (error: unknown) => {
-        if (!(error instanceof HttpError && error.status === 404)) throw error // gone meanwhile is what a reset wants
+        if (!(error instanceof NothingStored)) throw error // gone meanwhile is what a reset wants
       },
     )
   const visit = async (path: NodePath, node: FixtureNode): Promise<void> => {
@@ -129,26 +125,4 @@ async function resetTo(documents: Documents, fixture: Fixture): Promise<ResetSum
 /** Runs `task` on every item, at most 64 at a time: parallel enough for the disk, no descriptor storm. */
 async function inBatches<T>(items: T[], task: (item: T) => Promise<void>): Promise<void> {
   for (let start = 0; start < items.length; start += 64) await Promise.all(items.slice(start, start + 64).map(task))
-}
-
-/**
- * `POST /?_reset` on the API root. The query is reserved there (as `?_children`
- * is): without a fixture the answer is a 404, never a new document. The write
- * guards (--readonly, --token) have run already; on a server reachable from
- * other machines a reset also needs a token, so a stray request cannot wipe it.
- */
-export async function answerReset(context: Context, reset: (() => Promise<ResetSummary>) | undefined): Promise<void> {
-  const { method, settings } = context
-  const allow = settings.guards.readonly ? 'OPTIONS' : 'POST, OPTIONS'
-  if (method === 'OPTIONS') return sendNoContent(context, { Allow: allow })
-  if (method !== 'POST') throw new HttpError(405, `${method} /?_reset is not allowed; a reset is a POST.`, { Allow: allow })
-  if (!reset) {
-    throw new HttpError(404, 'Resetting is off: this server was started without a fixture. Start it with --fixture db.json (or a store folder) to reset with POST /?_reset.')
-  }
-  const bound = settings.guards.host ?? context.req.socket.localAddress
-  if (settings.guards.token === undefined && (bound === undefined || !isLoopbackHost(bound))) {
-    throw new HttpError(403, 'This server is reachable from other machines, so a reset needs the write token: start it with --token and send "Authorization: Bearer <token>".')
-  }
-  const summary = await reset()
-  sendJson(context, 200, { ...summary, ms: Math.round(summary.ms * 10) / 10 })
 }

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import { StoreError } from '../store/errors.ts'
-import type { NodePath } from '../store/store.ts'
 import { NothingStored } from '../data/documents.ts'
 import { joinPath } from '../path.ts'
 
@@ -51,13 +50,14 @@ export function problemJson(error: HttpError): string {
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error
   if (error instanceof StoreError) return storeProblem(error)
-  if (error instanceof NothingStored) return notFound(error.path)
+  // The data layer's one "not found": a node that holds neither a document nor children.
+  if (error instanceof NothingStored) return new HttpError(404, `Nothing is stored at ${joinPath(error.path)}.`)
   return new HttpError(500, 'The server met an unexpected fault; it has been logged and the server keeps serving.')
 }
 
-/** The 404 for a node that holds neither a document nor children. */
-export function notFound(path: NodePath): HttpError {
-  return new HttpError(404, `Nothing is stored at ${joinPath(path)}.`)
+/** Whether anything thrown would be answered 404: a node the data layer found empty, or a resource's own 404. */
+export function answersNotFound(error: unknown): boolean {
+  return toHttpError(error).status === 404
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
 import { changeLogOf, type LoggedChange } from '../data/changes.ts'
-import { HttpError } from './errors.ts'
+import { answersNotFound, HttpError } from './errors.ts'
 import { sendJson } from './respond.ts'
 
 const KEEP_ALIVE_MS = 30_000
@@ -201,7 +201,7 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
   try {
     await read({ ...context, method: 'GET', query, res: capture as unknown as ServerResponse })
   } catch (error) {
-    if (error instanceof HttpError && error.status === 404) return 'null'
+    if (answersNotFound(error)) return 'null'
     throw error
   }
   return answer.status === 200 ? answer.body : 'null'

@@ -1,4 +1,4 @@
-import type { Documents } from '../data/documents.ts'
+import { NothingStored, type Documents } from '../data/documents.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { defineValue, isObject } from '../data/json.ts'
@@ -157,7 +157,7 @@ export async function removeDependents(documents: Documents, path: NodePath, nam
       if ((typeof key !== 'string' && typeof key !== 'number') || String(key) !== id || childId === undefined) continue
       // One removed meanwhile by another request is gone already.
       await documents.remove([...dependents, childId]).catch((error: unknown) => {
-        if (!(error instanceof HttpError && error.status === 404)) throw error
+        if (!(error instanceof NothingStored)) throw error
       })
     }
   }

@@ -3,6 +3,7 @@ import { urlOf } from '../context.ts'
 import type { Params, Router } from '../http/router.ts'
 import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
+import { NothingStored } from '../data/documents.ts'
 import { sendEmptyCollection } from '../listing/listing.ts'
 import { readNode } from './generic.ts'
 
@@ -70,7 +71,7 @@ async function listCollection(context: Context, resource: DeclaredResource): Pro
   await requireOwnersOf(context, resource)
   const path = collectionPath(resource, context.params)
   await readNode(context, path).catch((error: unknown) => {
-    if (error instanceof HttpError && error.status === 404) return sendEmptyCollection(context, path)
+    if (error instanceof NothingStored) return sendEmptyCollection(context, path)
     throw error
   })
 }

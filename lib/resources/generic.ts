@@ -1,7 +1,8 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError, notFound } from '../http/errors.ts'
+import { HttpError } from '../http/errors.ts'
+import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
@@ -49,14 +50,14 @@ export async function readNode(context: Context, path: NodePath = context.path):
     const names = await context.documents.store.children(path)
     if (names) return sendJson(context, 200, names)
     if (path.length === 0) return sendJson(context, 200, [])
-    throw notFound(path)
+    throw new NothingStored(path)
   }
   const stored = await context.documents.readText(path)
   if (stored) return sendStoredDocument(context, path, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.
   if (path.length === 0) return sendEmptyCollection(context, path)
-  throw notFound(path)
+  throw new NothingStored(path)
 }
 
 /** A POST is refused before anything is written when its new document's URL would be past the path limits (414). Shared with declared collections. */
@@ -97,7 +98,7 @@ async function patchDocument(context: Context): Promise<void> {
   const outcome = await context.documents.write(
     context.path,
     (current) => {
-      if (!current) throw notFound(context.path)
+      if (!current) throw new NothingStored(context.path)
       const merged = mergePatch(current.doc, withoutId(patch)) as Doc
       // An imported numeric id stays a number unless the patch spells it otherwise.
       return { id: Object.hasOwn(patch, 'id') || String(current.doc.id) !== String(id) ? id : current.doc.id, ...withoutId(merged) }

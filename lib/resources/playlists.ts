@@ -4,6 +4,7 @@ import type { Params } from '../http/router.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
+import { arrayFieldProblem, playlistFamily } from '../data/declarations.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
@@ -19,8 +20,8 @@ import { users } from './users.ts'
  * is any JSON value. A playlist owns everything stored below it.
  */
 export const playlists: DeclaredResource = {
-  collection: 'playlist',
-  idField: 'playlist_id',
+  collection: playlistFamily.collection,
+  idField: playlistFamily.idField,
   parent: users,
   missing: (params) => noPlaylist({ params }),
   create: createPlaylist,
@@ -98,16 +99,9 @@ function noPlaylist(context: { params: Params }): HttpError {
  */
 function songsOf(doc: JsonObject): unknown[] {
   if (!Object.hasOwn(doc, 'songs')) return []
-  const invalid = songsProblem(doc.songs)
+  const invalid = arrayFieldProblem('songs', doc.songs)
   if (invalid) throw new HttpError(400, `${invalid}. A song can be any JSON value.`)
   return doc.songs as unknown[]
-}
-
-/** Why a value cannot be a playlist's `songs`, or undefined when it can (the API and --import share this rule). */
-export function songsProblem(songs: unknown): string | undefined {
-  if (Array.isArray(songs)) return undefined
-  const got = songs === null ? 'null' : typeof songs
-  return `songs must be an array (got ${got}); leave it out for an empty list`
 }
 
 /** `playlist_id` and `user_id` are the service's: a body may repeat them, never change them. */

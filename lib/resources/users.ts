@@ -4,6 +4,7 @@ import type { Params } from '../http/router.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
+import { uniqueFieldProblem, userFamily } from '../data/declarations.ts'
 import { isStoreError } from '../store/errors.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'
@@ -19,8 +20,8 @@ import { sendStoredDocument } from '../listing/listing.ts'
  * stored below it, its playlists included.
  */
 export const users: DeclaredResource = {
-  collection: 'user',
-  idField: 'user_id',
+  collection: userFamily.collection,
+  idField: userFamily.idField,
   missing: (params: Params) => noUser(params.user_id),
   create: createUser,
   read: readUser,
@@ -113,7 +114,7 @@ function refuseIdChange(body: JsonObject, userId: string | undefined): void {
 /** A username, when there is one, must be a non-empty string (whether it is free, the store says as it writes). */
 function checkUsername(doc: JsonObject): void {
   if (!Object.hasOwn(doc, 'username')) return
-  const invalid = usernameProblem(doc.username)
+  const invalid = uniqueFieldProblem('username', doc.username)
   if (invalid) throw new HttpError(400, `${invalid}.`)
 }
 
@@ -121,10 +122,4 @@ function checkUsername(doc: JsonObject): void {
 function usernameTaken(error: unknown, doc: JsonObject): never {
   if (!isStoreError(error, 'taken')) throw error
   throw new HttpError(409, `The username ${JSON.stringify(doc.username)} is taken by user ${JSON.stringify(error.reason)}.`)
-}
-
-/** Why a value cannot be a username, or undefined when it can (the API and --import share this rule). */
-export function usernameProblem(username: unknown): string | undefined {
-  if (typeof username !== 'string' || username.trim() === '') return 'username must be a non-empty string'
-  return undefined
 }
