@@ -1,10 +1,10 @@
-import { StoreError, type StoreErrorKind } from './errors.ts'
-import { changeOfWrite } from './feed.ts'
-import { PostgresFeed, changeOfRow, type ListeningClient } from './postgres-feed.ts'
-import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } from './postgres-schema.ts'
-import { etagOf, parseStoredDoc, serializeDoc } from './serialize.ts'
-import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from './store.ts'
-import { ensureQuerySchema, queryListing } from './postgres-query.ts'
+import { StoreError, type StoreErrorKind } from '../errors.ts'
+import { changeOfWrite } from '../feed.ts'
+import { PostgresFeed, changeOfRow, type ListeningClient } from './notify-feed.ts'
+import { CHANGES_CHANNEL, ID_ORDER, SCHEMA_VERSION, SchemaError, ensureSchema } from './schema.ts'
+import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
+import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import { ensureQuerySchema, queryListing } from './listing-query.ts'
 import { ReadBatch } from './read-batch.ts'
 
 export { SCHEMA_VERSION, SchemaError }
@@ -600,7 +600,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Filters, sort and window in SQL (README, "Running on PostgreSQL"; postgres-query.ts). */
+  /** Filters, sort and window in SQL (README, "Running on PostgreSQL"; listing-query.ts). */
   query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
     return queryListing(pathKey(path), plan, ID_ORDER, (text, values) => this.#query(path, text, values), () => this.exists(path))
   }
