@@ -64,7 +64,7 @@ const QUERY_SCHEMA = [
   `CREATE FUNCTION restdir_lower(value text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
      SELECT lower(replace(replace(value, U&'\\0130', U&'i\\0307'), U&'\\212A', 'k') COLLATE "C")
    $$`,
-  // A text whose code-point order is the UTF-16 code-unit order of the original: as nameOf in postgres-store.ts does for
+  // A text whose code-point order is the UTF-16 code-unit order of the original: as nameOf in keys.ts does for
   // names, every unit from U+D800 up moves 0x800 up, a character beyond U+FFFF becoming its two shifted surrogates.
   `CREATE FUNCTION restdir_units(value text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
    DECLARE
