@@ -4,7 +4,7 @@ import { join, resolve, sep } from 'node:path'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { isStoreError } from '../store/errors.ts'
 import { FileStore } from '../store/file/file-store.ts'
-import { isPostgresUrl } from '../store/postgres/url.ts'
+import { isPostgresUrl } from '../store/open.ts'
 import { joinPath } from '../path.ts'
 import { ImportError } from './import.ts'
 
