@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import pg from 'pg'
-import { PostgresStore } from '../lib/store/postgres.ts'
+import { PostgresStore } from '../lib/store/postgres/postgres-store.ts'
 import { fillCollection, filledDoc, startTestPostgres } from '../spec/postgres.ts'
 import { buildRequest, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
 import { startRestdir, type Launcher, type RunningServer } from './processes.ts'

@@ -5,9 +5,10 @@ import { createServer } from '../lib/server.ts'
 import { normalizePrefix } from '../lib/options.ts'
 import { isLoopbackHost } from '../lib/http/guards.ts'
 import { packageVersion } from '../lib/package.ts'
-import { FileStore, PostgresStore, isPostgresUrl, MissingPgError, redactUrl } from '../lib/store/index.ts'
-import { loadPg } from '../lib/store/postgres.ts'
-import { firstMissingFolder, removeEmptyFolders } from '../lib/store/folder.ts'
+import { FileStore, MissingPgError, redactUrl, type Store } from '../lib/store/index.ts'
+import { isPostgresUrl, openStore } from '../lib/store/open.ts'
+import { loadPg } from '../lib/store/postgres/pg.ts'
+import { firstMissingFolder, removeEmptyFolders } from '../lib/store/file/folder.ts'
 import { importDatabaseFile } from '../lib/data/import.ts'
 import { copyStore, sameStoreProblem, sourceKind } from '../lib/data/copy.ts'
 
@@ -118,8 +119,8 @@ function parseDelay(text: string): number {
  */
 async function importAndExit(source: string, storeDir: string, force: boolean, sync: boolean): Promise<never> {
   const sourceLabel = isPostgresUrl(source) ? redactUrl(source) : path.resolve(source)
-  let store: FileStore | PostgresStore | undefined
-  let from: FileStore | PostgresStore | undefined
+  let store: Store | undefined
+  let from: Store | undefined
   // A refused import leaves no store folder it made: the next one starts from the same place.
   const madeStore = isPostgresUrl(storeDir) ? undefined : firstMissingFolder(storeDir)
   try {
@@ -127,9 +128,8 @@ async function importAndExit(source: string, storeDir: string, force: boolean, s
     const sameStore = kind === 'db.json' ? undefined : sameStoreProblem(source, storeDir)
     if (sameStore) fail(`--import ${sourceLabel}: ${sameStore}.`)
     // The source first: a folder in use by a server is refused before the target is touched.
-    if (kind === 'database') from = await PostgresStore.open(source, { log: () => {} })
-    else if (kind === 'folder') from = await openSourceFolder(source)
-    store = isPostgresUrl(storeDir) ? await PostgresStore.open(storeDir) : await FileStore.open(storeDir, { sync })
+    if (kind !== 'db.json') from = await openSource(source)
+    store = await openStore(storeDir, { sync })
     const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`
     if (from) {
       const summary = await copyStore(from, store, { force, sourceLabel })
@@ -152,11 +152,14 @@ async function importAndExit(source: string, storeDir: string, force: boolean, s
   }
 }
 
-/** A store folder to copy from: held by its lock meanwhile, so no server starts on it, and refused while one runs there. */
-async function openSourceFolder(folder: string): Promise<FileStore> {
+/**
+ * A database or a store folder to copy from. A folder is held by its lock
+ * meanwhile, so no server starts on it, and refused while one runs there.
+ */
+async function openSource(location: string): Promise<Store> {
   try {
-    const source = await FileStore.open(folder)
-    await source.recovery
+    const source = await openStore(location, { log: () => {} })
+    if (source instanceof FileStore) await source.recovery
     return source
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESTORELOCKED') throw error

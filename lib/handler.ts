@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import path from 'node:path'
 import type { Context, RouteHandler } from './context.ts'
 import type { Store } from './store/store.ts'
-import { FileStore, MemoryStore, PostgresStore, isPostgresUrl } from './store/index.ts'
+import { openStore } from './store/open.ts'
 import { Documents } from './data/documents.ts'
 import { answersNotFound, HttpError, sendProblem, toHttpError } from './http/errors.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
@@ -65,13 +64,13 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const streams = new Set<() => void>()
   const www = new StaticFiles(settings.www, settings.wwwCache)
 
+  // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
-    : options.store === undefined && settings.fixture !== undefined
-      ? Promise.resolve(new MemoryStore())
-    : isPostgresUrl(options.store ?? '')
-      ? PostgresStore.open(options.store as string, { changeWindow: settings.changeWindow })
-      : FileStore.open(path.resolve(options.store ?? 'store'), { sync: settings.sync })
+    : openStore(options.store === undefined && settings.fixture !== undefined ? { memory: true } : options.store ?? 'store', {
+      sync: settings.sync,
+      changeWindow: settings.changeWindow,
+    })
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
   const ready = opening.then(async (store) => {

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startServerOnFolder, touchLater, type TestServer } from './helpers.ts'
-import { DocumentCache } from '../lib/store/cache.ts'
+import { DocumentCache } from '../lib/store/file/document-cache.ts'
 
 // The file store keeps hot documents in memory; the files stay the truth (README, "Where the data goes").
 

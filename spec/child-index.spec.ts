@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeTempDir, startServer, startServerOnFolder, touchLater, wrapStore } from './helpers.ts'
 import { FileStore } from '../lib/store/index.ts'
-import { ChildIndexes } from '../lib/store/child-index.ts'
+import { ChildIndexes } from '../lib/store/file/child-index.ts'
 import { setTimeout } from 'node:timers/promises'
 
 // The file store lists a folder's children from an index that follows its

@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { decodeFolderName, encodeSegment } from '../lib/store/encode.ts'
+import { decodeFolderName, encodeSegment } from '../lib/store/file/encode.ts'
 import { seeded } from './random.ts'
 
 /** What a name must be to work as a directory on Windows, macOS and Linux alike. */

@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { ReadBatch } from '../lib/store/read-batch.ts'
+import { ReadBatch } from '../lib/store/postgres/read-batch.ts'
 
 // Point reads sharing statements under load (lib/store/read-batch.ts; README, "Running on PostgreSQL").
 

@@ -1,11 +1,11 @@
 import { StoreError } from './errors.ts'
-import type { Claim } from './locks.ts'
+import type { Claim } from './node-locks.ts'
 import type { Doc, NodePath, Store, WriteConditions } from './store.ts'
 
 /*
  * What a write or removal requires of the present (WriteConditions), as the
  * stores of one process check it: inside their critical section, whose
- * claims (lib/store/locks.ts) are made here too, so that nothing the checks
+ * claims (lib/store/node-locks.ts) are made here too, so that nothing the checks
  * read can change before the write lands.
  */
 

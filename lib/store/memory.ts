@@ -1,6 +1,6 @@
 import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { ChangeFeed, changeOfWrite } from './feed.ts'
-import { NodeLocks } from './locks.ts'
+import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
 import { compareIds, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 

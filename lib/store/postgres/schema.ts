@@ -6,7 +6,7 @@
 
 /**
  * Children in id order, as the other stores list them (compareIds in
- * store.ts): whole numbers without leading zeros first, by value (a shorter
+ * lib/store/store.ts): whole numbers without leading zeros first, by value (a shorter
  * one is smaller), then every other name in code-unit order ("C" collation on
  * the mapped names). The index on the same expressions serves a page of it.
  */

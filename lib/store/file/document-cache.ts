@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import type { Doc, StoredDoc } from './store.ts'
+import type { Doc, StoredDoc } from '../store.ts'
 
 /**
  * One version of a document file. A person who edits the file changes its

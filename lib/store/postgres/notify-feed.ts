@@ -1,5 +1,5 @@
-import type { NodePath, StoreChange } from './store.ts'
-import { CHANGES_CHANNEL } from './postgres-schema.ts'
+import type { NodePath, StoreChange } from '../store.ts'
+import { CHANGES_CHANNEL } from './schema.ts'
 
 /**
  * The change feed of a PostgreSQL store (README, "Many instances on one

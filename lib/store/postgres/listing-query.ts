@@ -1,4 +1,4 @@
-import type { ListingCondition, ListingPage, ListingPlan } from './store.ts'
+import type { ListingCondition, ListingPage, ListingPlan } from '../store.ts'
 
 /**
  * Listing queries answered inside PostgreSQL (README, "Running on
@@ -64,7 +64,7 @@ const QUERY_SCHEMA = [
   `CREATE FUNCTION restdir_lower(value text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
      SELECT lower(replace(replace(value, U&'\\0130', U&'i\\0307'), U&'\\212A', 'k') COLLATE "C")
    $$`,
-  // A text whose code-point order is the UTF-16 code-unit order of the original: as nameOf in postgres.ts does for
+  // A text whose code-point order is the UTF-16 code-unit order of the original: as nameOf in keys.ts does for
   // names, every unit from U+D800 up moves 0x800 up, a character beyond U+FFFF becoming its two shifted surrogates.
   `CREATE FUNCTION restdir_units(value text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
    DECLARE
@@ -147,7 +147,7 @@ export interface ListingSql {
  * judge exactly), `unread` (the collection holds a document SQL does not
  * read), and `page`, the texts of the window as a JSON array (which the client
  * reads with JSON.parse, far faster than an array literal). `order` is the id order of
- * children (postgres.ts), the last key of every sort, as the listing's sort is stable.
+ * children (ID_ORDER in schema.ts), the last key of every sort, as the listing's sort is stable.
  */
 export function listingSql(parentKey: string, plan: ListingPlan, order: string): ListingSql | undefined {
   const values: unknown[] = [parentKey]

@@ -5,8 +5,8 @@ import { readDocumentFile } from './document-file.ts'
 import { isMissing, toStoreError } from './fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
 import { pruneEmptyDirectories } from './prune.ts'
-import { parseStoredDoc } from './serialize.ts'
-import type { Doc, NodePath } from './store.ts'
+import { parseStoredDoc } from '../serialize.ts'
+import type { Doc, NodePath } from '../store.ts'
 
 export interface Removal {
   /** The store folder. */

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { encodeSegment } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
-import { compareIds } from './store.ts'
+import { compareIds } from '../store.ts'
 
 /** What a listing needs to know of a directory's children without reading them. */
 export interface ChildList {

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs'
 import { mkdir, rmdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { errorCode } from './fs-errors.ts'
-import { takeLock, type StoreLock } from './lock.ts'
+import { takeLock, type StoreLock } from './folder-lock.ts'
 
 /**
  * Makes the store folder if needed and takes its lock. A start that fails

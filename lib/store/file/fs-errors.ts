@@ -1,5 +1,5 @@
-import { StoreError } from './errors.ts'
-import type { NodePath } from './store.ts'
+import { StoreError } from '../errors.ts'
+import type { NodePath } from '../store.ts'
 
 /** The `code` of a Node.js system error (ENOENT, EEXIST, …), if it has one. */
 export function errorCode(error: unknown): string | undefined {

@@ -5,7 +5,7 @@ import { createFileAtomically } from './atomic.ts'
 import { readOwnFile } from './document-file.ts'
 import { decodeFolderName, encodeSegment, isHashedName } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
-import type { NodePath } from './store.ts'
+import type { NodePath } from '../store.ts'
 
 /** A node's document, inside the node's directory. */
 export const DOC_FILE = '@.json'

@@ -1,0 +1,31 @@
+import { FileStore } from './file/file-store.ts'
+import { MemoryStore } from './memory.ts'
+import { PostgresStore } from './postgres/postgres-store.ts'
+import { isPostgresUrl } from './postgres/url.ts'
+import type { Store } from './store.ts'
+
+export { isPostgresUrl }
+
+/**
+ * Where a store is (README, "Where the data goes"; "Running on PostgreSQL"):
+ * a PostgreSQL database (a postgres:// or postgresql:// URL), a folder (any
+ * other string, a path), or memory (nothing on disk; a fixture's store).
+ */
+export type StoreLocation = string | { memory: true }
+
+/** What each kind of store takes; a kind ignores what is not its own. */
+export interface OpenStoreOptions {
+  /** A folder: flush every write to disk before acknowledging it (FileStoreOptions). */
+  sync?: boolean
+  /** A database: how many recent changes it keeps for clients that come back (PostgresStoreOptions). */
+  changeWindow?: { maxChanges: number; maxBytes: number }
+  /** A database: where it says what the operator should know (PostgresStoreOptions; default standard error). */
+  log?: (line: string) => void
+}
+
+/** The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does. */
+export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
+  if (typeof location !== 'string') return new MemoryStore()
+  if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
+  return FileStore.open(location, { sync: options.sync })
+}
