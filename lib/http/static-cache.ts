@@ -1,5 +1,4 @@
-import { readdirSync, realpathSync, watch, type FSWatcher } from 'node:fs'
-import { join } from 'node:path'
+import type { FolderWatch } from './folder-watch.ts'
 
 /*
  * What the www folder's files were found to be, kept so that a file served
@@ -35,7 +34,7 @@ import { join } from 'node:path'
  *    leads to outside www, under the kept headers.
  *
  * Where no folder watch can be had (a watch limit reached, a folder that
- * cannot be read, more than MAX_WATCHED_FOLDERS folders), nothing is kept and
+ * cannot be read, more than MAX_WATCHED_FOLDERS folders: lib/http/folder-watch.ts), nothing is kept and
  * every request is checked against the disk as before.
  */
 
@@ -53,9 +52,6 @@ export const defaultStaticCache = { maxBytes: 16 * 1024 * 1024, maxFileBytes: 64
 
 /** Most files whose place and version are kept, content or not. */
 const MAX_ENTRIES = 10_000
-/** A www folder with more folders than this is not watched (one watch each), and so not cached. */
-export const MAX_WATCHED_FOLDERS = 1000
-
 /** One file as a lookup found it: its real path, its version and validators, and its bytes when small. */
 export interface FileVersion {
   path: string
@@ -91,9 +87,10 @@ export class StaticCache {
   lookups = 0
   opens = 0
 
-  constructor(root: string, options: StaticCacheOptions = {}) {
+  constructor(watch: FolderWatch, options: StaticCacheOptions = {}) {
     this.limits = { ...defaultStaticCache, ...options }
-    this.#watch = new FolderWatch(root, () => this.#clear())
+    this.#watch = watch
+    watch.onChange(() => this.#clear())
   }
 
   /** The kept answer for a URL's segments while it may be trusted without a look at the disk. */
@@ -152,7 +149,6 @@ export class StaticCache {
   }
 
   close(): void {
-    this.#watch.close()
     this.#clear()
   }
 
@@ -167,70 +163,3 @@ export interface Lookup {
   realRoot: string
   startedAt: number
 }
-
-/**
- * A watch on every folder under the real root, made by walking it (Node 20's
- * recursive watch on Linux watches every file as well, and swallows a watch
- * limit reached while it starts). Any event forgets the whole watch; the next
- * `arm` walks again.
- */
-class FolderWatch {
-  readonly #root: string
-  readonly #onChange: () => void
-  #watchers: FSWatcher[] = []
-  #unwatchable = false
-  generation = 0
-  realRoot: string | undefined
-
-  constructor(root: string, onChange: () => void) {
-    this.#root = root
-    this.#onChange = onChange
-  }
-
-  /** True when every folder is watched (walking them now if need be). */
-  arm(): boolean {
-    if (this.realRoot !== undefined) return true
-    if (this.#unwatchable) return false
-    const watchers: FSWatcher[] = []
-    const changed = () => {
-      if (this.#watchers === watchers) this.#changed()
-    }
-    this.#watchers = watchers
-    try {
-      const realRoot = realpathSync(this.#root)
-      const folders = [realRoot]
-      for (let index = 0; index < folders.length; index++) {
-        if (folders.length > MAX_WATCHED_FOLDERS) throw Object.assign(new Error('too many folders to watch'), { code: 'ETOOMANY' })
-        // Watch first, then read: an entry added in between is then never missed.
-        const watcher = watch(folders[index], { persistent: false }, changed)
-        watcher.on('error', changed)
-        watchers.push(watcher)
-        for (const entry of readdirSync(folders[index], { withFileTypes: true })) {
-          if (entry.isDirectory() && !entry.name.startsWith('.')) folders.push(join(folders[index], entry.name))
-        }
-      }
-      this.realRoot = realRoot
-      return true
-    } catch (error) {
-      this.#changed()
-      // A folder that went away while it was walked: try again next time. Anything else: no watch to be had.
-      if (!vanishedCodes.has((error as NodeJS.ErrnoException).code ?? '')) this.#unwatchable = true
-      return false
-    }
-  }
-
-  close(): void {
-    this.#unwatchable = true
-    this.#changed()
-  }
-
-  #changed(): void {
-    this.generation++
-    this.realRoot = undefined
-    for (const watcher of this.#watchers) watcher.close()
-    this.#watchers = []
-    this.#onChange()
-  }
-}
-
-const vanishedCodes = new Set(['ENOENT', 'ENOTDIR'])

@@ -1,4 +1,4 @@
-import { readdirSync, statSync, watch, type BigIntStats, type FSWatcher } from 'node:fs'
+import { readdirSync, statSync, type BigIntStats } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { open, realpath, stat } from 'node:fs/promises'
@@ -7,6 +7,7 @@ import { HttpError, sendProblem } from './errors.ts'
 import { contentTypeFor } from './mime.ts'
 import { ifRangeHolds, isNotModified } from './conditional.ts'
 import { StaticCache, type FileVersion, type StaticCacheOptions, type StaticCacheStats } from './static-cache.ts'
+import { FolderWatch } from './folder-watch.ts'
 
 /** Bytes a file is read in (see sendBytes): larger reads than a stream's 64 KiB, as each costs a call to the thread pool. */
 const STREAM_CHUNK = 256 * 1024
@@ -26,11 +27,14 @@ export class StaticFiles {
   readonly root: string
   readonly #cache: StaticCache | undefined
   readonly #topNames: TopNames
+  /** One watch on the folder, for both what the cache keeps and the names at the top. */
+  readonly #watch: FolderWatch
 
   constructor(root: string, options: StaticCacheOptions | false = {}) {
     this.root = root
-    this.#cache = options === false ? undefined : new StaticCache(root, options)
-    this.#topNames = new TopNames(root)
+    this.#watch = new FolderWatch(root)
+    this.#cache = options === false ? undefined : new StaticCache(this.#watch, options)
+    this.#topNames = new TopNames(this.#watch)
   }
 
   /** A quick, synchronous "maybe" (see mayBeFile); a file answered before is a "yes" with no system call. */
@@ -72,8 +76,8 @@ export class StaticFiles {
   }
 
   close(): void {
+    this.#watch.close()
     this.#cache?.close()
-    this.#topNames.close()
   }
 
   /** The path checks, then the file: kept for next time when the cache may keep it. */
@@ -292,22 +296,21 @@ export function mayBeFile(segments: readonly string[], root: string, topNames?: 
 }
 
 /**
- * The names at the top of the www folder, read once and kept current by a
- * watch on the folder (inotify, FSEvents, ReadDirectoryChangesW): any change
- * there forgets them, and the next request reads them again, so a file a
- * person adds is served from the next request on. Names are compared folded
+ * The names at the top of the www folder, read once and kept while the
+ * folder's watch (lib/http/folder-watch.ts) sees no change: any change
+ * forgets them, and the next request reads them again, so a file a person
+ * adds is served from the next request on. Names are compared folded
  * (Unicode NFC, lower case), so a disk that ignores case or normalisation can
  * only make more URLs "maybe". When the folder cannot be read or watched, it
  * answers "maybe" for everything and mayBeFile stats as before.
  */
 export class TopNames {
-  readonly #root: string
+  readonly #watch: FolderWatch
   #names: Set<string> | undefined
-  #watcher: FSWatcher | undefined
-  #unwatchable = false
 
-  constructor(root: string) {
-    this.#root = root
+  constructor(watch: FolderWatch) {
+    this.#watch = watch
+    watch.onChange(() => (this.#names = undefined))
   }
 
   /** False only when no entry at the top of the folder can be `name`. */
@@ -316,31 +319,15 @@ export class TopNames {
     return names === undefined || names.has(fold(name))
   }
 
-  close(): void {
-    this.#unwatchable = true
-    this.#forget()
-  }
-
   #current(): Set<string> | undefined {
-    if (this.#names !== undefined || this.#unwatchable) return this.#names
+    if (this.#names !== undefined || !this.#watch.arm()) return this.#names
     try {
-      // Watch first, then read: a change made in between is then never missed.
-      this.#watcher = watch(this.#root, { persistent: false }, () => this.#forget())
-      this.#watcher.on('error', () => this.#forget())
-      this.#names = new Set(readdirSync(this.#root).map(fold))
+      // The watch is armed first, then the folder read: a change made in between is then never missed.
+      this.#names = new Set(readdirSync(this.#watch.realRoot!).map(fold))
     } catch {
-      // No folder, or no watch to be had (a watch limit, a file system without events): stat each time.
-      this.#forget()
-      this.#unwatchable = true
+      this.#names = undefined
     }
     return this.#names
-  }
-
-  /** Any event, also the folder itself going away or being renamed: the next request reads and watches afresh. */
-  #forget(): void {
-    this.#names = undefined
-    this.#watcher?.close()
-    this.#watcher = undefined
   }
 }
 
