@@ -3,7 +3,12 @@ import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
 import { createWithNewId } from './ids.ts'
-import { pacer } from '../listing/pace.ts'
+import { HEAVY_STEP, pacer, SLICE_MS } from '../listing/pace.ts'
+
+/** Most documents read at once. */
+const READ_BATCH = 64
+/** Fewest read at once when reads wait on the disk: as many as libuv has threads for it (UV_THREADPOOL_SIZE, 4). */
+const READS_AT_ONCE_ON_DISK = 4
 
 /**
  * Documents of a collection, and the store errors of the children whose
@@ -162,14 +167,26 @@ export class Documents {
         return error
       })
     // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
-    for (let start = 0; start < names.length; start += 64) {
-      const batch = await Promise.all(names.slice(start, start + 64).map(readOne))
+    // Reads from a cache parse their documents all in one turn of the event loop: a batch of them
+    // that took longer than a slice makes the next one smaller, down to one document at a time.
+    let size = 1
+    for (let start = 0; start < names.length; ) {
+      const chunk = names.slice(start, start + size)
+      start += chunk.length
+      let waitedOnIo = false
+      const started = performance.now()
+      const immediate = setImmediate(() => (waitedOnIo = true))
+      const batch = await Promise.all(chunk.map(readOne))
+      clearImmediate(immediate)
       for (const stored of batch) {
         if (isStoreError(stored)) skipped.push(stored)
         else if (stored !== undefined) found.push(stored)
       }
-      // Cached reads settle at once: without this, a big collection would be read in one turn of the event loop.
-      const turn = pace(true)
+      const took = performance.now() - started
+      // Reads that waited on the disk finish a few at a time (as many as it has threads), each parsed as it arrives.
+      const least = waitedOnIo ? READS_AT_ONCE_ON_DISK : 1
+      size = took < SLICE_MS ? Math.min(READ_BATCH, size * 2) : Math.max(least, Math.floor((size * SLICE_MS) / took))
+      const turn = pace(HEAVY_STEP)
       if (turn) await turn
     }
     return { found, skipped }

@@ -1,19 +1,31 @@
 import type { Context } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from './errors.ts'
-import { sendJson, sendNoContent } from './respond.ts'
+import { sendJsonText, sendNoContent } from './respond.ts'
+import { pacer, type Pace } from '../listing/pace.ts'
 import { packageVersion } from '../package.ts'
 
 /**
  * The API description (README, "Describing the API"): an OpenAPI 3.1
  * document of the running server, built on every request from what the
- * store holds now. Bounded: at most MAX_COLLECTIONS top-level nodes are
- * described, each from at most SAMPLE_SIZE of its documents.
+ * store holds now. Bounded, whatever the documents: at most MAX_COLLECTIONS
+ * top-level nodes are described, each from at most SAMPLE_SIZE of its
+ * documents and SAMPLE_TEXT of their text, and the schemas name at most
+ * MAX_FIELDS fields in all, MAX_FIELDS_PER_OBJECT of one object.
  */
 export const MAX_COLLECTIONS = 50
 export const SAMPLE_SIZE = 100
+/** Characters of JSON a collection's sample stops at (1 MiB of ASCII); its first document is read whatever its size. */
+export const SAMPLE_TEXT = 1024 * 1024
+/** Fields the schemas of one description name in all, and of one object. */
+export const MAX_FIELDS = 2000
+export const MAX_FIELDS_PER_OBJECT = 100
+/** A field whose name is longer is left out of the schemas (as a filter on it would be refused). */
+const MAX_FIELD_NAME = 256
 /** Nested objects deeper than this are described as any object. */
 const MAX_SCHEMA_DEPTH = 4
+/** Documents read at a time for a sample, so a sample of big ones stops early. */
+const SAMPLE_BATCH = 10
 
 type Schema = Record<string, unknown>
 type Operation = Record<string, unknown>
@@ -25,10 +37,12 @@ export async function answerOpenApi(context: Context): Promise<void> {
   if (method !== 'GET' && method !== 'HEAD') {
     throw new HttpError(405, `${method} /?_openapi is not allowed; the API description is read with GET.`, { Allow: 'GET, HEAD, OPTIONS' })
   }
-  sendJson(context, 200, await describeApi(context), { 'Cache-Control': 'no-store' })
+  const pace = pacer()
+  const description = await describeApi(context, pace)
+  sendJsonText(context, 200, JSON.stringify(description), { 'Cache-Control': 'no-store' })
 }
 
-export async function describeApi(context: Context): Promise<Record<string, unknown>> {
+export async function describeApi(context: Context, pace: Pace = pacer()): Promise<Record<string, unknown>> {
   const readonly = context.settings.guards.readonly
   const paths: Record<string, Record<string, Operation>> = {}
   const schemas: Record<string, Schema> = { ...baseSchemas }
@@ -43,17 +57,17 @@ export async function describeApi(context: Context): Promise<Record<string, unkn
   const top = (await context.documents.store.children([])) ?? []
   const described = top.filter((name) => name !== 'user').slice(0, MAX_COLLECTIONS)
   const names = new Set(Object.keys(schemas))
+  const fields = new FieldBudget(pace)
   for (const name of described) {
     const schemaName = uniqueName(name, names)
     const url = '/' + encodeURIComponent(name)
     const own = await context.documents.read([name])
     if (own) {
-      schemas[schemaName] = inferSchema([own.doc], 0)
+      schemas[schemaName] = await inferSchema([own.doc], fields)
       paths[url] = only(documentOperations(`the document ${name}`, schemaName, operationName(schemaName), schemaName, []))
       continue
     }
-    const sample = (await context.documents.window([name] as NodePath, 0, SAMPLE_SIZE))?.docs ?? []
-    schemas[schemaName] = inferSchema(sample, 0)
+    schemas[schemaName] = await inferSchema(await sampleOf(context, name, pace), fields)
     paths[url] = only(collectionOperations(`the collection ${name}`, schemaName, operationName(schemaName)))
     paths[`${url}/{id}`] = only(documentOperations(`a document of ${name}`, schemaName, operationName(schemaName) + 'Item', schemaName, ['id']))
   }
@@ -69,7 +83,10 @@ export async function describeApi(context: Context): Promise<Record<string, unkn
       description:
         'JSON documents, each at its own URL. Built from the store on every request: ' +
         `${described.length} of ${top.length - (top.includes('user') ? 1 : 0)} top-level nodes described ` +
-        `(at most ${MAX_COLLECTIONS}), each schema inferred from at most ${SAMPLE_SIZE} documents.` +
+        `(at most ${MAX_COLLECTIONS}), each schema inferred from at most ${SAMPLE_SIZE} documents (and ${SAMPLE_TEXT} characters of them), ` +
+        `naming at most ${MAX_FIELDS_PER_OBJECT} fields of an object and ${MAX_FIELDS} in all` +
+        (fields.leftSomeOut ? ' (some fields are left out here)' : '') +
+        '.' +
         (readonly ? ' This server is read-only.' : '') +
         ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream.',
     },
@@ -206,16 +223,48 @@ function optionsOperation(operationId: string, parameters: unknown[]): Operation
 const writeProblems = Object.fromEntries(['400', '401', '403', '404', '405', '409', '412', '413', '415'].map((status) => [status, problem(status)]))
 
 /**
- * A JSON Schema for documents seen: each key's types merged over the sample,
- * `required` the keys every one of them has. Values stay open
- * (`additionalProperties` allowed): the store takes any JSON object.
+ * The first documents of a collection, up to SAMPLE_SIZE of them and
+ * SAMPLE_TEXT characters of their JSON, read a few at a time.
  */
-export function inferSchema(docs: readonly unknown[], depth: number): Schema {
-  if (docs.length === 0) return { type: 'object' }
-  return merged(docs, depth)
+async function sampleOf(context: Context, name: string, pace: Pace): Promise<Doc[]> {
+  const sample: Doc[] = []
+  let text = 0
+  while (sample.length < SAMPLE_SIZE && text < SAMPLE_TEXT) {
+    const window = await context.documents.windowText([name] as NodePath, sample.length, Math.min(SAMPLE_SIZE, sample.length + SAMPLE_BATCH))
+    if (!window || window.texts.length === 0) break
+    for (const json of window.texts) {
+      if (sample.length > 0 && text + json.length > SAMPLE_TEXT) return sample
+      sample.push(JSON.parse(json) as Doc)
+      text += json.length
+      const turn = pace(json.length)
+      if (turn) await turn
+    }
+    // A document removed meanwhile leaves the window short: the next one starts where this ended.
+    if (window.texts.length < SAMPLE_BATCH) break
+  }
+  return sample
 }
 
-function merged(values: readonly unknown[], depth: number): Schema {
+/** How many more fields the schemas may name, and whether they left some out; the work of inferring them is spent on `pace`. */
+class FieldBudget {
+  left = MAX_FIELDS
+  leftSomeOut = false
+  constructor(readonly pace: Pace) {}
+}
+
+/**
+ * A JSON Schema for documents seen: each key's types merged over the sample,
+ * `required` the keys every one of them has. Values stay open
+ * (`additionalProperties` allowed): the store takes any JSON object, and a
+ * field left out of a schema by the caps is still allowed.
+ */
+export async function inferSchema(docs: readonly unknown[], fields: FieldBudget): Promise<Schema> {
+  if (docs.length === 0) return { type: 'object' }
+  return merged(docs, 0, fields)
+}
+
+async function merged(values: readonly unknown[], depth: number, fields: FieldBudget): Promise<Schema> {
+  const { pace } = fields
   const types = new Set<string>()
   const objects: Doc[] = []
   const items: unknown[] = []
@@ -229,25 +278,39 @@ function merged(values: readonly unknown[], depth: number): Schema {
       objects.push(value as Doc)
     } else if (typeof value === 'number') types.add(Number.isInteger(value) ? 'integer' : 'number')
     else types.add(typeof value)
+    const turn = pace()
+    if (turn) await turn
   }
   if (types.has('number')) types.delete('integer')
   const schema: Schema = { type: types.size === 1 ? [...types][0] : [...types].sort() }
   if (objects.length > 0 && depth < MAX_SCHEMA_DEPTH) {
     const keys = new Map<string, unknown[]>()
-    for (const object of objects) for (const key of Object.keys(object)) {
-      let seen = keys.get(key)
-      if (!seen) keys.set(key, (seen = []))
-      seen.push(object[key])
+    for (const object of objects) {
+      const names = Object.keys(object)
+      for (const key of names) {
+        let seen = keys.get(key)
+        if (!seen) {
+          if (keys.size >= MAX_FIELDS_PER_OBJECT || keys.size >= fields.left || key.length > MAX_FIELD_NAME) {
+            fields.leftSomeOut = true
+            continue
+          }
+          keys.set(key, (seen = []))
+        }
+        seen.push(object[key])
+      }
+      const turn = pace(names.length)
+      if (turn) await turn
     }
+    fields.left -= keys.size
     const properties: Record<string, Schema> = {}
     for (const [key, seen] of keys) {
-      Object.defineProperty(properties, key, { value: merged(seen, depth + 1), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(properties, key, { value: await merged(seen, depth + 1, fields), enumerable: true, writable: true, configurable: true })
     }
     schema.properties = properties
     const required = [...keys].filter(([, seen]) => seen.length === objects.length).map(([key]) => key)
     if (required.length > 0) schema.required = required
   }
-  if (items.length > 0 && depth < MAX_SCHEMA_DEPTH) schema.items = merged(items, depth + 1)
+  if (items.length > 0 && depth < MAX_SCHEMA_DEPTH) schema.items = await merged(items, depth + 1, fields)
   return schema
 }
 

@@ -1,6 +1,5 @@
-import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
-import { isObject, valueAt } from '../data/json.ts'
+import { isObject } from '../data/json.ts'
 
 /**
  * What one listing request may ask for, so that its cost per document is
@@ -206,59 +205,4 @@ function whereValue(value: unknown, field: string): string {
     return text
   }
   throw new HttpError(400, `_where: ${field} is compared with ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}; compare with a string, a number or a boolean.`)
-}
-
-export function matchesFilters(doc: Doc, filters: readonly Filter[]): boolean {
-  return filters.every((filter) => matchesFilter(doc, filter))
-}
-
-function matchesFilter(doc: Doc, filter: Filter): boolean {
-  if (filter.operator === 'q') return filter.values.every((text) => containsText(doc, text))
-  if (filter.operator === 'or') return filter.branches.some((branch) => matchesFilters(doc, branch))
-  const value = valueAt(doc, filter.field)
-  const present = value !== undefined && value !== null
-  const text = present ? String(value) : ''
-  const lower = () => text.toLowerCase()
-  switch (filter.operator) {
-    case 'eq':
-    case 'in':
-      return present && filter.values.includes(text)
-    case 'ne':
-      return !present || !filter.values.includes(text)
-    case 'like':
-    case 'contains':
-      // Plain text, ignoring case: json-server 0.17 takes a regular expression, but one from a query string could hang the server.
-      return present && filter.values.some((wanted) => lower().includes(wanted.toLowerCase()))
-    case 'startsWith':
-      return present && filter.values.some((wanted) => lower().startsWith(wanted.toLowerCase()))
-    case 'endsWith':
-      return present && filter.values.some((wanted) => lower().endsWith(wanted.toLowerCase()))
-    case 'gte':
-      return present && filter.values.every((bound) => compareLoosely(value, bound) >= 0)
-    case 'gt':
-      return present && filter.values.every((bound) => compareLoosely(value, bound) > 0)
-    case 'lte':
-      return present && filter.values.every((bound) => compareLoosely(value, bound) <= 0)
-    case 'lt':
-      return present && filter.values.every((bound) => compareLoosely(value, bound) < 0)
-  }
-}
-
-/** Numbers (and numeric strings) compare as numbers, anything else as strings. */
-function compareLoosely(value: unknown, bound: string): number {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN
-  const boundNumber = bound.trim() === '' ? NaN : Number(bound)
-  if (!Number.isNaN(number) && !Number.isNaN(boundNumber)) return number - boundNumber
-  const text = String(value)
-  return text < bound ? -1 : text > bound ? 1 : 0
-}
-
-/** Full-text search (`q`): some string, number or boolean anywhere in the document contains the text, ignoring case. */
-function containsText(value: unknown, lowerText: string): boolean {
-  if (Array.isArray(value)) return value.some((item) => containsText(item, lowerText))
-  if (isObject(value)) return Object.keys(value).some((key) => containsText(value[key], lowerText))
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    return String(value).toLowerCase().includes(lowerText)
-  }
-  return false
 }

@@ -3,10 +3,11 @@ import { urlOf } from '../context.ts'
 import type { Documents } from '../data/documents.ts'
 import type { Doc, NodePath, StoredText } from '../store/store.ts'
 import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
-import { checkParameters, FilterBudget, matchesFilters, parseFilters, type Filter, type ListingLimits } from './filters.ts'
+import { checkParameters, FilterBudget, parseFilters, type Filter, type ListingLimits } from './filters.ts'
+import { matchesFilters } from './match.ts'
 import { joinRelations, parseRelations, type Relation } from './relations.ts'
 import { parseSort, sortDocs, type SortKey } from './sort.ts'
-import { Gate, pacer } from './pace.ts'
+import { Gate, pacer, type Pace } from './pace.ts'
 import { HttpError } from '../http/errors.ts'
 import type { StoreError } from '../store/errors.ts'
 
@@ -39,14 +40,33 @@ export interface ListingQuery {
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
   if (!needsEveryDocument(listing) && !listing.page?.envelope) return sendPlainWindow(context, path, listing)
+  // One budget for the request's work on the event loop, from filtering to the answer's text (README, "Listing queries").
+  const pace = pacer()
   const selection = needsEveryDocument(listing)
-    ? await selectFromAll(context.documents, path, listing)
+    ? await selectFromAll(context.documents, path, listing, pace)
     : await readWindow(context.documents, path, listing)
   if (!selection) return false
   const headers = listingHeaders(context, path, listing, selection.total)
   if (selection.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selection.skipped)
-  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, selection) : selection.docs, headers)
+  const docsText = await documentsText(selection.docs, pace)
+  sendJsonText(context, 200, listing.page?.envelope ? pageEnvelopeText(listing.page, selection.total, docsText) : docsText, headers)
   return true
+}
+
+/**
+ * The JSON text of the documents answered, the very text JSON.stringify makes
+ * of the array, made one document at a time and spent on `pace`: a big answer
+ * is never one long step.
+ */
+async function documentsText(docs: readonly Doc[], pace: Pace): Promise<string> {
+  const texts: string[] = []
+  for (const doc of docs) {
+    const text = JSON.stringify(doc)
+    texts.push(text)
+    const turn = pace(text.length)
+    if (turn) await turn
+  }
+  return `[${texts.join(',')}]`
 }
 
 /**
@@ -75,7 +95,7 @@ export async function sendStoredDocument(context: Context, path: NodePath, store
   checkParameters(context.query)
   const relations = parseRelations(context.query)
   if (relations.length === 0) return sendDocument(context, stored)
-  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations)
+  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
   sendJson(context, 200, joined)
 }
 
@@ -83,17 +103,23 @@ export async function sendStoredDocument(context: Context, path: NodePath, store
  * json-server 1.0's page (`_page=&_per_page=`): the documents under `data`,
  * with the page numbers around it and the count of matching documents.
  */
-function pageEnvelope(page: { number: number; limit: number }, selection: Selection) {
-  const pages = Math.max(1, Math.ceil(selection.total / page.limit))
+function pageEnvelope(page: { number: number; limit: number }, total: number, docs: unknown) {
+  const pages = Math.max(1, Math.ceil(total / page.limit))
   return {
     first: 1,
     prev: page.number > 1 ? page.number - 1 : null,
     next: page.number < pages ? page.number + 1 : null,
     last: pages,
     pages,
-    items: selection.total,
-    data: selection.docs,
+    items: total,
+    data: docs,
   }
+}
+
+/** The page envelope as text around the documents' text (`data` is its last key). */
+function pageEnvelopeText(page: { number: number; limit: number }, total: number, docsText: string): string {
+  const numbers = JSON.stringify(pageEnvelope(page, total, null))
+  return `${numbers.slice(0, -'null}'.length)}${docsText}}`
 }
 
 /**
@@ -110,8 +136,7 @@ function reportSkipped(context: Context, skipped: readonly StoreError[]): string
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
 export function sendEmptyCollection(context: Context, path: NodePath): void {
   const listing = parseListingQuery(context.query, context.settings.listingLimits)
-  const empty = { docs: [], total: 0, skipped: [] }
-  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, empty) : [], listingHeaders(context, path, listing, 0))
+  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, 0, []) : [], listingHeaders(context, path, listing, 0))
 }
 
 interface Selection {
@@ -136,15 +161,15 @@ const BIG_COLLECTION = 500
  */
 const bigListings = new WeakMap<Documents, Gate>()
 
-async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
-  const queried = await queryStore(documents, path, listing)
+async function selectFromAll(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined> {
+  const queried = await queryStore(documents, path, listing, pace)
   if (queried) return queried
   const select = async () => {
     const all = await documents.listing(path)
     if (!all) return undefined
-    const matching = await sortDocs(await filterDocs(all.docs, listing.filters), listing.sort)
+    const matching = await sortDocs(await filterDocs(all.docs, listing.filters, pace), listing.sort, pace)
     clampPage(listing, matching.length)
-    const docs = await joinRelations(documents, path, matching.slice(listing.start, listing.end), listing.relations)
+    const docs = await joinRelations(documents, path, matching.slice(listing.start, listing.end), listing.relations, pace)
     return { docs, total: matching.length, skipped: all.skipped }
   }
   // Joining relations reads other collections: such listings take turns whatever their size.
@@ -159,7 +184,7 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
  * so that only the page's documents come into the process; undefined when it
  * has no such query, or leaves this one to the process.
  */
-async function queryStore(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+async function queryStore(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined> {
   const { store } = documents
   if (!store.query) return undefined
   const ask = () => store.query!(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
@@ -168,7 +193,7 @@ async function queryStore(documents: Documents, path: NodePath, listing: Listing
   if (page) clampPage(listing, page.total)
   if (page && listing.start !== start && page.total > 0) page = await ask()
   if (!page) return undefined
-  const docs = await joinRelations(documents, path, page.texts.map((text) => JSON.parse(text) as Doc), listing.relations)
+  const docs = await joinRelations(documents, path, page.texts.map((text) => JSON.parse(text) as Doc), listing.relations, pace)
   return { docs, total: page.total, skipped: [] }
 }
 
@@ -179,16 +204,11 @@ async function isBig(documents: Documents, path: NodePath): Promise<boolean> {
   return (count ?? 0) > BIG_COLLECTION
 }
 
-/** The documents that pass every filter, pausing for other requests on big collections. */
-async function filterDocs(docs: Doc[], filters: readonly Filter[]): Promise<Doc[]> {
+/** The documents that pass every filter, the work spent on `pace` (see matchesFilters). */
+async function filterDocs(docs: Doc[], filters: readonly Filter[], pace: Pace): Promise<Doc[]> {
   if (filters.length === 0) return docs
-  const pace = pacer()
   const kept: Doc[] = []
-  for (const doc of docs) {
-    if (matchesFilters(doc, filters)) kept.push(doc)
-    const turn = pace()
-    if (turn) await turn
-  }
+  for (const doc of docs) if (await matchesFilters(doc, filters, pace)) kept.push(doc)
   return kept
 }
 

@@ -1,20 +1,43 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 
-/** Longest the event loop is held by one loop between two yields, in milliseconds. */
-const SLICE_MS = 2
+/** Longest one request's work holds the event loop between two yields, in milliseconds (README, "Listing queries"). */
+export const SLICE_MS = 2
 
 /**
- * Lets work on a big collection (reading, filtering, sorting it) share the
- * event loop (README, "Listing queries"): awaiting what `pace()` returns
- * inside a loop gives other requests their turn once the loop has run for a
- * few milliseconds; otherwise it returns undefined and costs next to nothing.
+ * Work is counted in characters scanned, copied or parsed: about what 32 KiB
+ * of text costs (0.03–0.15 ms) is done between two looks at the clock, so a
+ * look costs next to nothing and the slice is overrun by little.
  */
-export function pacer(): (everyCall?: boolean) => Promise<void> | undefined {
+const CLOCK_EVERY = 32 * 1024
+
+/** What any step costs at least, so that a loop over small items looks at the clock every 128 of them. */
+const STEP_COST = 256
+
+/** The cost to give a step whose size is unknown but may be large (a batch of reads): the clock is read after it. */
+export const HEAVY_STEP = CLOCK_EVERY
+
+/**
+ * Spends work on the event loop: returns a promise to await when the slice
+ * is used up, after which other requests have had their turn; otherwise
+ * undefined (await only then: a loop over small steps stays synchronous).
+ */
+export type Pace = (cost?: number) => Promise<void> | undefined
+
+/**
+ * The budget of one request's work on the main thread (README, "Listing
+ * queries"): every loop over documents, and every scan of a long text, spends
+ * what it does here, in characters, so one huge document counts as what it
+ * is, not as one item of a list; once the work since the last yield took
+ * SLICE_MS, other requests get their turn.
+ */
+export function pacer(): Pace {
   let sliceStart = performance.now()
-  let calls = 0
-  return (everyCall = false) => {
-    // The clock is read every 32 calls (or each, for loops whose steps are big): cheap enough for a loop over small documents.
-    if ((!everyCall && (++calls & 31) !== 0) || performance.now() - sliceStart < SLICE_MS) return undefined
+  let spent = 0
+  return (cost = 0) => {
+    spent += cost + STEP_COST
+    if (spent < CLOCK_EVERY) return undefined
+    spent = 0
+    if (performance.now() - sliceStart < SLICE_MS) return undefined
     return nextTurn().then(() => {
       sliceStart = performance.now()
     })

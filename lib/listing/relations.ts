@@ -3,7 +3,7 @@ import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { defineValue, isObject } from '../data/json.ts'
 import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
-import { pacer } from './pace.ts'
+import { HEAVY_STEP, type Pace } from './pace.ts'
 
 /**
  * Related documents joined into an answer (README, "Listing queries"), over
@@ -21,13 +21,26 @@ import { pacer } from './pace.ts'
 export interface Relation {
   kind: 'children' | 'parent'
   name: string
+  /** As asked, to name it in an answer. */
+  parameter: '_embed' | '_expand'
 }
 
 /** Most relations one request may join (fixed); they also count against `--max-filters`. */
 export const MAX_RELATIONS = 4
 
+/**
+ * Most JSON text (in characters: 4 MiB of ASCII) the documents joined into
+ * one answer may add up to (fixed). A join repeats documents (one parent in
+ * each of its 700 children), so without it an answer of a few small documents
+ * could grow to hundreds of megabytes, past what a string can hold.
+ */
+export const MAX_JOINED_TEXT = 4 * 1024 * 1024
+
 export function parseRelations(query: URLSearchParams, budget?: FilterBudget): Relation[] {
-  const asked = [...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' })), ...query.getAll('_expand').map((name) => ({ name, parameter: '_expand' }))]
+  const asked = [
+    ...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' as const })),
+    ...query.getAll('_expand').map((name) => ({ name, parameter: '_expand' as const })),
+  ]
   if (asked.length === 0) return []
   if (asked.length > MAX_RELATIONS) throw new HttpError(400, `The query joins more than ${MAX_RELATIONS} relations (_embed and _expand together); that is the limit.`)
   budget?.spend(asked.length)
@@ -35,7 +48,7 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget): R
     if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
     // One level: the joined documents are not joined in turn.
     if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
-    return { kind: parameter === '_expand' ? 'parent' : 'children', name }
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter }
   })
 }
 
@@ -43,25 +56,60 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget): R
  * Each document of a collection (or the one document at `collection/:id`)
  * with its relations joined in, as new objects. A `_embed` of a singular name
  * whose plural is a sibling collection is taken as json-server 1.0 takes it, a parent.
+ * The work is spent on `pace`; past MAX_JOINED_TEXT of joined documents, a 400.
  */
-export async function joinRelations(documents: Documents, collection: NodePath, docs: Doc[], relations: readonly Relation[]): Promise<Doc[]> {
+export async function joinRelations(documents: Documents, collection: NodePath, docs: Doc[], relations: readonly Relation[], pace: Pace): Promise<Doc[]> {
   if (relations.length === 0) return docs
   const joined = docs.map((doc) => ({ ...doc }))
   const siblings = collection.slice(0, -1)
+  const size = new JoinedSize(pace)
   for (const relation of relations) {
     const { name } = relation
     const singularName = relation.kind === 'children' && singular(name) === name && plural(name) !== name
     const kind = singularName && (ownerOf(collection, name) || (await documents.store.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
-    if (kind === 'children') await joinChildren(documents, collection, joined, name)
-    else await joinParents(documents, collection, joined, name)
+    if (kind === 'children') await joinChildren(documents, collection, joined, relation, size)
+    else await joinParents(documents, collection, joined, relation, size)
   }
   return joined
 }
 
-async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
+/**
+ * The JSON text the documents joined into one answer add up to, each counted
+ * as often as it is joined: one parent in 700 children is 700 of it.
+ */
+class JoinedSize {
+  #total = 0
+  /** Each document's text length, measured once however often it is joined. */
+  readonly #measured = new WeakMap<Doc, number>()
+  constructor(readonly pace: Pace) {}
+
+  /** Counts `doc` joined once more, into the answer, for `relation`; a 400 once past MAX_JOINED_TEXT. */
+  async add(doc: Doc, relation: Relation): Promise<void> {
+    let length = this.#measured.get(doc)
+    if (length === undefined) {
+      length = JSON.stringify(doc).length
+      this.#measured.set(doc, length)
+    }
+    this.#total += length + 1
+    if (this.#total > MAX_JOINED_TEXT) throw tooMuchJoined(relation)
+    const turn = this.pace(length)
+    if (turn) await turn
+  }
+}
+
+function tooMuchJoined(relation: Relation): HttpError {
+  return new HttpError(
+    400,
+    `${relation.parameter}=${relation.name} would join more than ${MAX_JOINED_TEXT} characters of related documents (4 MiB) into one answer, the limit for relations. ` +
+      'Ask for fewer documents (_page=1&_per_page=10, _limit=10, or a filter), or read the related documents at their own URLs.',
+  )
+}
+
+async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
+  const { name } = relation
+  const { pace } = size
   const foreignKey = `${singular(collection[collection.length - 1] ?? '')}Id`
   const byKey = new Map<string, Doc[]>()
-  const pace = pacer()
   for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
     const key = doc[foreignKey]
     if (key === undefined || key === null || isObject(key) || Array.isArray(key)) continue
@@ -74,28 +122,35 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
   for (const doc of docs) {
     const id = idOf(doc, collection)
     const nested = id === undefined ? undefined : await documents.list([...collection, id, name])
-    defineValue(doc, name, [...(nested ?? []), ...((id !== undefined && byKey.get(id)) || [])])
-    const turn = pace(true)
+    const children = [...(nested ?? []), ...((id !== undefined && byKey.get(id)) || [])]
+    for (const child of children) await size.add(child, relation)
+    defineValue(doc, name, children)
+    const turn = pace(HEAVY_STEP)
     if (turn) await turn
   }
 }
 
-async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], name: string): Promise<void> {
+async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
+  const { name } = relation
   const owner = ownerOf(collection, name)
   const foreignKey = `${name}Id`
   const parents = new Map<string, Doc | undefined>()
-  const pace = pacer()
   for (const doc of docs) {
     let path = owner
     const key = doc[foreignKey]
     if (!path && (typeof key === 'string' || typeof key === 'number') && String(key) !== '') path = [...collection.slice(0, -1), plural(name), String(key)]
     if (!path) continue
     const at = JSON.stringify(path)
-    if (!parents.has(at)) parents.set(at, (await documents.read(path))?.doc)
+    const read = !parents.has(at)
+    if (read) parents.set(at, (await documents.read(path))?.doc)
     const parent = parents.get(at)
     // A missing parent leaves the key out, as json-server does.
-    if (parent) defineValue(doc, name, parent)
-    const turn = pace(true)
+    if (parent) {
+      await size.add(parent, relation)
+      defineValue(doc, name, parent)
+    }
+    // A read costs what parsing its document did, unknown here: the clock says.
+    const turn = size.pace(read ? HEAVY_STEP : 0)
     if (turn) await turn
   }
 }

@@ -2,7 +2,7 @@ import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { valueAt } from '../data/json.ts'
 import { MAX_FILTER_TEXT } from './filters.ts'
-import { pacer } from './pace.ts'
+import type { Pace } from './pace.ts'
 
 export interface SortKey {
   field: string
@@ -34,18 +34,27 @@ export function parseSort(query: URLSearchParams, maxKeys: number): SortKey[] {
 /**
  * A stable sort by each key in turn; documents without a value for a key come
  * last, whatever the order. Each document's sort values are worked out once,
- * pausing for other requests on big collections, so the comparisons are cheap.
+ * and the sort is a merge sort that spends each comparison on `pace` (two
+ * long texts cost as much to compare as the shorter of them is long), so a
+ * big collection, or a few huge values, are sorted in slices with other
+ * requests served between them.
  */
-export async function sortDocs(docs: Doc[], keys: readonly SortKey[]): Promise<Doc[]> {
+export async function sortDocs(docs: Doc[], keys: readonly SortKey[], pace: Pace): Promise<Doc[]> {
   if (keys.length === 0) return docs
-  const pace = pacer()
-  const rows: { doc: Doc; values: SortValue[] }[] = []
+  const rows: Row[] = []
   for (const doc of docs) {
-    rows.push({ doc, values: keys.map((key) => sortValueOf(valueAt(doc, key.field))) })
-    const turn = pace()
+    let cost = 0
+    const values = keys.map((key) => {
+      const value = sortValueOf(valueAt(doc, key.field))
+      cost += value.text.length
+      return value
+    })
+    rows.push({ doc, values })
+    const turn = pace(cost)
     if (turn) await turn
   }
-  rows.sort((left, right) => {
+  let comparing = 0
+  const compareRows = (left: Row, right: Row): number => {
     for (let index = 0; index < keys.length; index++) {
       const a = left.values[index]
       const b = right.values[index]
@@ -53,12 +62,52 @@ export async function sortDocs(docs: Doc[], keys: readonly SortKey[]): Promise<D
         if (a.rank !== b.rank) return a.rank === MISSING ? 1 : -1
         continue
       }
+      comparing += Math.min(a.text.length, b.text.length)
       const order = compareValues(a, b)
       if (order !== 0) return keys[index].descending ? -order : order
     }
     return 0
+  }
+  const sorted = await mergeSort(rows, compareRows, () => {
+    const cost = comparing
+    comparing = 0
+    return pace(cost)
   })
-  return rows.map((row) => row.doc)
+  return sorted.map((row) => row.doc)
+}
+
+interface Row {
+  doc: Doc
+  values: SortValue[]
+}
+
+/**
+ * A stable bottom-up merge sort that calls `afterCompare` after each
+ * comparison and awaits what it returns, if anything: Array.prototype.sort
+ * cannot stop halfway to let other requests in.
+ */
+async function mergeSort<T>(items: T[], compare: (a: T, b: T) => number, afterCompare: () => Promise<void> | undefined): Promise<T[]> {
+  let from = items.slice()
+  let to = new Array<T>(items.length)
+  for (let width = 1; width < from.length; width *= 2) {
+    for (let low = 0; low < from.length; low += 2 * width) {
+      const middle = Math.min(low + width, from.length)
+      const high = Math.min(low + 2 * width, from.length)
+      let left = low
+      let right = middle
+      let next = low
+      while (left < middle && right < high) {
+        // The left one first when equal: that keeps the sort stable.
+        to[next++] = compare(from[right], from[left]) < 0 ? from[right++] : from[left++]
+        const turn = afterCompare()
+        if (turn) await turn
+      }
+      while (left < middle) to[next++] = from[left++]
+      while (right < high) to[next++] = from[right++]
+    }
+    ;[from, to] = [to, from]
+  }
+  return from
 }
 
 /**

@@ -1,0 +1,136 @@
+import type { Doc } from '../store/store.ts'
+import { isObject, valueAt } from '../data/json.ts'
+import type { Filter } from './filters.ts'
+import type { Pace } from './pace.ts'
+
+/**
+ * Whether a document passes every filter of a listing (README, "Listing
+ * queries"), spending the work on `pace` as it goes: a filter value is
+ * compared with each field it names, `q` with every text of the document, so
+ * a document of a megabyte costs what a megabyte costs and is checked in
+ * slices, with other requests served between them.
+ */
+export async function matchesFilters(doc: Doc, filters: readonly Filter[], pace: Pace): Promise<boolean> {
+  for (const filter of filters) if (!(await matchesFilter(doc, filter, pace))) return false
+  return true
+}
+
+/** Texts longer than this are searched a piece at a time, so that one search is never one long step. */
+const SEARCH_PIECE = 64 * 1024
+
+async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<boolean> {
+  if (filter.operator === 'or') {
+    for (const branch of filter.branches) if (await matchesFilters(doc, branch, pace)) return true
+    return false
+  }
+  if (filter.operator === 'q') {
+    const texts = await lowerTexts(doc, pace)
+    for (const wanted of filter.values) if (!(await someContains(texts, wanted, pace))) return false
+    return true
+  }
+  const value = valueAt(doc, filter.field)
+  const present = value !== undefined && value !== null
+  const text = present ? String(value) : ''
+  // An array or object becomes text here, at a cost of its length.
+  const turn = pace(text.length)
+  if (turn) await turn
+  switch (filter.operator) {
+    case 'eq':
+    case 'in':
+      return present && filter.values.includes(text)
+    case 'ne':
+      return !present || !filter.values.includes(text)
+    case 'like':
+    case 'contains': {
+      // Plain text, ignoring case: json-server 0.17 takes a regular expression, but one from a query string could hang the server.
+      if (!present) return false
+      const lower = await lowerCase(text, pace)
+      for (const wanted of filter.values) if (await contains(lower, wanted.toLowerCase(), pace)) return true
+      return false
+    }
+    case 'startsWith':
+    case 'endsWith': {
+      if (!present) return false
+      const lower = await lowerCase(text, pace)
+      const atStart = filter.operator === 'startsWith'
+      return filter.values.some((wanted) => (atStart ? lower.startsWith(wanted.toLowerCase()) : lower.endsWith(wanted.toLowerCase())))
+    }
+    default: {
+      if (!present) return false
+      // The field's number is worked out once, not once per bound: it costs the length of its text.
+      const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN
+      const bounds = filter.values.map((bound) => compareLoosely(number, text, bound))
+      if (filter.operator === 'gte') return bounds.every((order) => order >= 0)
+      if (filter.operator === 'gt') return bounds.every((order) => order > 0)
+      if (filter.operator === 'lte') return bounds.every((order) => order <= 0)
+      return bounds.every((order) => order < 0)
+    }
+  }
+}
+
+/** Numbers (and numeric strings) compare as numbers, anything else as strings. */
+function compareLoosely(number: number, text: string, bound: string): number {
+  const boundNumber = bound.trim() === '' ? NaN : Number(bound)
+  if (!Number.isNaN(number) && !Number.isNaN(boundNumber)) return number - boundNumber
+  return text < bound ? -1 : text > bound ? 1 : 0
+}
+
+async function lowerCase(text: string, pace: Pace): Promise<string> {
+  const lower = text.toLowerCase()
+  const turn = pace(text.length)
+  if (turn) await turn
+  return lower
+}
+
+/** Every string, number and boolean of a document, lower-cased, for `q` (which ignores case); keys are not searched. */
+async function lowerTexts(doc: Doc, pace: Pace): Promise<string[]> {
+  const texts: string[] = []
+  const frames: { values: unknown[]; next: number }[] = [{ values: [doc], next: 0 }]
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1]
+    if (frame.next === frame.values.length) {
+      frames.pop()
+      continue
+    }
+    const value = frame.values[frame.next++]
+    let cost = 0
+    if (Array.isArray(value)) frames.push({ values: value, next: 0 })
+    else if (isObject(value)) {
+      const values = Object.values(value)
+      frames.push({ values, next: 0 })
+      cost = values.length
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      const text = String(value).toLowerCase()
+      texts.push(text)
+      cost = text.length
+    }
+    const turn = pace(cost)
+    if (turn) await turn
+  }
+  return texts
+}
+
+async function someContains(texts: readonly string[], wanted: string, pace: Pace): Promise<boolean> {
+  for (const text of texts) {
+    if (text.length > SEARCH_PIECE) {
+      if (await contains(text, wanted, pace)) return true
+      continue
+    }
+    // Most texts are short: searched here, without a promise each.
+    if (text.includes(wanted)) return true
+    const turn = pace(text.length)
+    if (turn) await turn
+  }
+  return false
+}
+
+/** `text.includes(wanted)`, a piece of SEARCH_PIECE characters at a time (pieces overlap by the length of `wanted`, less one). */
+async function contains(text: string, wanted: string, pace: Pace): Promise<boolean> {
+  for (let start = 0; start === 0 || start < text.length; start += SEARCH_PIECE) {
+    const piece = text.length <= SEARCH_PIECE ? text : text.slice(start, start + SEARCH_PIECE + wanted.length - 1)
+    if (piece.includes(wanted)) return true
+    const turn = pace(piece.length)
+    if (turn) await turn
+  }
+  return false
+}
