@@ -1,56 +1,40 @@
-import type { Context } from '../context.ts'
-import { urlOf } from '../context.ts'
 import type { Documents } from '../data/documents.ts'
-import type { Doc, NodePath, StoredText } from '../store/store.ts'
-import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
-import { checkParameters, FilterBudget, parseFilters, type Filter, type ListingLimits } from './filters.ts'
-import { matchesFilters } from './match.ts'
-import { joinRelations, parseRelations, type Relation } from './relations.ts'
-import { parseSort, sortDocs, type SortKey } from './sort.ts'
-import { Gate, pacer, type Pace } from './pace.ts'
-import { HttpError } from '../http/errors.ts'
+import type { Doc, NodePath } from '../store/store.ts'
 import type { StoreError } from '../store/errors.ts'
+import type { Filter } from './filters.ts'
+import { matchesFilters } from './match.ts'
+import { joinRelations } from './relations.ts'
+import { sortDocs } from './sort.ts'
+import { Gate, pacer, type Pace } from './pace.ts'
+import type { ListingQuery } from './query.ts'
 
-/**
- * A listing query in both of json-server's dialects (README, "Listing
- * queries"), so their clients work unchanged: filters (`field=`, 0.17's
- * `field_gte=`, 1.0's `field:gt=` and `_where`), full-text `q`,
- * `_sort`/`_order`, a window given by `_start`/`_end`/`_limit`,
- * `_page`/`_limit` (0.17) or `_page`/`_per_page` (1.0, answering a page
- * envelope), and relations to join (`_embed`, `_expand`). Any other `_`
- * parameter is a 400.
- */
-export interface ListingQuery {
-  filters: Filter[]
-  sort: SortKey[]
-  relations: Relation[]
-  /** Documents [start, end) of the filtered, sorted list; end undefined means to the last. */
-  start: number
-  end: number | undefined
-  /** Set for `_page` queries: they answer with a Link header, and with `_per_page` in json-server 1.0's envelope. */
-  page?: { number: number; limit: number; envelope: boolean }
+/** What a listing answers: its JSON text, how many documents matched before the window, and the children left out. */
+export interface Listing {
+  text: string
+  total: number
+  /** Children left out because their document file is broken. */
+  skipped: readonly StoreError[]
 }
 
 /**
- * Answers GET on a collection: the documents of the node's children in
- * ascending id order, narrowed by the listing query, with `X-Total-Count`
- * (the count before the window) and, for `_page`, a `Link` header.
- * Returns false when the node does not exist.
+ * The documents of a collection's children in ascending id order, narrowed
+ * by the listing query: an array, or json-server 1.0's page envelope.
+ * Undefined when the node does not exist.
  */
-export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  const listing = parseListingQuery(context.query, context.settings.listingLimits)
-  if (!needsEveryDocument(listing) && !listing.page?.envelope) return sendPlainWindow(context, path, listing)
+export async function selectListing(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Listing | undefined> {
+  if (!needsEveryDocument(listing) && !listing.page?.envelope) return plainWindow(documents, path, listing)
   // One budget for the request's work on the event loop, from filtering to the answer's text (README, "Listing queries").
   const pace = pacer()
-  const selection = needsEveryDocument(listing)
-    ? await selectFromAll(context.documents, path, listing, pace)
-    : await readWindow(context.documents, path, listing)
-  if (!selection) return false
-  const headers = listingHeaders(context, path, listing, selection.total)
-  if (selection.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selection.skipped)
+  const selection = needsEveryDocument(listing) ? await selectFromAll(documents, path, listing, pace) : await readWindow(documents, path, listing)
+  if (!selection) return undefined
   const docsText = await documentsText(selection.docs, pace)
-  sendJsonText(context, 200, listing.page?.envelope ? pageEnvelopeText(listing.page, selection.total, docsText) : docsText, headers)
-  return true
+  const text = listing.page?.envelope ? pageEnvelopeText(listing.page, selection.total, docsText) : docsText
+  return { text, total: selection.total, skipped: selection.skipped }
+}
+
+/** The listing of a collection that does not exist yet but is known to be one (such as `/user` before the first user). */
+export function emptyListing(listing: ListingQuery): Listing {
+  return { text: JSON.stringify(listing.page?.envelope ? pageEnvelope(listing.page, 0, []) : []), total: 0, skipped: [] }
 }
 
 /**
@@ -70,33 +54,13 @@ async function documentsText(docs: readonly Doc[], pace: Pace): Promise<string> 
 }
 
 /**
- * A window in id order sent as an array (no filter, sort, relation or page
- * envelope): the documents' compact texts joined, which is the very text
- * `JSON.stringify` makes of the parsed documents, without parsing or
- * serialising any of them.
+ * A window in id order (no filter, sort, relation or page envelope): the
+ * documents' compact texts joined, which is the very text `JSON.stringify`
+ * makes of the parsed documents, without parsing or serialising any of them.
  */
-async function sendPlainWindow(context: Context, path: NodePath, listing: ListingQuery): Promise<boolean> {
-  const window = await context.documents.windowText(path, listing.start, listing.end)
-  if (!window) return false
-  const headers = listingHeaders(context, path, listing, window.total)
-  if (window.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, window.skipped)
-  sendJsonText(context, 200, `[${window.texts.join(',')}]`, headers)
-  return true
-}
-
-/**
- * GET of one document: as stored, or with the relations its query asks for
- * (`/posts/1?_embed=comments`), which makes it more than the stored document,
- * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
- */
-export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
-  // Most GETs have no query: nothing to check or join.
-  if (context.query.size === 0) return sendDocument(context, stored)
-  checkParameters(context.query)
-  const relations = parseRelations(context.query)
-  if (relations.length === 0) return sendDocument(context, stored)
-  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
-  sendJson(context, 200, joined)
+async function plainWindow(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Listing | undefined> {
+  const window = await documents.windowText(path, listing.start, listing.end)
+  return window && { text: `[${window.texts.join(',')}]`, total: window.total, skipped: window.skipped }
 }
 
 /**
@@ -120,23 +84,6 @@ function pageEnvelope(page: { number: number; limit: number }, total: number, do
 function pageEnvelopeText(page: { number: number; limit: number }, total: number, docsText: string): string {
   const numbers = JSON.stringify(pageEnvelope(page, total, null))
   return `${numbers.slice(0, -'null}'.length)}${docsText}}`
-}
-
-/**
- * A collection is listed without the children whose document file is broken;
- * the answer names them in `X-Restdir-Skipped` (their URLs, comma-separated)
- * and the server log says what is wrong with each. A GET of one of them says so too.
- */
-function reportSkipped(context: Context, skipped: readonly StoreError[]): string {
-  const urls = skipped.map((error) => urlOf(context, error.path))
-  for (const [index, error] of skipped.entries()) console.error(`restdir: left ${urls[index]} out of a listing: its document file ${error.reason}.`)
-  return urls.join(', ')
-}
-
-/** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
-export function sendEmptyCollection(context: Context, path: NodePath): void {
-  const listing = parseListingQuery(context.query, context.settings.listingLimits)
-  sendJson(context, 200, listing.page?.envelope ? pageEnvelope(listing.page, 0, []) : [], listingHeaders(context, path, listing, 0))
 }
 
 interface Selection {
@@ -232,75 +179,4 @@ function clampPage(listing: ListingQuery, total: number): void {
   page.number = Math.min(page.number, Math.max(1, Math.ceil(total / page.limit)))
   listing.start = (page.number - 1) * page.limit
   listing.end = listing.start + page.limit
-}
-
-function parseListingQuery(query: URLSearchParams, limits: ListingLimits): ListingQuery {
-  const budget = new FilterBudget(limits.maxFilters)
-  const listing: ListingQuery = {
-    filters: parseFilters(query, limits, budget),
-    sort: parseSort(query, limits.maxSortKeys),
-    relations: parseRelations(query, budget),
-    start: 0,
-    end: undefined,
-  }
-  const limit = wholeNumber(query, '_limit', 0)
-  const page = wholeNumber(query, '_page', 1)
-  const perPage = wholeNumber(query, '_per_page', 1)
-  if (perPage !== undefined) {
-    if (page === undefined) throw new HttpError(400, '_per_page needs _page (json-server 1.0 pages only when both are given): ask for _page=1&_per_page=N.')
-    const other = ['_limit', '_start', '_end'].find((name) => query.has(name))
-    if (other) throw new HttpError(400, `_per_page (json-server 1.0) pages by itself; drop ${other}, or page with _page and _limit (json-server 0.17).`)
-  }
-  if (page !== undefined || perPage !== undefined) {
-    // `_page` counts from 1 and takes 10 per page unless `_limit` (0.17) or `_per_page` (1.0) says otherwise.
-    const size = perPage ?? limit ?? 10
-    if (size === 0) throw new HttpError(400, '_limit must be at least 1 with _page.')
-    listing.page = { number: page ?? 1, limit: size, envelope: perPage !== undefined }
-    listing.start = (listing.page.number - 1) * size
-    listing.end = listing.start + size
-    return listing
-  }
-  listing.start = wholeNumber(query, '_start', 0) ?? 0
-  const end = wholeNumber(query, '_end', 0)
-  listing.end = end ?? (limit === undefined ? undefined : listing.start + limit)
-  return listing
-}
-
-/** A query parameter that must be a whole number of at least `min`; undefined when absent. */
-function wholeNumber(query: URLSearchParams, name: string, min: number): number | undefined {
-  const text = query.get(name)
-  if (text === null) return undefined
-  if (!/^\d{1,15}$/.test(text.trim()) || Number(text) < min) {
-    throw new HttpError(400, `${name} must be a whole number${min > 0 ? ` from ${min}` : ''} (got ${JSON.stringify(text)}).`)
-  }
-  return Number(text)
-}
-
-function listingHeaders(context: Context, path: NodePath, listing: ListingQuery, total: number): Record<string, string> {
-  const headers: Record<string, string> = { 'X-Total-Count': String(total) }
-  if (listing.page) {
-    const link = pageLinks(urlOf(context, path), context.query, listing.page, total)
-    if (link) headers.Link = link
-  }
-  return headers
-}
-
-/**
- * The `Link` header of a paged answer (RFC 8288 §3): `first`, `prev`, `next`
- * and `last`, where they apply, as path URLs that repeat the query with
- * another `_page`. A collection that fits on one page has no links.
- */
-function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
-  const lastPage = Math.max(1, Math.ceil(total / page.limit))
-  if (lastPage === 1) return undefined
-  const linkTo = (number: number, rel: string) => {
-    const params = new URLSearchParams(query)
-    params.set('_page', String(number))
-    return `<${collectionUrl}?${params}>; rel="${rel}"`
-  }
-  const links = [linkTo(1, 'first')]
-  if (page.number > 1) links.push(linkTo(Math.min(page.number - 1, lastPage), 'prev'))
-  if (page.number < lastPage) links.push(linkTo(page.number + 1, 'next'))
-  links.push(linkTo(lastPage, 'last'))
-  return links.join(', ')
 }

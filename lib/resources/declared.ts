@@ -4,7 +4,7 @@ import type { Params, Router } from '../http/router.ts'
 import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http/errors.ts'
 import { NothingStored } from '../data/documents.ts'
-import { sendEmptyCollection } from '../listing/listing.ts'
+import { sendEmptyCollection } from './collection.ts'
 import { readNode } from './generic.ts'
 
 /**

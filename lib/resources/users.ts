@@ -11,7 +11,7 @@ import { mergePatch, type JsonObject } from '../data/json.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, type DeclaredResource } from './declared.ts'
-import { sendStoredDocument } from '../listing/listing.ts'
+import { sendStoredDocument } from './collection.ts'
 
 /**
  * Users (README, "Users and playlists"): `{ "user_id": …, …fields }` at

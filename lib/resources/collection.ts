@@ -1,0 +1,97 @@
+import type { Context } from '../context.ts'
+import { urlOf } from '../context.ts'
+import type { Doc, NodePath, StoredText } from '../store/store.ts'
+import type { StoreError } from '../store/errors.ts'
+import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
+import { checkParameters } from '../listing/filters.ts'
+import { joinRelations, parseRelations } from '../listing/relations.ts'
+import { pacer } from '../listing/pace.ts'
+import { parseListingQuery, type ListingQuery } from '../listing/query.ts'
+import { emptyListing, selectListing, type Listing } from '../listing/listing.ts'
+
+/*
+ * The answers of collections and documents with a listing query: what
+ * lib/listing/ selects, sent with `X-Total-Count`, a `Link` header for pages,
+ * and `X-Restdir-Skipped` for broken children.
+ */
+
+/**
+ * Answers GET on a collection: the documents of the node's children in
+ * ascending id order, narrowed by the listing query, with `X-Total-Count`
+ * (the count before the window) and, for `_page`, a `Link` header.
+ * Returns false when the node does not exist.
+ */
+export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
+  const listing = parseListingQuery(context.query, context.settings.listingLimits)
+  const selected = await selectListing(context.documents, path, listing)
+  if (!selected) return false
+  sendListing(context, path, listing, selected)
+  return true
+}
+
+/** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
+export function sendEmptyCollection(context: Context, path: NodePath): void {
+  const listing = parseListingQuery(context.query, context.settings.listingLimits)
+  sendListing(context, path, listing, emptyListing(listing))
+}
+
+function sendListing(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): void {
+  const headers = listingHeaders(context, path, listing, selected.total)
+  if (selected.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selected.skipped)
+  sendJsonText(context, 200, selected.text, headers)
+}
+
+/**
+ * GET of one document: as stored, or with the relations its query asks for
+ * (`/posts/1?_embed=comments`), which makes it more than the stored document,
+ * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
+ */
+export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+  // Most GETs have no query: nothing to check or join.
+  if (context.query.size === 0) return sendDocument(context, stored)
+  checkParameters(context.query)
+  const relations = parseRelations(context.query)
+  if (relations.length === 0) return sendDocument(context, stored)
+  const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
+  sendJson(context, 200, joined)
+}
+
+/**
+ * A collection is listed without the children whose document file is broken;
+ * the answer names them in `X-Restdir-Skipped` (their URLs, comma-separated)
+ * and the server log says what is wrong with each. A GET of one of them says so too.
+ */
+function reportSkipped(context: Context, skipped: readonly StoreError[]): string {
+  const urls = skipped.map((error) => urlOf(context, error.path))
+  for (const [index, error] of skipped.entries()) console.error(`restdir: left ${urls[index]} out of a listing: its document file ${error.reason}.`)
+  return urls.join(', ')
+}
+
+function listingHeaders(context: Context, path: NodePath, listing: ListingQuery, total: number): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Total-Count': String(total) }
+  if (listing.page) {
+    const link = pageLinks(urlOf(context, path), context.query, listing.page, total)
+    if (link) headers.Link = link
+  }
+  return headers
+}
+
+/**
+ * The `Link` header of a paged answer (RFC 8288 §3): `first`, `prev`, `next`
+ * and `last`, where they apply, as path URLs that repeat the query with
+ * another `_page`. A collection that fits on one page has no links.
+ */
+function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
+  const lastPage = Math.max(1, Math.ceil(total / page.limit))
+  if (lastPage === 1) return undefined
+  const linkTo = (number: number, rel: string) => {
+    const params = new URLSearchParams(query)
+    params.set('_page', String(number))
+    return `<${collectionUrl}?${params}>; rel="${rel}"`
+  }
+  const links = [linkTo(1, 'first')]
+  if (page.number > 1) links.push(linkTo(Math.min(page.number - 1, lastPage), 'prev'))
+  if (page.number < lastPage) links.push(linkTo(page.number + 1, 'next'))
+  links.push(linkTo(lastPage, 'last'))
+  return links.join(', ')
+}
