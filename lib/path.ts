@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { HttpError } from './http/errors.ts'
 
 export interface PathLimits {
@@ -83,13 +84,79 @@ export function checkNewChildPath(target: string, idLength: number, limits: Path
 /**
  * The query string of a request target, without a fragment: a client never
  * sends one (RFC 9112 §3.2), and when a raw one does, it takes no part in the
- * query, as it takes none in the path.
+ * query, as it takes none in the path. Decoded strictly (decodeUrlEncoded).
  */
 export function queryOf(target: string): URLSearchParams {
   const start = target.indexOf('?')
   const hash = target.indexOf('#')
   if (start === -1 || (hash !== -1 && hash < start)) return new URLSearchParams()
-  return new URLSearchParams(target.slice(start + 1, hash === -1 ? undefined : hash))
+  return decodeUrlEncoded(target.slice(start + 1, hash === -1 ? undefined : hash), 'query parameter')
+}
+
+/**
+ * Names and values of `application/x-www-form-urlencoded` text, a query string
+ * or a form body, decoded as the URL Standard's parser does (§5.1: pairs split
+ * at `&`, a name at its first `=`, `+` a space, `%XX` a byte, a `%` without two
+ * hex digits kept as it is), except that a name or a value whose bytes are not
+ * UTF-8 is a 400 naming it, where the standard puts U+FFFD in their place: what
+ * is stored or matched is what was sent, or nothing (README, "Requests and errors").
+ */
+export function decodeUrlEncoded(text: string, what: 'query parameter' | 'form field'): URLSearchParams {
+  const pairs = new URLSearchParams()
+  let start = 0
+  while (start <= text.length) {
+    let stop = text.indexOf('&', start)
+    if (stop === -1) stop = text.length
+    if (stop > start) {
+      const equals = text.indexOf('=', start)
+      const nameEnd = equals === -1 || equals > stop ? stop : equals
+      const rawName = text.slice(start, nameEnd)
+      const rawValue = nameEnd === stop ? '' : text.slice(nameEnd + 1, stop)
+      const name = percentDecodeComponent(rawName)
+      if (name === undefined) {
+        throw new HttpError(400, `The ${what} name ${quoted(rawName)} is not UTF-8 once percent-decoded; percent-encode text as UTF-8 (RFC 3986 §2.5).`)
+      }
+      const value = percentDecodeComponent(rawValue)
+      if (value === undefined) {
+        throw new HttpError(400, `The ${what} ${quoted(name)} has a value that is not UTF-8 once percent-decoded (${quoted(rawValue)}); percent-encode text as UTF-8 (RFC 3986 §2.5).`)
+      }
+      pairs.append(name, value)
+    }
+    start = stop + 1
+  }
+  return pairs
+}
+
+/** One name or value of form-encoded text with `+` as a space and its escapes decoded, or undefined when the bytes are not UTF-8. */
+function percentDecodeComponent(raw: string): string | undefined {
+  const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw
+  if (!spaced.includes('%')) return spaced
+  const bytes = Buffer.from(spaced, 'utf8')
+  let length = 0
+  for (let index = 0; index < bytes.length; index++) {
+    const high = hexValue(bytes[index + 1])
+    const low = hexValue(bytes[index + 2])
+    if (bytes[index] === 0x25 && high !== -1 && low !== -1) {
+      bytes[length++] = high * 16 + low
+      index += 2
+    } else {
+      bytes[length++] = bytes[index]
+    }
+  }
+  const decoded = bytes.subarray(0, length)
+  return isUtf8(decoded) ? decoded.toString('utf8') : undefined
+}
+
+function hexValue(byte: number | undefined): number {
+  if (byte === undefined) return -1
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30
+  const lower = byte | 0x20
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1
+}
+
+/** Text from a request for a message: quoted, escaped, and short. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 80 ? text.slice(0, 80) + '…' : text)
 }
 
 /** A raw URL segment with its percent-escapes decoded (RFC 3986 §2.1), once; a malformed escape is a 400. */

@@ -2,6 +2,7 @@ import http from 'node:http'
 import { createHandler, type RestdirHandler } from './handler.ts'
 import type { RestdirOptions } from './options.ts'
 import { answerClientErrors } from './http/client-errors.ts'
+import { continueWhenBodyRead } from './http/body.ts'
 import type { ResetSummary } from './data/reset.ts'
 
 export interface RestdirServer extends http.Server {
@@ -40,6 +41,11 @@ export function createServer(options: RestdirOptions = {}): RestdirServer {
     handler.settings.guards.host = typeof address === 'object' && address ? address.address : (address ?? undefined)
   })
   answerClientErrors(server)
+  // Node would send `100 Continue` before the handler sees the request; it is sent once the body is read instead.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    continueWhenBodyRead(req, res)
+    server.emit('request', req, res)
+  })
   server.ready = handler.ready
   server.handler = handler
   server.reset = () => handler.reset()

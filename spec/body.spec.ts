@@ -124,6 +124,29 @@ test('invalid UTF-8 is 400 whose detail gives the offset of the first bad byte, 
   assertProblem(await api.request('GET', '/invalid/utf8'), 404)
 })
 
+test('a form field that is not UTF-8 once percent-decoded is 400 naming it, and nothing is stored or changed', async () => {
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+  const cases: Array<[string, RegExp]> = [
+    ['a=%ff&b=%ED%A0%80', /form field "a" has a value that is not UTF-8/],
+    ['a=ok&b=%ED%A0%80', /form field "b" has a value that is not UTF-8.*%ED%A0%80/],
+    ['a=ok&b=%C3', /form field "b"/],
+    ['a=ok&b=caf%C3%A9+%C0%AF', /form field "b"/],
+    ['%ff=1', /form field name "%ff" is not UTF-8/],
+    ['a+%FE=1', /form field name "a\+%FE"/],
+  ]
+  for (const [body, detail] of cases) {
+    assertProblem(await api.request('PUT', '/strict-forms/bad', { body, headers }), 400, detail)
+    assertProblem(await api.request('POST', '/strict-forms', { body, headers }), 400, detail)
+  }
+  assertProblem(await api.request('GET', '/strict-forms/bad'), 404)
+  assertProblem(await api.request('GET', '/strict-forms'), 404)
+  assertJson(await api.request('PUT', '/strict-forms/kept', { body: 'a=%C3%A9', headers }), 201, { id: 'kept', a: '\u00e9' })
+  assertProblem(await api.request('PATCH', '/strict-forms/kept', { body: 'a=%ff', headers }), 400, /form field "a"/)
+  assertJson(await api.request('GET', '/strict-forms/kept'), 200, { id: 'kept', a: '\u00e9' })
+  // A "%" that starts no escape is kept as it is, as browsers and the URL Standard do.
+  assertJson(await api.request('PUT', '/strict-forms/percent', { body: 'a=100%&b=%zz', headers }), 201, { id: 'percent', a: '100%', b: '%zz' })
+})
+
 test('text that is valid UTF-8 in every plane is stored and returned byte for byte', async () => {
   const text = 'caf\u00e9 \u4e2d\u6587 \u{1f3b5} \u0000 \u2028 "quoted" \\ back'
   assertJson(await api.request('PUT', '/unicode/doc', { body: { text } }), 201, { id: 'doc', text })

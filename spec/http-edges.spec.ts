@@ -97,4 +97,18 @@ test('an unencoded . or .. segment is 400 and never a name; encoded, it is one',
   assert.is((await api.request('PUT', '/dots/.../a..b', { body: { v: 3 } })).status, 201)
 })
 
+test('a query parameter that is not UTF-8 once percent-decoded is 400 naming it, on listings and every other request', async () => {
+  assert.is((await api.request('PUT', '/queries/doc', { body: { t: '\u00e9' } })).status, 201)
+  assertProblem(await api.request('GET', '/queries?t=%ff'), 400, /query parameter "t" has a value that is not UTF-8/)
+  assertProblem(await api.request('GET', '/queries?t=%ED%A0%80'), 400, /query parameter "t"/)
+  assertProblem(await api.request('GET', '/queries?q=ok&title_like=%C3'), 400, /query parameter "title_like"/)
+  assertProblem(await api.request('GET', '/queries?%ff=1'), 400, /query parameter name "%ff"/)
+  assertProblem(await api.request('GET', '/queries?_sort=t&_order=%80'), 400, /query parameter "_order"/)
+  assertProblem(await api.request('DELETE', '/queries/doc?x=%ff'), 400, /query parameter "x"/)
+  assert.is((await api.request('GET', '/queries/doc')).status, 200)
+  // The same value sent as UTF-8 is matched exactly.
+  assert.equal((await api.request('GET', '/queries?t=%C3%A9')).json, [{ id: 'doc', t: '\u00e9' }])
+  assert.equal((await api.request('GET', '/queries?t=caf%C3%A9+x')).json, [])
+})
+
 test.run()

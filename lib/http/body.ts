@@ -1,6 +1,8 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isUtf8 } from 'node:buffer'
 import { HttpError } from './errors.ts'
+import { closeOnceDrained } from './linger.ts'
+import { decodeUrlEncoded } from '../path.ts'
 import { isObject, jsonKindOf, type JsonObject } from '../data/json.ts'
 import { inexactJson, jsonErrorOffset } from '../data/json-syntax.ts'
 
@@ -12,6 +14,9 @@ export interface BodyLimits {
 }
 
 export const defaultBodyLimits: BodyLimits = { maxBody: 1024 * 1024, maxDepth: 64 }
+
+/** The most of a refused body read and dropped before its connection closes: this, or 4 × maxBody when larger. */
+const MIN_DRAIN_BYTES = 16 * 1024 * 1024
 
 /**
  * Reads a POST/PUT/PATCH body as a JSON object. JSON (`application/json`,
@@ -25,7 +30,28 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = de
   checkContentEncoding(req.headers['content-encoding'])
   const declaredLength = Number(req.headers['content-length'])
   if (declaredLength > limits.maxBody) throw tooLarge(req, limits)
+  sendContinue(req)
   return parseBody(await readBytes(req, limits), kind, req, limits)
+}
+
+/** Requests whose client waits for `100 Continue` before it sends the body, with the answer that will carry it. */
+const awaitingContinue = new WeakMap<IncomingMessage, ServerResponse>()
+
+/**
+ * Holds back the `100 Continue` a request with `Expect: 100-continue` asks for
+ * until its body is about to be read (createServer's 'checkContinue'): an answer
+ * decided before that (a 413 from Content-Length, a 401, a 404) goes out without
+ * one, and the client never sends the body (RFC 9110 §10.1.1).
+ */
+export function continueWhenBodyRead(req: IncomingMessage, res: ServerResponse): void {
+  awaitingContinue.set(req, res)
+}
+
+function sendContinue(req: IncomingMessage): void {
+  const res = awaitingContinue.get(req)
+  if (res === undefined) return
+  awaitingContinue.delete(req)
+  res.writeContinue()
 }
 
 /**
@@ -50,7 +76,7 @@ function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: 
     throw new HttpError(415, `Content-Type "${req.headers['content-type']}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
   }
   const text = decodeUtf8(bytes)
-  if (kind === 'form') return Object.fromEntries(new URLSearchParams(text))
+  if (kind === 'form') return Object.fromEntries(decodeUrlEncoded(text, 'form field'))
   checkDepth(text, limits.maxDepth)
   return requireObject(parseJson(text))
 }
@@ -85,8 +111,8 @@ function bodyKind(header: string | undefined): BodyKind {
 }
 
 function tooLarge(req: IncomingMessage, limits: BodyLimits): HttpError {
-  // Stop reading: the rest of the body is never buffered, and the connection closes after the answer.
-  req.pause()
+  // The rest of the body is never buffered; it is read and dropped, within bounds, so the client reads the 413 before the close.
+  closeOnceDrained(req, Math.max(MIN_DRAIN_BYTES, 4 * limits.maxBody))
   return new HttpError(413, `The body is larger than the limit of ${limits.maxBody} bytes.`, { Connection: 'close' })
 }
 

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { isClosing } from './linger.ts'
 
 /**
  * Requests pipelined on one connection, in the order they were sent
@@ -11,6 +12,10 @@ import type { Socket } from 'node:net'
  * A turn ends when its handler has answered, or has handed the request on
  * (an event stream once open, the next middleware). Answers on a connection
  * go out in order anyway: those after an event stream never leave, as before.
+ *
+ * Once a request of the connection has been refused with a close (a 413, see
+ * linger.ts), no later one runs, whether it waits here or arrives after: the
+ * server that says `close` processes no further request (RFC 9112 §9.6).
  */
 interface Lane {
   /** Requests running now. */
@@ -36,6 +41,7 @@ const lanes = new WeakMap<Socket, Lane>()
  */
 export function inConnectionOrder(socket: Socket | null | undefined, safe: boolean, run: () => Promise<void>): void {
   if (!socket) return void run() // a request made up by an embedding app has no connection to keep in order
+  if (isClosing(socket)) return
   const lane = lanes.get(socket) ?? newLane(socket)
   if (lane.running === 0 || (safe && lane.reading && lane.waiting.length === 0)) start(lane, safe, run)
   else lane.waiting.push({ safe, run })
@@ -48,6 +54,7 @@ function newLane(socket: Socket): Lane {
     waiting: [],
     end() {
       lane.running--
+      if (isClosing(socket)) lane.waiting.length = 0
       while (lane.waiting.length > 0 && (lane.running === 0 || (lane.reading && lane.waiting[0].safe))) {
         const turn = lane.waiting.shift()!
         start(lane, turn.safe, turn.run)

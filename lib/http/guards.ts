@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isIP } from 'node:net'
+import { isIP, type Socket } from 'node:net'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { HttpError } from './errors.ts'
 
@@ -31,6 +31,7 @@ const PREFLIGHT_MAX_AGE = '600'
  * pushed onto `headers` (names and values in turn), for whoever answers to write.
  */
 export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards: GuardSettings, headers: string[]): boolean {
+  checkHeaderCount(req)
   checkHost(req, guards)
   const method = (req.method ?? 'GET').toUpperCase()
   if (applyCors(req, res, method, guards, headers)) return true
@@ -68,6 +69,26 @@ function checkHost(req: IncomingMessage, guards: GuardSettings): void {
       `not to ${JSON.stringify(host.slice(0, 100))} (a guard against DNS rebinding). ` +
       `To serve other host names, bind another address (--host 0.0.0.0, or the host option).`,
   )
+}
+
+/**
+ * Node keeps a request's header lines up to its server's maxHeadersCount and
+ * drops the rest without a word, so a second Host past the cap would never be
+ * counted. A request that reaches the cap is refused rather than judged on part
+ * of its headers (RFC 6585 §5), in whatever server the handler runs.
+ */
+function checkHeaderCount(req: IncomingMessage): void {
+  const kept = headerLinesKept(req)
+  if (req.rawHeaders.length / 2 >= kept) {
+    throw new HttpError(431, `The request has ${kept} or more header lines, more than the server reads; send fewer.`)
+  }
+}
+
+/** Node's maxHeadersCount: 0 keeps every line; unset, node:http keeps 1,000 (2,000 names and values in rawHeaders). */
+function headerLinesKept(req: IncomingMessage): number {
+  const count = (req.socket as (Socket & { server?: { maxHeadersCount?: number | null } }) | null)?.server?.maxHeadersCount
+  if (count === 0) return Infinity
+  return typeof count === 'number' && count > 0 ? count : 1000
 }
 
 function hostLines(req: IncomingMessage): number {
