@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import { HttpError } from './http/errors.ts'
+import { HttpError } from './http-error.ts'
 
 export interface PathLimits {
   /** Longest raw path (before the query string) in characters. */

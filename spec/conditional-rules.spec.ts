@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { HttpError } from '../lib/http/errors.ts'
+import { HttpError } from '../lib/http-error.ts'
 import {
   ifMatchHolds,
   ifNoneMatchHolds,

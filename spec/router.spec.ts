@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Router } from '../lib/http/router.ts'
 import { splitPath } from '../lib/path.ts'
-import { HttpError } from '../lib/http/errors.ts'
+import { HttpError } from '../lib/http-error.ts'
 
 function declaredRoutes(): Router<string> {
   return new Router<string>()

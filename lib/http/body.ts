@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isUtf8 } from 'node:buffer'
-import { HttpError } from './errors.ts'
+import { HttpError } from '../http-error.ts'
 import { closeOnceDrained } from './linger.ts'
 import { decodeUrlEncoded } from '../path.ts'
 import { isObject, jsonKindOf, type JsonObject } from '../data/json.ts'

@@ -1,7 +1,8 @@
 import type { Server, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { HttpError, problemJson, sendProblem } from './errors.ts'
+import { HttpError } from '../http-error.ts'
+import { problemJson, sendProblem } from './problem.ts'
 
 /**
  * Node's HTTP parser refuses some requests before any handler sees them: a

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { HttpError } from './errors.ts'
+import { HttpError } from '../http-error.ts'
 
 /*
  * Conditional requests (RFC 9110 §13), for documents (lib/http/respond.ts, and the

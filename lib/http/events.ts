@@ -4,7 +4,8 @@ import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
 import { changeLogOf, type LoggedChange } from '../data/changes.ts'
-import { answersNotFound, HttpError } from './errors.ts'
+import { HttpError } from '../http-error.ts'
+import { answersNotFound } from './problem.ts'
 import { sendJson } from './respond.ts'
 
 const KEEP_ALIVE_MS = 30_000

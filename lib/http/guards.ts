@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isIP, type Socket } from 'node:net'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { HttpError } from './errors.ts'
+import { HttpError } from '../http-error.ts'
 
 /** What the guards need to know; part of the server's Settings. */
 export interface GuardSettings {

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { isObject } from '../data/json.ts'
 
 /**

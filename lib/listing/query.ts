@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { FilterBudget, parseFilters, type Filter, type ListingLimits } from './filters.ts'
 import { parseRelations, type Relation } from './relations.ts'
 import { parseSort, type SortKey } from './sort.ts'

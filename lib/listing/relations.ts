@@ -1,6 +1,6 @@
 import { NothingStored, type Documents } from '../data/documents.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { defineValue, isObject } from '../data/json.ts'
 import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
 import { HEAVY_STEP, type Pace } from './pace.ts'

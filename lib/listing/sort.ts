@@ -1,5 +1,5 @@
 import type { Doc } from '../store/store.ts'
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { valueAt } from '../data/json.ts'
 import { MAX_FILTER_TEXT } from './filters.ts'
 import type { Pace } from './pace.ts'

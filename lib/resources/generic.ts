@@ -1,7 +1,7 @@
 import type { Context } from '../context.ts'
 import { preconditionsOf, urlOf } from '../context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
 import { mergePatch, type JsonObject } from '../data/json.ts'

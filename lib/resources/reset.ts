@@ -1,6 +1,6 @@
 import type { Context } from '../context.ts'
 import type { ResetSummary } from '../data/reset.ts'
-import { HttpError } from '../http/errors.ts'
+import { HttpError } from '../http-error.ts'
 import { isLoopbackHost } from '../http/guards.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 

@@ -3,24 +3,14 @@ import { STATUS_CODES } from 'node:http'
 import { StoreError } from '../store/errors.ts'
 import { NothingStored } from '../data/documents.ts'
 import { joinPath } from '../path.ts'
+import { HttpError } from '../http-error.ts'
 
-/**
- * An error that knows its HTTP answer. Thrown where a problem is found and
- * turned into one `application/problem+json` answer (RFC 9457) by `sendProblem`.
+/*
+ * Everything thrown while a request is answered becomes one
+ * `application/problem+json` answer (RFC 9457) here: an HttpError
+ * (lib/http-error.ts) as it says, a store's or the data layer's error by the
+ * rules below, anything else a 500 that says nothing internal.
  */
-export class HttpError extends Error {
-  readonly status: number
-  readonly detail: string
-  readonly headers: Record<string, string>
-
-  constructor(status: number, detail: string, headers: Record<string, string> = {}) {
-    super(detail)
-    this.name = 'HttpError'
-    this.status = status
-    this.detail = detail
-    this.headers = headers
-  }
-}
 
 /** Writes an RFC 9457 problem answer. Never includes a stack or a file-system path. */
 export function sendProblem(res: ServerResponse, error: HttpError, head = false): void {
