@@ -3,7 +3,7 @@
  * duplicate-key check (lib/data/json-syntax.ts, inexactJson) adds to JSON.parse,
  * on a typical 1 KB body and on a 1 MB one (numbers, strings, nesting).
  */
-import { inexactJson } from '../lib/data/json-syntax.ts'
+import { inexactJson } from '../lib/json/syntax.ts'
 
 function sampleDoc(items: number): unknown {
   return {

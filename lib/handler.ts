@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Context, RouteHandler } from './context.ts'
+import type { Context, RouteHandler } from './http/context.ts'
 import type { Store } from './store/store.ts'
 import { openStore } from './store/open.ts'
 import { Documents } from './data/documents.ts'

@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { Context, RouteHandler } from '../lib/context.ts'
+import type { Context, RouteHandler } from '../lib/http/context.ts'
 import { Router } from '../lib/http/router.ts'
 import { HttpError } from '../lib/http-error.ts'
 import { createHandler } from '../lib/handler.ts'

@@ -3,7 +3,7 @@ import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
 import { createWithNewId } from './ids.ts'
-import { HEAVY_STEP, pacer, SLICE_MS } from '../listing/pace.ts'
+import { HEAVY_STEP, pacer, SLICE_MS } from './pace.ts'
 
 /** Most documents read at once. */
 const READ_BATCH = 64

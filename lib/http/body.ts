@@ -3,8 +3,8 @@ import { isUtf8 } from 'node:buffer'
 import { HttpError } from '../http-error.ts'
 import { closeOnceDrained } from './linger.ts'
 import { decodeUrlEncoded } from '../path.ts'
-import { isObject, jsonKindOf, type JsonObject } from '../data/json.ts'
-import { inexactJson, jsonErrorOffset } from '../data/json-syntax.ts'
+import { isObject, jsonKindOf, type JsonObject } from '../json/values.ts'
+import { inexactJson, jsonErrorOffset } from '../json/syntax.ts'
 
 export interface BodyLimits {
   /** Largest body in bytes (413 past it). */

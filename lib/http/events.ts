@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { Context, RouteHandler } from '../context.ts'
+import type { Context, RouteHandler } from './context.ts'
 import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'

@@ -1,8 +1,8 @@
-import type { Context } from '../context.ts'
+import type { Context } from './context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { sendJsonText, sendNoContent } from './respond.ts'
-import { pacer, type Pace } from '../listing/pace.ts'
+import { pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { Context } from '../context.ts'
+import type { Context } from './context.ts'
 import type { StoredDoc, StoredText } from '../store/store.ts'
 import { isNotModified } from './conditional.ts'
 

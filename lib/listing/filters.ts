@@ -1,5 +1,5 @@
 import { HttpError } from '../http-error.ts'
-import { isObject } from '../data/json.ts'
+import { isObject } from '../json/values.ts'
 
 /**
  * What one listing request may ask for, so that its cost per document is

@@ -5,7 +5,7 @@ import type { Filter } from './filters.ts'
 import { matchesFilters } from './match.ts'
 import { joinRelations } from './relations.ts'
 import { sortDocs } from './sort.ts'
-import { Gate, pacer, type Pace } from './pace.ts'
+import { Gate, pacer, type Pace } from '../data/pace.ts'
 import type { ListingQuery } from './query.ts'
 
 /** What a listing answers: its JSON text, how many documents matched before the window, and the children left out. */

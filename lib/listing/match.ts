@@ -1,7 +1,7 @@
 import type { Doc } from '../store/store.ts'
-import { isObject, valueAt } from '../data/json.ts'
+import { isObject, valueAt } from '../json/values.ts'
 import type { Filter } from './filters.ts'
-import type { Pace } from './pace.ts'
+import type { Pace } from '../data/pace.ts'
 
 /**
  * Whether a document passes every filter of a listing (README, "Listing

@@ -1,9 +1,9 @@
 import { NothingStored, type Documents } from '../data/documents.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
-import { defineValue, isObject } from '../data/json.ts'
+import { defineValue, isObject } from '../json/values.ts'
 import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
-import { HEAVY_STEP, type Pace } from './pace.ts'
+import { HEAVY_STEP, type Pace } from '../data/pace.ts'
 
 /**
  * Related documents joined into an answer (README, "Listing queries"), over

@@ -1,8 +1,8 @@
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
-import { valueAt } from '../data/json.ts'
+import { valueAt } from '../json/values.ts'
 import { MAX_FILTER_TEXT } from './filters.ts'
-import type { Pace } from './pace.ts'
+import type { Pace } from '../data/pace.ts'
 
 export interface SortKey {
   field: string

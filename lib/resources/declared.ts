@@ -1,5 +1,5 @@
-import type { Context, RouteHandler } from '../context.ts'
-import { urlOf } from '../context.ts'
+import type { Context, RouteHandler } from '../http/context.ts'
+import { urlOf } from '../http/context.ts'
 import type { Params, Router } from '../http/router.ts'
 import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'

@@ -1,4 +1,4 @@
-import type { Context } from '../context.ts'
+import type { Context } from '../http/context.ts'
 import type { ResetSummary } from '../data/reset.ts'
 import { HttpError } from '../http-error.ts'
 import { isLoopbackHost } from '../http/guards.ts'

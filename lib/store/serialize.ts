@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { inexactJson } from '../data/json-syntax.ts'
-import { isObject } from '../data/json.ts'
+import { inexactJson } from '../json/syntax.ts'
+import { isObject } from '../json/values.ts'
 import { StoreError } from './errors.ts'
 import type { Doc, NodePath } from './store.ts'
 

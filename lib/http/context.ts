@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Documents, Preconditions } from './data/documents.ts'
-import type { Params } from './http/router.ts'
-import type { NodePath } from './store/store.ts'
-import type { Settings } from './options.ts'
-import { joinPath } from './path.ts'
-import { writePreconditions } from './http/conditional.ts'
+import type { Documents, Preconditions } from '../data/documents.ts'
+import type { Params } from './router.ts'
+import type { NodePath } from '../store/store.ts'
+import type { Settings } from '../options.ts'
+import { joinPath } from '../path.ts'
+import { writePreconditions } from './conditional.ts'
 
 /** Everything a resource handler needs to answer one request. */
 export interface Context {
