@@ -5,7 +5,7 @@ import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { sendEmptyCollection } from './collection.ts'
-import { readNode } from './generic.ts'
+import { readNode, type RequireOwners } from './generic.ts'
 
 /**
  * A declared resource (README, "Users and playlists"): a collection whose
@@ -94,11 +94,6 @@ async function requireMember(context: Context, resource: DeclaredResource, param
   throw new HttpError(404, `${missing.message.replace(/\.$/, '')}; ${hint}.`)
 }
 
-/**
- * Checks that a generic write below a declared member may happen; `parent` is
- * the node the new document goes under. Returns the innermost owner's path, if any.
- */
-export type RequireOwners = (context: Context, parent: NodePath) => Promise<NodePath | undefined>
 
 /**
  * Nodes below a declared member live and die with it (README, "Users and

@@ -8,7 +8,6 @@ import { mergePatch, type JsonObject } from '../json/values.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
 import { parseDependents, removeDependents } from '../listing/relations.ts'
-import type { RequireOwners } from './declared.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../data/ids.ts'
 
@@ -18,6 +17,12 @@ import { ID_LENGTH } from '../data/ids.ts'
  * children. A write below a declared member needs that member (`requireOwners`).
  */
 export const genericMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+/**
+ * Checks that a generic write below a declared member may happen (lib/resources/declared.ts makes it); `parent` is
+ * the node the new document goes under. Returns the innermost owner's path, if any.
+ */
+export type RequireOwners = (context: Context, parent: NodePath) => Promise<NodePath | undefined>
 
 /** The root takes reads and POST only: replacing or deleting the whole store by one request is refused. */
 const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
