@@ -49,7 +49,7 @@ export interface Account {
 
 /**
  * Runs `command` (by default the CLI: `node --import tsx bin/restdir.ts ...args`)
- * in the repository root. `detached` puts it in its own process group, so
+ * in the repository root, or `cwd`, as `user` if given. `detached` puts it in its own process group, so
  * `killGroup` can end a tree such as npm → sh → tsx → node.
  */
 export function spawnCli(args: string[], options: SpawnOptions = {}): CliProcess {
