@@ -8,7 +8,11 @@ import { defaultListingLimits, type ListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './http/static-cache.ts'
 
-/** Options of `createHandler` and `createServer`; they mirror the command line. */
+/**
+ * Options of `createHandler` and `createServer`; they mirror the command line, whose
+ * table of flags (lib/cli/options-table.ts, printed in docs/cli.md) names each one's
+ * flag. The defaults are `optionDefaults` below.
+ */
 export interface RestdirOptions {
   /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), a `postgres://` URL for a PostgresStore, or any Store. */
   store?: string | Store
@@ -21,24 +25,24 @@ export interface RestdirOptions {
   www?: string
   /**
    * What is kept in memory of the www folder's files (README, "Speed"): file contents up to
-   * `maxBytes` in all (default 16 MiB), each up to `maxFileBytes` (default 64 KiB); `false` keeps
-   * nothing and checks the disk on every request.
+   * `maxBytes` in all, each up to `maxFileBytes` (defaults: `defaultStaticCache`,
+   * lib/http/static-cache.ts); `false` keeps nothing and checks the disk on every request.
    */
   wwwCache?: { maxBytes?: number; maxFileBytes?: number } | false
-  /** URL prefix of the data API, e.g. `/api` (default: none, the API is at `/`). */
+  /** URL prefix of the data API, e.g. `/api` (none: the API is at `/`). */
   prefix?: string
   /** fsync every write (file and directory) before answering. */
   sync?: boolean
-  /** Largest request body in bytes (default 1 MiB). */
+  /** Largest request body in bytes. */
   maxBody?: number
-  /** Deepest JSON nesting accepted in a body (default 64). */
+  /** Deepest JSON nesting accepted in a body. */
   maxJsonDepth?: number
-  /** Longest path, longest segment and most segments (defaults 8192, 1024, 32). */
+  /** Longest path, longest segment and most segments. */
   maxPathLength?: number
   maxSegmentLength?: number
   maxPathDepth?: number
   /**
-   * The address the server listens on (default 127.0.0.1), for the DNS-rebinding
+   * The address the server listens on (the command line's `--host`), for the DNS-rebinding
    * guard. createServer learns it by itself once listening; pass it to createHandler
    * when embedding restdir in a server bound elsewhere (otherwise each request is
    * judged by the local address of its connection).
@@ -50,20 +54,20 @@ export interface RestdirOptions {
   token?: string
   /** Refuse every write with 405. */
   readonly?: boolean
-  /** Milliseconds a client has to send the request headers (default 10 000) and the whole request (default 30 000). */
+  /** Milliseconds a client has to send the request headers, and the whole request. */
   headersTimeout?: number
   requestTimeout?: number
-  /** Most event streams open at once (default 1000). */
+  /** Most event streams open at once. */
   maxStreams?: number
-  /** Most `_sort` fields (default 8) and filter values, `q` included (default 32), in one listing query. */
+  /** Most `_sort` fields, and most filter values (`q` included), in one listing query. */
   maxSortKeys?: number
   maxFilters?: number
-  /** Changes kept for event streams that resume and for `?_changes`: most changes (default 1000) and most bytes (default 16 MiB). */
+  /** Changes kept for event streams that resume and for `?_changes`: most changes, and most bytes. */
   changeWindow?: number
   changeWindowBytes?: number
-  /** Bytes an event stream may have waiting for a slow reader before it is closed (default 8 MiB, or 4 × maxBody when larger). */
+  /** Bytes an event stream may have waiting for a slow reader before it is closed (or 4 × maxBody when that is larger). */
   maxStreamBuffer?: number
-  /** Milliseconds to wait before every data answer, to see a front end's loading states (default 0). */
+  /** Milliseconds to wait before every data answer, to see a front end's loading states. */
   delay?: number
   /** No request log. */
   quiet?: boolean
@@ -97,12 +101,38 @@ export interface Timeouts {
   request: number
 }
 
-export const defaultTimeouts: Timeouts = { headers: 10_000, request: 30_000 }
-export const defaultMaxStreams = 1000
+export const bundledWww = path.join(packageRoot, 'www')
+
+/**
+ * What each option is when not given: written here once, or named from the module whose
+ * limit it is. resolveSettings applies them; the command line's table of options
+ * (lib/cli/options-table.ts) prints them in --help and docs/cli.md.
+ */
+export const optionDefaults = {
+  www: bundledWww,
+  prefix: '',
+  sync: false,
+  maxBody: defaultBodyLimits.maxBody,
+  delay: 0,
+  readonly: false,
+  maxPathLength: defaultPathLimits.maxPathLength,
+  maxSegmentLength: defaultPathLimits.maxSegmentLength,
+  maxPathDepth: defaultPathLimits.maxDepth,
+  maxJsonDepth: defaultBodyLimits.maxDepth,
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  maxStreams: 1000,
+  maxSortKeys: defaultListingLimits.maxSortKeys,
+  maxFilters: defaultListingLimits.maxFilters,
+  changeWindow: defaultChangeWindow.maxChanges,
+  changeWindowBytes: defaultChangeWindow.maxBytes,
+  /** Or 4 × maxBody, when that is larger. */
+  maxStreamBuffer: 8 * 1024 * 1024,
+  quiet: false,
+} satisfies RestdirOptions
+
 /** Below node's own write buffer (16 KiB) a stream would be closed before it ever waits for a reader. */
 const minStreamBuffer = 64 * 1024
-
-export const bundledWww = path.join(packageRoot, 'www')
 
 export function resolveSettings(options: RestdirOptions): Settings {
   // A reset reads the fixture once and rewrites the store: the two must be apart.
@@ -110,40 +140,40 @@ export function resolveSettings(options: RestdirOptions): Settings {
     throw new Error(`fixture: ${options.fixture} is also the store folder; a fixture must be another folder or a db.json.`)
   }
   return {
-    www: path.resolve(options.www ?? bundledWww),
+    www: path.resolve(options.www ?? optionDefaults.www),
     wwwCache: resolveWwwCache(options.wwwCache),
-    prefix: normalizePrefix(options.prefix ?? ''),
+    prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
-    sync: options.sync ?? false,
-    delay: options.delay ?? 0,
+    sync: options.sync ?? optionDefaults.sync,
+    delay: options.delay ?? optionDefaults.delay,
     bodyLimits: {
-      maxBody: options.maxBody ?? defaultBodyLimits.maxBody,
-      maxDepth: options.maxJsonDepth ?? defaultBodyLimits.maxDepth,
+      maxBody: options.maxBody ?? optionDefaults.maxBody,
+      maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
     },
     pathLimits: {
-      maxPathLength: options.maxPathLength ?? defaultPathLimits.maxPathLength,
-      maxSegmentLength: options.maxSegmentLength ?? defaultPathLimits.maxSegmentLength,
-      maxDepth: options.maxPathDepth ?? defaultPathLimits.maxDepth,
+      maxPathLength: options.maxPathLength ?? optionDefaults.maxPathLength,
+      maxSegmentLength: options.maxSegmentLength ?? optionDefaults.maxSegmentLength,
+      maxDepth: options.maxPathDepth ?? optionDefaults.maxPathDepth,
     },
     listingLimits: {
-      maxSortKeys: positive('maxSortKeys', options.maxSortKeys ?? defaultListingLimits.maxSortKeys),
-      maxFilters: positive('maxFilters', options.maxFilters ?? defaultListingLimits.maxFilters),
+      maxSortKeys: positive('maxSortKeys', options.maxSortKeys ?? optionDefaults.maxSortKeys),
+      maxFilters: positive('maxFilters', options.maxFilters ?? optionDefaults.maxFilters),
     },
     guards: {
       host: options.host,
       cors: parseCorsList(options.cors),
       token: options.token,
-      readonly: options.readonly ?? false,
+      readonly: options.readonly ?? optionDefaults.readonly,
     },
     timeouts: resolveTimeouts(options),
-    maxStreams: positive('maxStreams', options.maxStreams ?? defaultMaxStreams),
+    maxStreams: positive('maxStreams', options.maxStreams ?? optionDefaults.maxStreams),
     changeWindow: {
-      maxChanges: positive('changeWindow', options.changeWindow ?? defaultChangeWindow.maxChanges),
-      maxBytes: positive('changeWindowBytes', options.changeWindowBytes ?? defaultChangeWindow.maxBytes),
+      maxChanges: positive('changeWindow', options.changeWindow ?? optionDefaults.changeWindow),
+      maxBytes: positive('changeWindowBytes', options.changeWindowBytes ?? optionDefaults.changeWindowBytes),
     },
     maxStreamBuffer: Math.max(minStreamBuffer, positive('maxStreamBuffer', options.maxStreamBuffer
-      ?? Math.max(8 * 1024 * 1024, 4 * (options.maxBody ?? defaultBodyLimits.maxBody)))),
-    log: options.quiet ? undefined : (options.log ?? ((line) => console.log(line))),
+      ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
+    log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
   }
 }
 
@@ -161,9 +191,9 @@ function nonNegative(name: string, value: number): number {
 }
 
 function resolveTimeouts(options: RestdirOptions): Timeouts {
-  const request = positive('requestTimeout', options.requestTimeout ?? defaultTimeouts.request)
+  const request = positive('requestTimeout', options.requestTimeout ?? optionDefaults.requestTimeout)
   // node:http refuses a headers time-out longer than the request time-out; the request one bounds both.
-  const headers = Math.min(positive('headersTimeout', options.headersTimeout ?? defaultTimeouts.headers), request)
+  const headers = Math.min(positive('headersTimeout', options.headersTimeout ?? optionDefaults.headersTimeout), request)
   return { headers, request }
 }
 

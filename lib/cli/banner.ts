@@ -1,0 +1,60 @@
+import path from 'node:path'
+import { isLoopbackHost, type GuardSettings } from '../http/guards.ts'
+
+export interface BannerFacts {
+  version: string
+  /** `http://host:port`, the host in brackets when it is an IPv6 address. */
+  base: string
+  /** The store as the banner names it, or undefined when it is kept in memory. */
+  storeLabel: string | undefined
+  sync: boolean
+  fixture: string | undefined
+  readonly: boolean
+  prefix: string
+  www: string | undefined
+  /** --delay as given. */
+  delay: string | undefined
+  /** The declared routes, each pattern with its methods, as the router holds them. */
+  routes: Array<{ pattern: string; methods: string[] }>
+}
+
+/** What the server prints once listening (docs/cli.md): where it is, its store and its routes. */
+export function bannerText(facts: BannerFacts): string {
+  const { prefix, fixture, readonly } = facts
+  return `restdir ${facts.version} listening on ${facts.base}/\n` +
+    `store: ${facts.storeLabel ?? 'in memory'}${facts.sync ? ' (fsync on every write)' : ''}\n` +
+    (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
+    (readonly ? `read-only (--readonly): every write is refused\n` : '') +
+    `routes:\n` +
+    routeLines(facts) +
+    (facts.delay ? `every data answer waits ${facts.delay} ms (--delay)\n` : '') +
+    `Press Ctrl+C to stop.\n`
+}
+
+/**
+ * One line a route: its methods in a column, then where. A read-only server lists
+ * only what it answers: GET, and no route that has nothing else.
+ */
+function routeLines(facts: BannerFacts): string {
+  const { prefix, www, fixture } = facts
+  const routes: Array<[string[], string]> = [
+    ...facts.routes.map(({ methods, pattern }): [string[], string] => [methods, `${prefix}${pattern}`]),
+    [['GET'], `${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${www ? path.resolve(www) : 'the bundled playground'}`],
+    [['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], `any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document`],
+    [['GET'], `${prefix || '/'}?_openapi: the API description (OpenAPI 3.1)`],
+  ]
+  if (fixture !== undefined) routes.push([['POST'], `${prefix || '/'}?_reset: put the store back to the fixture`])
+  return routes
+    .map(([methods, where]): [string[], string] => [facts.readonly ? methods.filter((method) => method === 'GET') : methods, where])
+    .filter(([methods]) => methods.length > 0)
+    .map(([methods, where]) => `  ${methods.join(' ').padEnd(28)}${where}\n`)
+    .join('')
+}
+
+/** Warnings for a server anyone can write to from elsewhere: another machine, or any web page. */
+/** `cors` as the server reads it (its settings), so that every spelling of `*` counts. */
+export function exposureWarnings(host: string, cors: GuardSettings['cors'], token: string | undefined, readonly: boolean): string {
+  if (token !== undefined || readonly) return ''
+  return (isLoopbackHost(host) ? '' : `restdir: warning: ${host} is reachable from other machines and anyone there can write; consider --token or --readonly.\n`) +
+    (cors === '*' ? `restdir: warning: --cors '*' lets every web page you visit write to this server; consider a list of origins, --token or --readonly.\n` : '')
+}

@@ -1,0 +1,201 @@
+import { optionDefaults, type RestdirOptions } from '../options.ts'
+
+/**
+ * The command line's options, each written once: its flag, what it takes, its default,
+ * its help and where it lands in RestdirOptions. --help (usage.ts), the parsing (args.ts)
+ * and the table of docs/cli.md (options-markdown.ts) all come from here; the order is
+ * that of docs/cli.md.
+ */
+
+/** How a flag's text is read (values.ts); a `switch` takes none. */
+export type ValueKind =
+  | 'switch'
+  | 'text'
+  /** Text that must not be empty. */
+  | 'secret'
+  | 'port'
+  | 'prefix'
+  /** A whole number of at least 1. */
+  | 'count'
+  /** Bytes: `512kb`, `2mb`, … */
+  | 'size'
+  /** Bytes, at least one. */
+  | 'positive-size'
+  /** `500ms`, `10s`, `2m`; a bare number is milliseconds. */
+  | 'duration'
+  /** The milliseconds of `--delay`. */
+  | 'delay'
+
+export interface CliOption {
+  /** The flag without its dashes. */
+  flag: string
+  /** What the flag takes, as the usage names it (`N`, `SIZE`; `DIR|URL` for either). */
+  placeholder?: string
+  value: ValueKind
+  /** Where the value goes; none for the command's own flags (the address to listen on, --import, --help). */
+  lands?: keyof RestdirOptions
+  /** The default of a flag that does not land in the library's options: the library's own (`optionDefaults`) otherwise. */
+  commandDefault?: string | number
+  /** An environment variable read when the flag is not given. */
+  env?: string
+  /** The usage lists `limits` apart, under a line that says how TIME is written. */
+  section: 'options' | 'limits'
+  /** --help's text, lines apart with `\n`; `{default}` and `{env}` are filled in. */
+  usage: string
+  /**
+   * docs/cli.md: the meaning the option's row starts with, or `joinsRow` to share the row above,
+   * and the default's cell when it is not `{default}` in backticks (`off` for a switch, empty without one).
+   */
+  docs: { meaning: string; default?: string } | { joinsRow: true; default?: string }
+}
+
+export const optionsTable: readonly CliOption[] = [
+  { flag: 'port', placeholder: 'N', value: 'port', commandDefault: 3000, env: 'PORT', section: 'options',
+    usage: 'port to listen on (default {default}, or {env}; 0 picks a free one)',
+    docs: { meaning: 'port to listen on; `0` picks a free one', default: '`{default}`, or `{env}`' } },
+  { flag: 'host', placeholder: 'HOST', value: 'text', commandDefault: '127.0.0.1', section: 'options',
+    usage: 'address to bind (default {default}; 0.0.0.0 exposes it)',
+    docs: { meaning: 'address to bind' } },
+  { flag: 'store', placeholder: 'DIR|URL', value: 'text', lands: 'store', commandDefault: './store', section: 'options',
+    usage: 'data folder (default {default}), or a postgres:// URL (needs npm install pg);\nwhen not given: $RESTDIR_STORE, then a postgres:// $DATABASE_URL',
+    docs: {
+      meaning: 'the data folder, or a `postgres://` URL (see [Running on PostgreSQL](postgres.md))',
+      default: '`$RESTDIR_STORE`, else a `postgres://` `$DATABASE_URL`, else `{default}`',
+    } },
+  { flag: 'www', placeholder: 'DIR', value: 'text', lands: 'www', section: 'options',
+    usage: 'folder of static files (default: the bundled playground)',
+    docs: { meaning: 'folder of static files', default: 'the bundled playground' } },
+  { flag: 'prefix', placeholder: 'PATH', value: 'prefix', lands: 'prefix', section: 'options',
+    usage: 'serve the data API under PATH, e.g. /api; other URLs are static only',
+    docs: { meaning: 'serve the data API under `PATH` (e.g. `/api`); every other URL is static only', default: 'none: the API is at `/`' } },
+  { flag: 'sync', value: 'switch', lands: 'sync', section: 'options',
+    usage: 'fsync every write before answering (survives power loss)',
+    docs: {
+      meaning: 'fsync each write (file and directory) before answering; the command then runs Node\'s thread pool with 32 threads (see [Speed](speed.md#how-restdir-keeps-its-cost-flat)); a store folder only (a usage error with a `postgres://` store)',
+    } },
+  { flag: 'max-body', placeholder: 'SIZE', value: 'size', lands: 'maxBody', section: 'options',
+    usage: 'largest request body, e.g. 512kb, 2mb (default {default})',
+    docs: { meaning: 'largest request body (`512kb`, `2mb`, …)' } },
+  { flag: 'delay', placeholder: 'MS', value: 'delay', lands: 'delay', section: 'options',
+    usage: 'wait MS milliseconds before every data answer (to see loading states)',
+    docs: { meaning: 'wait `MS` milliseconds before every data answer, to see a front end\'s loading states' } },
+  { flag: 'import', placeholder: 'SOURCE', value: 'text', section: 'options',
+    usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
+    docs: {
+      meaning: 'copy a store folder, a `postgres://` database or a json-server `db.json` into the store, then exit (see [Moving a store](postgres.md#moving-a-store)); `0` when done, `1` when refused, `2` for a store into itself',
+    } },
+  { flag: 'force', value: 'switch', section: 'options',
+    usage: 'with --import: merge into a store that holds documents, replacing\nthose at the same paths',
+    docs: {
+      meaning: 'with `--import`: merge into a store that holds documents, the source\'s replacing those at the same paths (a `db.json`: replace documents that exist already)',
+      default: 'off',
+    } },
+  { flag: 'fixture', placeholder: 'PATH', value: 'text', lands: 'fixture', section: 'options',
+    usage: 'start from a db.json or a store folder; POST /?_reset puts it back\n(without --store, the store is kept in memory)',
+    docs: {
+      meaning: 'start from a json-server `db.json` or a store folder, and let `POST /?_reset` put the store back to it (see [Resetting between tests](http-api.md#resetting-between-tests)); when no store is chosen (no `--store`, `$RESTDIR_STORE` or `postgres://` `$DATABASE_URL`) the store is kept in memory',
+      default: 'none: resets are off',
+    } },
+  { flag: 'cors', placeholder: 'LIST', value: 'text', lands: 'cors', section: 'options',
+    usage: 'origins allowed besides localhost ones: \'*\' or https://a.example,https://b.example',
+    docs: {
+      meaning: 'origins allowed besides loopback ones: `\'*\'` (a warning when writes are then open to every page), or `https://a.example,https://b.example`',
+      default: 'loopback origins',
+    } },
+  { flag: 'token', placeholder: 'SECRET', value: 'secret', lands: 'token', env: 'RESTDIR_TOKEN', section: 'options',
+    usage: 'every write needs "Authorization: Bearer SECRET" (or set {env})',
+    docs: { meaning: 'every write needs `Authorization: Bearer SECRET`', default: '`{env}`, else none' } },
+  { flag: 'readonly', value: 'switch', lands: 'readonly', section: 'options',
+    usage: 'refuse every write (405)',
+    docs: { meaning: 'refuse every write (`405`)' } },
+  { flag: 'max-path', placeholder: 'N', value: 'count', lands: 'maxPathLength', section: 'limits',
+    usage: 'longest URL path in characters (default {default})',
+    docs: { meaning: 'longest path, longest segment (characters), most segments' } },
+  { flag: 'max-segment', placeholder: 'N', value: 'count', lands: 'maxSegmentLength', section: 'limits',
+    usage: 'longest path segment in characters (default {default})',
+    docs: { joinsRow: true } },
+  { flag: 'max-depth', placeholder: 'N', value: 'count', lands: 'maxPathDepth', section: 'limits',
+    usage: 'most path segments (default {default})',
+    docs: { joinsRow: true } },
+  { flag: 'max-json-depth', placeholder: 'N', value: 'count', lands: 'maxJsonDepth', section: 'limits',
+    usage: 'deepest JSON nesting in a body (default {default})',
+    docs: { meaning: 'deepest JSON nesting in a body' } },
+  { flag: 'header-timeout', placeholder: 'TIME', value: 'duration', lands: 'headersTimeout', section: 'limits',
+    usage: 'time to send the request headers (default {default})',
+    docs: { meaning: 'time to send the headers, and the whole request (`500ms`, `10s`, `2m`; a bare number is milliseconds)' } },
+  { flag: 'request-timeout', placeholder: 'TIME', value: 'duration', lands: 'requestTimeout', section: 'limits',
+    usage: 'time to send the whole request, body included (default {default})',
+    docs: { joinsRow: true } },
+  { flag: 'max-streams', placeholder: 'N', value: 'count', lands: 'maxStreams', section: 'limits',
+    usage: 'most event streams open at once (default {default})',
+    docs: { meaning: 'most event streams open at once' } },
+  { flag: 'max-sort-keys', placeholder: 'N', value: 'count', lands: 'maxSortKeys', section: 'limits',
+    usage: 'most _sort fields in a listing query (default {default})',
+    docs: { meaning: 'most `_sort` fields, and most filter values (`q` included), in one listing query (see [Listing queries](http-api.md#listing-queries))' } },
+  { flag: 'max-filters', placeholder: 'N', value: 'count', lands: 'maxFilters', section: 'limits',
+    usage: 'most filter values in a listing query, q included (default {default})',
+    docs: { joinsRow: true } },
+  { flag: 'change-window', placeholder: 'N', value: 'count', lands: 'changeWindow', section: 'limits',
+    usage: 'changes kept for clients that resume (default {default})',
+    docs: { meaning: 'changes kept for clients that resume (see [Live updates](http-api.md#live-updates))' } },
+  { flag: 'change-window-size', placeholder: 'SIZE', value: 'positive-size', lands: 'changeWindowBytes', section: 'limits',
+    usage: 'most memory those changes take (default {default})',
+    docs: { joinsRow: true } },
+  { flag: 'max-stream-buffer', placeholder: 'SIZE', value: 'positive-size', lands: 'maxStreamBuffer', section: 'limits',
+    usage: 'unread bytes a stream may hold before it is closed (default {default}, or 4 x --max-body)',
+    docs: { meaning: 'unread bytes an event stream may hold before it is closed', default: '`{default}`, or 4 × `--max-body`' } },
+  { flag: 'quiet', value: 'switch', lands: 'quiet', section: 'options',
+    usage: 'no request log',
+    docs: { meaning: 'no request log' } },
+  { flag: 'help', value: 'switch', section: 'options',
+    usage: 'show this help',
+    docs: { meaning: '' } },
+  { flag: 'version', value: 'switch', section: 'options',
+    usage: 'show the version',
+    docs: { joinsRow: true } },
+]
+
+/** The option of `flag`; a flag missing from the table is a mistake in the code, not in the input. */
+export function optionOf(flag: string): CliOption {
+  const option = optionsTable.find((candidate) => candidate.flag === flag)
+  if (!option) throw new Error(`no option --${flag} in the table`)
+  return option
+}
+
+/** The value a flag has when not given: the command's own, or the library's default for where it lands. */
+export function defaultOf(option: CliOption): string | number | boolean | undefined {
+  if (option.commandDefault !== undefined) return option.commandDefault
+  if (option.lands !== undefined && option.lands in optionDefaults) return optionDefaults[option.lands as keyof typeof optionDefaults]
+  return undefined
+}
+
+/** The default as one would write it on the command line (`1mb`, `10s`), or undefined without one. */
+export function shownDefault(option: CliOption): string | undefined {
+  const value = defaultOf(option)
+  if (value === undefined) return undefined
+  if (option.value === 'size' || option.value === 'positive-size') return formatSize(value as number)
+  if (option.value === 'duration') return formatDuration(value as number)
+  return String(value)
+}
+
+/** Fills in `{default}` and `{env}` (as `$NAME`). */
+export function fillIn(text: string, option: CliOption): string {
+  return text.replaceAll('{default}', shownDefault(option) ?? '').replaceAll('{env}', option.env ? `$${option.env}` : '')
+}
+
+/** `--flag PLACEHOLDER`, as the usage names it. */
+export function flagWithPlaceholder(option: CliOption): string {
+  return option.placeholder ? `--${option.flag} ${option.placeholder}` : `--${option.flag}`
+}
+
+function formatSize(bytes: number): string {
+  const units: Array<[string, number]> = [['gb', 1024 ** 3], ['mb', 1024 ** 2], ['kb', 1024]]
+  const unit = units.find(([, size]) => bytes >= size && bytes % size === 0)
+  return unit ? `${bytes / unit[1]}${unit[0]}` : String(bytes)
+}
+
+function formatDuration(milliseconds: number): string {
+  if (milliseconds % 60_000 === 0) return `${milliseconds / 60_000}m`
+  if (milliseconds % 1000 === 0) return `${milliseconds / 1000}s`
+  return `${milliseconds}ms`
+}
