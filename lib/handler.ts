@@ -7,7 +7,7 @@ import { HttpError } from './http-error.ts'
 import { answersNotFound, sendProblem, toHttpError } from './http/problem.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
-import { resolveSettings, type RestdirOptions, type Settings } from './options.ts'
+import { optionDefaults, resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { StaticFiles } from './http/static.ts'
 import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
 import { keepChanges } from './data/changes.ts'
@@ -68,7 +68,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
   const opening: Promise<Store> = typeof options.store === 'object'
     ? Promise.resolve(options.store)
-    : openStore(options.store === undefined && settings.fixture !== undefined ? { memory: true } : options.store ?? 'store', {
+    : openStore(options.store === undefined && settings.fixture !== undefined ? { memory: true } : options.store ?? optionDefaults.store, {
       sync: settings.sync,
       changeWindow: settings.changeWindow,
     })

@@ -14,7 +14,7 @@ import { defaultStaticCache } from './http/static-cache.ts'
  * flag. The defaults are `optionDefaults` below.
  */
 export interface RestdirOptions {
-  /** A folder for a FileStore (default `./store`, or a MemoryStore when `fixture` is given), a `postgres://` URL for a PostgresStore, or any Store. */
+  /** A folder for a FileStore (default `optionDefaults.store`, or a MemoryStore when `fixture` is given), a `postgres://` URL for a PostgresStore, or any Store. */
   store?: string | Store
   /**
    * A json-server db.json or a store folder: the store starts from it and
@@ -109,6 +109,7 @@ export const bundledWww = path.join(packageRoot, 'www')
  * (lib/cli/options-table.ts) prints them in --help and docs/cli.md.
  */
 export const optionDefaults = {
+  store: './store',
   www: bundledWww,
   prefix: '',
   sync: false,

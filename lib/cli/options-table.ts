@@ -56,7 +56,7 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'host', placeholder: 'HOST', value: 'text', commandDefault: '127.0.0.1', section: 'options',
     usage: 'address to bind (default {default}; 0.0.0.0 exposes it)',
     docs: { meaning: 'address to bind' } },
-  { flag: 'store', placeholder: 'DIR|URL', value: 'text', lands: 'store', commandDefault: './store', section: 'options',
+  { flag: 'store', placeholder: 'DIR|URL', value: 'text', lands: 'store', section: 'options',
     usage: 'data folder (default {default}), or a postgres:// URL (needs npm install pg);\nwhen not given: $RESTDIR_STORE, then a postgres:// $DATABASE_URL',
     docs: {
       meaning: 'the data folder, or a `postgres://` URL (see [Running on PostgreSQL](postgres.md))',

@@ -3,7 +3,7 @@ import { FileStore, MissingPgError, redactUrl, type Store } from '../store/index
 import { isPostgresUrl, openStore } from '../store/open.ts'
 import { loadPg } from '../store/postgres/pg.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../store/file/folder.ts'
-import { optionOf } from './options-table.ts'
+import { defaultOf, optionOf } from './options-table.ts'
 import { textOf, switchOn, type Flags } from './args.ts'
 import { UsageError } from './usage.ts'
 
@@ -27,7 +27,7 @@ export interface StoreChoice {
 export function chooseStore(flags: Flags, env: NodeJS.ProcessEnv): StoreChoice {
   const databaseUrl = env.DATABASE_URL && isPostgresUrl(env.DATABASE_URL) ? env.DATABASE_URL : undefined
   const chosen = textOf(flags, 'store') ?? (env.RESTDIR_STORE || databaseUrl)
-  const given = chosen ?? String(optionOf('store').commandDefault)
+  const given = chosen ?? String(defaultOf(optionOf('store')))
   const onPostgres = isPostgresUrl(given)
   return {
     location: onPostgres ? given : path.resolve(given),
