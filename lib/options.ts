@@ -1,11 +1,12 @@
 import path from 'node:path'
+import type { Settings, Timeouts } from './http/settings.ts'
 import type { Store } from './store/store.ts'
-import { defaultBodyLimits, type BodyLimits } from './http/body.ts'
-import { defaultPathLimits, type PathLimits } from './path.ts'
-import { parseCorsList, type GuardSettings } from './http/guards.ts'
+import { defaultBodyLimits } from './http/body.ts'
+import { defaultPathLimits } from './path.ts'
+import { parseCorsList } from './http/guards.ts'
 import { packageRoot } from './package.ts'
-import { defaultListingLimits, type ListingLimits } from './listing/filters.ts'
-import { defaultChangeWindow, type ChangeWindow } from './data/changes.ts'
+import { defaultListingLimits } from './listing/filters.ts'
+import { defaultChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './http/static-cache.ts'
 
 /**
@@ -76,30 +77,7 @@ export interface RestdirOptions {
 }
 
 /** Options resolved to the values the server uses. */
-export interface Settings {
-  www: string
-  wwwCache: { maxBytes: number; maxFileBytes: number } | false
-  prefix: string
-  /** The fixture's path, when resets are on. */
-  fixture?: string
-  sync: boolean
-  delay: number
-  bodyLimits: BodyLimits
-  pathLimits: PathLimits
-  listingLimits: ListingLimits
-  guards: GuardSettings
-  timeouts: Timeouts
-  maxStreams: number
-  changeWindow: ChangeWindow
-  maxStreamBuffer: number
-  log?: (line: string) => void
-}
-
-export interface Timeouts {
-  /** Milliseconds to receive the request headers, and the whole request (node:http's headersTimeout, requestTimeout). */
-  headers: number
-  request: number
-}
+export type { Settings }
 
 export const bundledWww = path.join(packageRoot, 'www')
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Documents, Preconditions } from '../data/documents.ts'
 import type { Params } from './router.ts'
 import type { NodePath } from '../store/store.ts'
-import type { Settings } from '../options.ts'
+import type { Settings } from './settings.ts'
 import { joinPath } from '../path.ts'
 import { writePreconditions } from './conditional.ts'
 

@@ -1,0 +1,31 @@
+import type { BodyLimits } from './body.ts'
+import type { GuardSettings } from './guards.ts'
+import type { PathLimits } from '../path.ts'
+import type { ListingLimits } from '../listing/filters.ts'
+import type { ChangeWindow } from '../data/changes.ts'
+
+/** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
+export interface Settings {
+  www: string
+  wwwCache: { maxBytes: number; maxFileBytes: number } | false
+  prefix: string
+  /** The fixture's path, when resets are on. */
+  fixture?: string
+  sync: boolean
+  delay: number
+  bodyLimits: BodyLimits
+  pathLimits: PathLimits
+  listingLimits: ListingLimits
+  guards: GuardSettings
+  timeouts: Timeouts
+  maxStreams: number
+  changeWindow: ChangeWindow
+  maxStreamBuffer: number
+  log?: (line: string) => void
+}
+
+export interface Timeouts {
+  /** Milliseconds to receive the request headers, and the whole request (node:http's headersTimeout, requestTimeout). */
+  headers: number
+  request: number
+}
