@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { freePort } from '../spec/postgres.ts'
+import { freePort } from '../spec/support/postgres.ts'
 import { requestOnce } from './processes.ts'
 import { DOCUMENT_PATH, itemDoc } from './workloads.ts'
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import pg from 'pg'
 import { PostgresStore } from '../lib/store/postgres/postgres-store.ts'
-import { fillCollection, filledDoc, startTestPostgres } from '../spec/postgres.ts'
+import { fillCollection, filledDoc, startTestPostgres } from '../spec/support/postgres.ts'
 import { buildRequest, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
 import { startRestdir, type Launcher, type RunningServer } from './processes.ts'
 

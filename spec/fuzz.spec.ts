@@ -2,15 +2,15 @@ import { suite, test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { request as httpRequest } from 'node:http'
 import { rm } from 'node:fs/promises'
-import { makeTempDir, startServerOnFolder } from './helpers.ts'
-import { startCli } from './process.ts'
-import { canonical, seeded, seedFrom } from './random.ts'
-import { rawExchange, type RawAnswer, type RawExchange } from './raw-http.ts'
+import { makeTempDir, startServerOnFolder } from './support/helpers.ts'
+import { startCli } from './support/process.ts'
+import { canonical, seeded, seedFrom } from './support/random.ts'
+import { rawExchange, type RawAnswer, type RawExchange } from './support/raw-http.ts'
 import {
   StoreModel, isLoopbackHostHeader, mergedDocument, originAllowedByDefault,
   newChildFits, preconditionsHold, readBodyModel, sameJson, splitPathModel, withId, withoutId, type Doc,
-} from './fuzz-model.ts'
-import { Generator, describe, pipelinedSequence, toBytes, type FuzzRequest } from './fuzz-generator.ts'
+} from './support/fuzz-model.ts'
+import { Generator, describe, pipelinedSequence, toBytes, type FuzzRequest } from './support/fuzz-generator.ts'
 
 // README, "Requests and errors" and "Security": bad input always gets a clear error answer, never a crash,
 // never a lost or half-written document. A seeded generator sends valid and

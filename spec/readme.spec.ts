@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { makeTempDir, startServerOnFolder, touchLater, type TestServer } from './helpers.ts'
-import { root } from './process.ts'
+import { makeTempDir, startServerOnFolder, touchLater, type TestServer } from './support/helpers.ts'
+import { root } from './support/process.ts'
 
 // README.md read as a test: the commands of "A five-minute tutorial" run
 // against a fresh server, every answer the README shows must be the one that

@@ -1,26 +1,26 @@
 // Runs the spec files with uvu and closes with one plain summary line,
-// `tests: N passed, N failed`, that CI reads. An extra argument narrows the files (a pattern).
+// `tests: N passed, N failed`, that CI reads. An extra argument narrows the
+// files: a pattern over their paths below spec/ (`crash`, `every-store/`).
 //
-// Every spec that gets its store from the helpers runs three times: on a
-// FileStore in a temporary folder, on a MemoryStore, and on a PostgresStore
-// (one PostgreSQL server for the pass, see spec/postgres.ts; each test store
-// gets a fresh schema), so the whole HTTP API must answer the same on every store.
+// spec/ mirrors lib/ (spec/http/ for lib/http/, spec/store/file/ for
+// lib/store/file/, …), with the helpers in spec/support/. The specs of
+// spec/every-store/ run three times: on a FileStore in a temporary folder, on
+// a MemoryStore, and on a PostgresStore (one PostgreSQL server for the pass,
+// see spec/support/postgres.ts; each test store gets a fresh schema), so the
+// whole HTTP API must answer the same on every store. The others run once.
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 
 const pattern = new RegExp(process.argv[2] ?? '\\.spec\\.ts$')
-const specs = readdirSync('spec').filter((name) => name.endsWith('.spec.ts') && pattern.test(name)).sort()
-// A spec takes part when some server or store of it is the helpers' choice (a
-// `startServer(...)` without `store:`, or `openTestStore()`); specs whose servers
-// all bring their own store, and browser specs (they check the page), run once.
-const apiSpecs = specs.filter((name) => {
-  const source = readFileSync(`spec/${name}`, 'utf8')
-  return /\b(startServer\((?![^)]*\bstore:)|openTestStore\()/.test(source) && !source.includes("from 'playwright-core'")
-})
+const specs = readdirSync('spec', { recursive: true })
+  .map((name) => name.split('\\').join('/'))
+  .filter((name) => name.endsWith('.spec.ts') && !name.startsWith('support/') && pattern.test(name))
+  .sort()
+const everyStore = specs.filter((name) => name.startsWith('every-store/'))
 
 const passes = [{ label: 'file store', files: specs, store: 'file' }]
-if (apiSpecs.length > 0) passes.push({ label: 'memory store', files: apiSpecs, store: 'memory' })
-if (apiSpecs.length > 0) passes.push({ label: 'PostgreSQL store', files: apiSpecs, store: 'postgres' })
+if (everyStore.length > 0) passes.push({ label: 'memory store', files: everyStore, store: 'memory' })
+if (everyStore.length > 0) passes.push({ label: 'PostgreSQL store', files: everyStore, store: 'postgres' })
 
 let passed = 0
 let failed = 0
@@ -41,7 +41,7 @@ process.exit(allGood && failed === 0 ? 0 : 1)
 async function runOnPostgres(files) {
   const { register } = await import('tsx/esm/api')
   register()
-  const { startTestPostgres } = await import('./postgres.ts')
+  const { startTestPostgres } = await import('./support/postgres.ts')
   let postgres
   try {
     postgres = await startTestPostgres()

@@ -1,0 +1,98 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { makeTempDir } from '../support/helpers.ts'
+import type { Report } from '../../bench/report.ts'
+import { medianRound, pageVerdict } from '../../bench/postgres.ts'
+import type { LoadResult } from '../../bench/load.ts'
+
+// The benchmark's quick mode, as a smoke test: every workload runs and gives
+// figures. It asserts nothing about speed (that is measured only in bench/).
+
+const workloads = ['get-user', 'get-document', 'get-random', 'list-page', 'post', 'put', 'put-sync', 'put-sync-pool4', 'patch', 'static-1k', 'static-256k', 'mixed', 'list-while-posting']
+const writeWorkloads = ['post', 'put', 'put-sync', 'put-sync-pool4', 'patch']
+
+test('npm run bench -- --quick measures every workload beside its ceiling, with memory and start-up', async () => {
+  const dir = await makeTempDir('restdir-bench-spec-')
+  try {
+    const json = join(dir, 'report.json')
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--duration', '0.25', '--launcher', 'source', '--json', json], {
+      encoding: 'utf8',
+      // The PostgreSQL part starts a server of its own (bench/postgres.ts): on a busy machine that takes a while.
+      timeout: 240_000,
+    })
+    assert.is(run.status, 0, run.stderr)
+    assert.match(run.stdout, '| workload | conns | ceiling req/s | restdir req/s | ratio |')
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report
+    assert.equal(report.measurements.map((m) => m.workload).sort(), [...workloads].sort())
+    for (const m of report.measurements) {
+      assert.ok(m.ceiling.requests > 0, `${m.workload}: the ceiling answered`)
+      assert.ok(m.restdir.requests > 0, `${m.workload}: restdir answered`)
+      assert.is(m.restdir.errors, 0, `${m.workload}: ${JSON.stringify(m.restdir.statuses)}`)
+      assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
+      assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
+      assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
+      assert.is(m.sirv !== undefined && m.sirv.requests > 0 && m.sirv.errors === 0, m.workload.startsWith('static-'), `${m.workload}: sirv beside it`)
+      const peer = m.jsonServer
+      assert.is(peer !== undefined && peer.requests > 0 && peer.errors === 0, ['get-document', 'post'].includes(m.workload), `${m.workload}: json-server beside it`)
+    }
+    assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
+    for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
+    assert.match(run.stdout, '| busy work per request, µs |')
+    assert.match(run.stdout, '| workload | conns | ceiling req/s | sirv req/s | restdir req/s |')
+    assert.match(run.stdout, '| workload | conns | json-server req/s | restdir req/s | restdir / json-server |')
+    assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
+    assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
+    // The PostgreSQL store beside the file store, and two instances on one database.
+    const postgres = report.postgres!
+    assert.equal(postgres.measurements.map((m) => m.workload), ['pg-get', 'pg-page', 'pg-post', 'pg-put'])
+    for (const m of postgres.measurements) {
+      assert.ok(m.file.requests > 0 && m.postgres.requests > 0, `${m.workload}: both stores answered`)
+      assert.is(m.file.errors + m.postgres.errors, 0, `${m.workload}: ${JSON.stringify([m.file.statuses, m.postgres.statuses])}`)
+    }
+    const page = postgres.measurements.find((m) => m.workload === 'pg-page')!
+    assert.ok(page.alone !== undefined && page.alone.requests > 0 && page.alone.errors === 0, 'the page one request at a time')
+    assert.match(run.stdout, /pg-page, one request at a time \(one connection, \d+ requests\)/)
+    assert.ok(page.floor !== undefined && page.floor.requests > 0 && page.floor.errors === 0, 'the least statement straight to PostgreSQL')
+    assert.match(run.stdout, /pg-page, PostgreSQL alone: the least statement that answers the page .*: [\d,]+ pages\/s, p50 [\d.]+ ms, p99 [\d.]+ ms/)
+    assert.match(run.stdout, /\| static-1k \|.*\| (met|MISSED): ≥ 0\.4 of ceiling; (met|MISSED): above sirv \|/)
+    assert.ok(postgres.instances!.one.requests > 0 && postgres.instances!.two.every((result) => result.requests > 0 && result.errors === 0), 'two instances answered')
+    assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
+    assert.match(run.stdout, /two restdir on one database: PUT/)
+    assert.match(run.stdout, /the round of median rate of 2 on each store, the stores in turn/)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('of the rounds of a workload on one store, the bench reports the one of median rate', () => {
+  const round = (rps: number) => ({ rps }) as LoadResult
+  assert.is(medianRound([round(9), round(3), round(5)]).rps, 5)
+  assert.is(medianRound([round(8), round(2), round(6), round(4)]).rps, 4, 'the lower of the middle two')
+  assert.is(medianRound([round(7)]).rps, 7)
+})
+
+test('the page with many at once is checked against its target unless PostgreSQL alone misses it too', () => {
+  assert.is(pageVerdict(30, 20), 'met: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, 20), 'MISSED: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, undefined), 'MISSED: p99 < 50 ms on PostgreSQL')
+  assert.is(pageVerdict(80, 55.4), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 55 ms with the least statement')
+  assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
+})
+
+test('bench/ab.ts builds a commit beside this checkout, alternates their measurements and profiles one side', () => {
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/ab.ts', '--a', 'HEAD', '--b', '.', '--docs', '50', '--rounds', '2', '--duration', '0.25', '--only', 'get-document,list-page', '--prof', 'b'],
+    { encoding: 'utf8', timeout: 180_000 },
+  )
+  assert.is(run.status, 0, run.stderr)
+  assert.match(run.stdout, '| workload | A req/s | B req/s | B/A | A CPU µs/req | B CPU µs/req | B/A CPU |')
+  for (const workload of ['get-document', 'list-page']) assert.match(run.stdout, new RegExp(`^\\| ${workload} \\| [\\d,]+ \\| [\\d,]+ \\| [\\d.]+ \\|`, 'm'))
+  assert.match(run.stdout, /Profile of B .*thread 0 is the main thread/)
+  assert.match(run.stdout, /^\| [\d.]+ \| [\d.]+% \| /m)
+})
+
+test.run()

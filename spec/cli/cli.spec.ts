@@ -1,0 +1,191 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { existsSync, readFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import { makeTempDir, send } from '../support/helpers.ts'
+import { assertJson } from '../support/assertions.ts'
+import { freePort, killGroup, readDocumentFiles, root, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
+
+// The command line (README, "Command line"), run as a real child process.
+
+const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
+const folders: string[] = []
+
+async function tempStore(): Promise<string> {
+  const dir = await makeTempDir('restdir-cli-')
+  folders.push(dir)
+  return dir
+}
+
+test.after(async () => {
+  await stopAll()
+  for (const dir of folders) await rm(dir, { recursive: true, force: true })
+})
+
+/** A request log line: method, path, status and time (README, "Command line"). */
+const logLine = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ \d{3} \d+(\.\d+)?ms$/gm
+
+test('--help prints the usage with every option and exits 0', async () => {
+  const result = await runCli(['--help'])
+  assert.is(result.code, 0)
+  assert.match(result.stdout, /^Usage: restdir \[options\]/)
+  for (const option of ['--port', '--host', '--store', '--www', '--sync', '--max-body', '--quiet', '--help', '--version']) {
+    assert.ok(result.stdout.includes(option), `the usage lists ${option}`)
+  }
+  assert.is(result.stderr, '')
+})
+
+test('--version prints the package version and exits 0', async () => {
+  const result = await runCli(['--version'])
+  assert.is(result.code, 0)
+  assert.is(result.stdout, `${version}\n`)
+})
+
+test('a bad flag, a bad value or a bad PORT exits 2, saying what is wrong, followed by the usage', async () => {
+  // One case per way to go wrong: parseArgs refusing a flag or a missing value, and each value check.
+  const cases: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [['--nope'], {}, /--nope/],
+    [['--port'], {}, /--port/],
+    [['--port', 'abc'], {}, /--port "abc" is not a port/],
+    [['--max-body', 'lots'], {}, /--max-body "lots" is not a size/],
+    [[], { PORT: 'eighty' }, /PORT "eighty" is not a port/],
+  ]
+  for (const [args, env, what] of cases) {
+    const result = await runCli(args, env)
+    assert.is(result.code, 2, `${args.join(' ')} exits 2 (got ${result.code}): ${result.stderr}`)
+    assert.match(result.stderr, /^restdir: /)
+    assert.match(result.stderr, what)
+    assert.match(result.stderr, /Usage: restdir \[options\]/)
+    assert.is(result.stdout, '')
+  }
+})
+
+test('the banner shows the URL, the store folder and the routes, then one log line per request', async () => {
+  const dir = await tempStore()
+  const cli = await startCli(['--port', '0', '--store', dir])
+  const banner = cli.stdout()
+  assert.match(banner, new RegExp(`^restdir ${version.replaceAll('.', '\\.')} listening on http://127\\.0\\.0\\.1:${cli.port}/\\n`))
+  assert.ok(banner.includes(`store: ${dir}\n`), `the banner names the store folder: ${banner}`)
+  for (const route of ['/user\n', '/user/:user_id\n', '/user/:user_id/playlist\n', '/user/:user_id/playlist/:playlist_id\n', 'any other URL']) {
+    assert.ok(banner.includes(route), `the banner lists ${route.trim()}`)
+  }
+  assert.equal(banner.match(logLine), null)
+
+  assertJson(await send(cli.port, 'GET', '/user'), 200, [])
+  assert.is((await send(cli.port, 'PUT', '/notes/a?x=1', { body: { v: 1 } })).status, 201)
+  assert.is((await send(cli.port, 'GET', '/missing')).status, 404)
+  assert.is((await send(cli.port, 'POST', '/user', { body: '{bad', headers: { 'content-type': 'application/json' } })).status, 400)
+  await cli.waitFor(/^POST \/user 400 .*$/m)
+  const stop = await cli.stop('SIGTERM')
+  assert.is(stop.code, 0)
+  const lines: string[] = cli.stdout().match(logLine) ?? []
+  assert.is(lines.length, 4, `one line per request: ${lines.join(' | ')}`)
+  assert.match(lines[0], /^GET \/user 200 /)
+  assert.match(lines[1], /^PUT \/notes\/a\?x=1 201 /)
+  assert.match(lines[2], /^GET \/missing 404 /)
+  assert.match(lines[3], /^POST \/user 400 /)
+})
+
+test('--quiet logs no request at all', async () => {
+  const cli = await startCli(['--port', '0', '--store', await tempStore(), '--quiet'])
+  assert.is((await send(cli.port, 'PUT', '/quiet/a', { body: {} })).status, 201)
+  assert.is((await send(cli.port, 'GET', '/quiet/a')).status, 200)
+  assert.is((await send(cli.port, 'GET', '/quiet/none')).status, 404)
+  const stop = await cli.stop('SIGTERM')
+  assert.is(stop.code, 0)
+  assert.match(cli.stdout(), /listening on/)
+  assert.equal(cli.stdout().match(logLine), null)
+  assert.not.match(cli.stdout(), /\/quiet\//)
+})
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  test(`${signal} stops accepting, lets an in-flight write finish, releases the lock and exits 0`, async () => {
+    const dir = await tempStore()
+    const cli = await startCli(['--port', '0', '--store', dir])
+    const body = JSON.stringify({ finished: true, signal })
+    const socket = net.connect(cli.port, '127.0.0.1')
+    const reply = new Promise<string>((resolve) => {
+      let text = ''
+      socket.setEncoding('latin1').on('data', (data: string) => (text += data))
+      socket.on('close', () => resolve(text))
+      socket.on('error', () => {})
+    })
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write(`PUT /inflight/doc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`)
+    // A complete request sent later on another connection is answered: by then the server is reading the first one.
+    assert.is((await send(cli.port, 'GET', '/inflight')).status, 404)
+
+    cli.child.kill(signal)
+    await cli.waitFor(new RegExp(`${signal}: finishing in-flight requests`))
+    // A connection that raced into the backlog as the listener closed is reset rather than refused: neither is served.
+    const refused = await send(cli.port, 'GET', '/inflight').then(() => 'answered', (error: NodeJS.ErrnoException) => error.code)
+    assert.ok(refused === 'ECONNREFUSED' || refused === 'ECONNRESET', `a new request after the signal was ${refused}`)
+    assert.ok(existsSync(path.join(dir, '@lock')), 'the lock is held while the write is in flight')
+
+    socket.write(body.slice(5))
+    const answer = await reply
+    assert.match(answer, /^HTTP\/1\.1 201 /)
+    assert.ok(answer.endsWith(`{"id":"doc","finished":true,"signal":"${signal}"}`), answer)
+    const exit = await cli.exited
+    assert.is(exit.code, 0, cli.stderr())
+    assert.not.ok(existsSync(path.join(dir, '@lock')), 'the lock is released')
+    assert.equal([...(await readDocumentFiles(dir)).values()], [{ id: 'doc', finished: true, signal }])
+  })
+}
+
+test('a second server on the same store refuses to start with a clear message, and the first keeps serving', async () => {
+  const dir = await tempStore()
+  const first = await startCli(['--port', '0', '--store', dir, '--quiet'])
+  const second = spawnCli(['--port', '0', '--store', dir, '--quiet'])
+  const exit = await second.exited
+  assert.is.not(exit.code, 0)
+  assert.match(second.stderr(), /in use by another restdir/)
+  assert.ok(second.stderr().includes(dir), `the message names the folder: ${second.stderr()}`)
+  assert.not.match(second.stdout(), /listening on/)
+  assert.not.match(second.stderr(), /\n\s+at /, 'no stack trace')
+  assertJson(await send(first.port, 'GET', '/user'), 200, [])
+  assert.is((await first.stop('SIGTERM')).code, 0)
+})
+
+test('the PORT environment variable picks the port when --port is not given', async () => {
+  const port = await freePort()
+  const cli = await startCli(['--store', await tempStore(), '--quiet'], { env: { PORT: String(port) } })
+  assert.is(cli.port, port)
+  assertJson(await send(port, 'GET', '/user'), 200, [])
+  assert.is((await cli.stop('SIGTERM')).code, 0)
+})
+
+test('npm start -- --port P --store DIR passes the flags through to restdir', async () => {
+  const port = await freePort()
+  const dir = await tempStore()
+  const cli = spawnCli(['start', '--', '--port', String(port), '--store', dir, '--quiet'], { command: ['npm'], detached: true })
+  await cli.waitFor(new RegExp(`listening on http://127\\.0\\.0\\.1:${port}/\\nstore: ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`))
+  assert.is((await send(port, 'PUT', '/via-npm/doc', { body: { ok: true } })).status, 201)
+  assert.equal([...(await readDocumentFiles(dir)).values()], [{ id: 'doc', ok: true }])
+  killGroup(cli.child, 'SIGTERM')
+  await cli.exited
+})
+
+test('--max-sort-keys and --max-filters set the caps of listing queries, and a value that is not a count exits 2', async () => {
+  const dir = await tempStore()
+  const cli = await startCli(['--port', '0', '--store', dir, '--quiet', '--max-sort-keys', '2', '--max-filters', '1'])
+  await send(cli.port, 'PUT', '/notes/a', { body: { v: 1 } })
+  assert.is((await send(cli.port, 'GET', '/notes?_sort=a,b')).status, 200)
+  const sorted = await send(cli.port, 'GET', '/notes?_sort=a,b,c')
+  assert.is(sorted.status, 400)
+  assert.match(sorted.json.detail, /more than 2 fields.*--max-sort-keys/)
+  assert.is((await send(cli.port, 'GET', '/notes?v=1')).status, 200)
+  const filtered = await send(cli.port, 'GET', '/notes?v=1&q=a')
+  assert.is(filtered.status, 400)
+  assert.match(filtered.json.detail, /more than 1 filter values.*--max-filters/)
+  await cli.stop()
+  for (const flag of ['--max-sort-keys', '--max-filters']) {
+    const result = await runCli([flag, '0'])
+    assert.is(result.code, 2)
+    assert.match(result.stderr, new RegExp(`${flag} "0" is not a whole number`))
+  }
+})
+
+test.run()
