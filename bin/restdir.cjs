@@ -14,7 +14,7 @@
 //
 // Run from a clone of the repository (`npx restdir` inside it, or `npm link`),
 // it first builds dist/ when dist/ is missing or older than a source file, so
-// the command never runs stale code or fails on a missing build (README
+// the command never runs stale code or fails on a missing build (docs/library.md,
 // "Building the package"). An installed package holds no sources and skips this.
 const { pathToFileURL } = require('node:url')
 const { join } = require('node:path')

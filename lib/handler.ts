@@ -44,13 +44,12 @@ export interface RestdirHandler {
   endStreams(): void
   /** Ends event streams and closes the store (releasing the file store's lock). */
   close(): Promise<void>
-  /** Puts the store back to the fixture (README, "Resetting between tests"); rejects when started without one. */
+  /** Puts the store back to the fixture (docs/http-api.md, "Resetting between tests"); rejects when started without one. */
   reset(): Promise<ResetSummary>
 }
 
 /**
- * The whole of restdir as one request handler (README, "The playground form:
- * `--prefix /api`" and "Using restdir as a library"): declared resources first,
+ * The whole of restdir as one request handler (docs/cli.md, "The playground form: `--prefix /api`" and "Using restdir as a library"): declared resources first,
  * then static files, then the generic data API. Usable with `node:http` and as
  * Connect/Express middleware.
  */
@@ -96,7 +95,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (!hostAppsRequest && answerByGuards(req, res, settings.guards, headers)) return
 
     if (apiPath === undefined) {
-      // Outside the API prefix everything is static (README, "The playground form: `--prefix /api`").
+      // Outside the API prefix everything is static (docs/cli.md, "The playground form: `--prefix /api`").
       if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, www, base, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)

@@ -19,13 +19,13 @@ export interface RestdirOptions {
   store?: string | Store
   /**
    * A json-server db.json or a store folder: the store starts from it and
-   * `POST /?_reset` or `reset()` puts it back (README, "Resetting between tests").
+   * `POST /?_reset` or `reset()` puts it back (docs/http-api.md, "Resetting between tests").
    */
   fixture?: string
   /** Folder of static files (default: the bundled playground). */
   www?: string
   /**
-   * What is kept in memory of the www folder's files (README, "Speed"): file contents up to
+   * What is kept in memory of the www folder's files (docs/speed.md, "Speed"): file contents up to
    * `maxBytes` in all, each up to `maxFileBytes` (defaults: `defaultStaticCache`,
    * lib/http/static-cache.ts); `false` keeps nothing and checks the disk on every request.
    */
@@ -184,7 +184,7 @@ function positive(name: string, value: number): number {
 /**
  * The one reading of an API prefix, for the library and the command line alike:
  * `api`, `/api/` and `/api` all mean `/api`, `/` and `` mean no prefix. A prefix is
- * matched against decoded segments (README, "The playground form: `--prefix /api`"),
+ * matched against decoded segments (docs/cli.md, "The playground form: `--prefix /api`"),
  * so a segment that is a dot-segment (RFC 3986 §5.2.4) or holds `%`, `?`, `#`, `\`
  * or white space could never be reached as written; it is refused, not guessed at.
  */

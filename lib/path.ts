@@ -99,7 +99,7 @@ export function queryOf(target: string): URLSearchParams {
  * at `&`, a name at its first `=`, `+` a space, `%XX` a byte, a `%` without two
  * hex digits kept as it is), except that a name or a value whose bytes are not
  * UTF-8 is a 400 naming it, where the standard puts U+FFFD in their place: what
- * is stored or matched is what was sent, or nothing (README, "Requests and errors").
+ * is stored or matched is what was sent, or nothing (docs/http-api.md, "Requests and errors").
  */
 export function decodeUrlEncoded(text: string, what: 'query parameter' | 'form field'): URLSearchParams {
   const pairs = new URLSearchParams()

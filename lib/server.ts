@@ -18,7 +18,7 @@ export interface RestdirServer extends http.Server {
   reset(): Promise<ResetSummary>
 }
 
-/** A `node:http` server wired to restdir's handler (README, "A server of its own"). */
+/** A `node:http` server wired to restdir's handler (docs/library.md, "A server of its own"). */
 export function createServer(options: RestdirOptions = {}): RestdirServer {
   const handler = createHandler(options)
   const { headers, request } = handler.settings.timeouts

@@ -12,7 +12,7 @@ import {
 } from './support/fuzz-model.ts'
 import { Generator, describe, pipelinedSequence, toBytes, type FuzzRequest } from './support/fuzz-generator.ts'
 
-// README, "Requests and errors" and "Security": bad input always gets a clear error answer, never a crash,
+// docs/http-api.md, "Requests and errors" and "Security": bad input always gets a clear error answer, never a crash,
 // never a lost or half-written document. A seeded generator sends valid and
 // hostile requests (random methods, paths with encoded dots and slashes, huge
 // and tiny bodies, wrong content types, broken JSON and UTF-8, odd headers,
@@ -210,7 +210,7 @@ async function runOne(port: number, request: FuzzRequest, model: StoreModel): Pr
   return undefined
 }
 
-/** README, "Requests and errors": no 5xx; errors are problem+json naming their status; JSON answers parse; nothing internal leaks. */
+/** docs/http-api.md, "Requests and errors": no 5xx; errors are problem+json naming their status; JSON answers parse; nothing internal leaks. */
 function wellFormed(answer: RawAnswer, method: string): string | undefined {
   if (answer.status >= 500) return `a server error: ${answer.body.toString().slice(0, 300)}`
   const type = answer.headers['content-type']
@@ -241,7 +241,7 @@ function wellFormed(answer: RawAnswer, method: string): string | undefined {
   return undefined
 }
 
-/** What the server must answer, from the README ("Behaviour", "Security"), in the order those checks happen. */
+/** What the server must answer, from docs/http-api.md ("The HTTP API", "Security"), in the order those checks happen. */
 function predict(request: FuzzRequest, model: StoreModel): Prediction {
   const { method } = request
   const header = (name: string) => request.headers.find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1]
@@ -271,7 +271,7 @@ function predict(request: FuzzRequest, model: StoreModel): Prediction {
 
   if (method === 'GET' || method === 'HEAD') return predictRead(request, model, segments, method)
 
-  // Writes read their body first (README, "Requests and errors").
+  // Writes read their body first (docs/http-api.md, "Requests and errors").
   if (method === 'DELETE') {
     const conditional = ifMatch !== undefined || ifNoneMatch !== undefined
     if (conditional && !current && !model.exists(segments)) return { statuses: [404] }
@@ -372,7 +372,7 @@ function predictRead(request: FuzzRequest, model: StoreModel, segments: string[]
   return { statuses: [404] }
 }
 
-/** An event stream: its first event is the node's current value (README, "Live updates"). */
+/** An event stream: its first event is the node's current value (docs/http-api.md, "Live updates"). */
 async function checkEventStream(port: number, request: FuzzRequest, model: StoreModel): Promise<string | undefined> {
   const headers = Object.fromEntries(request.headers.filter(([name]) => name !== 'Connection'))
   const result = await new Promise<{ status: number; type?: string; first: string } | string>((resolve) => {

@@ -302,4 +302,32 @@ test('npx restdir --import db.json works in a fresh clone: the command builds di
   }
 })
 
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')
+}
+
+test('every relative link of README.md, SECURITY.md and docs/ names a file, and a heading, that exist', () => {
+  const pages = ['README.md', 'SECURITY.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+  const anchors = (page: string) => {
+    const text = readFileSync(join(root, page), 'utf8').replace(/^```[\s\S]*?^```$/gm, '')
+    return new Set([...text.matchAll(/^#+ (.+)$/gm)].map((match) => anchorOf(match[1])))
+  }
+  const broken: string[] = []
+  let links = 0
+  for (const page of pages) {
+    const text = readFileSync(join(root, page), 'utf8').replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '')
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue
+      links++
+      const [file, anchor] = target.split('#')
+      const linked = file === '' ? page : join(page, '..', file).replace(/\\/g, '/')
+      if (!existsSync(join(root, linked))) broken.push(`${page}: ${target} (no file ${linked})`)
+      else if (anchor && linked.endsWith('.md') && !anchors(linked).has(anchor)) broken.push(`${page}: ${target} (no heading #${anchor} in ${linked})`)
+    }
+  }
+  assert.ok(links > 50, `links were found (${links})`)
+  assert.equal(broken, [])
+})
+
 test.run()

@@ -40,7 +40,7 @@ export async function fetchChildNames(base, segments, { known, onProblem }) {
  * Every event carries an id. After a dropped connection the browser comes
  * back by itself with the last one (`Last-Event-ID`) and the server sends
  * what was missed; when the browser gives up, a new EventSource resumes from
- * it with `?since=` (README "Live updates").
+ * it with `?since=` (docs/http-api.md, "Live updates").
  */
 export function watchChanges(base, { onChange, onLiveChange, onGap }) {
   let source

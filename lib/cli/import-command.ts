@@ -6,7 +6,7 @@ import { UsageError } from './usage.ts'
 
 /**
  * `--import SOURCE`: loads a json-server database, a store folder or a
- * database (README, "Moving a store") into the store and exits: 0 when done,
+ * database (docs/postgres.md, "Moving a store") into the store and exits: 0 when done,
  * 1 when refused, 2 when the source is the store itself.
  */
 export async function importAndExit(source: string, target: StoreChoice, force: boolean, sync: boolean): Promise<never> {

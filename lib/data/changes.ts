@@ -1,7 +1,7 @@
 import type { Change, Documents } from './documents.ts'
 import { joinPath as displayPath } from '../path.ts'
 
-/** How many changes are kept for clients that come back (README "Live updates"): the newest, up to both bounds. */
+/** How many changes are kept for clients that come back (docs/http-api.md, "Live updates"): the newest, up to both bounds. */
 export interface ChangeWindow {
   maxChanges: number
   /** Bytes of the changes' JSON. */

@@ -9,7 +9,7 @@ import { joinPath } from '../path.ts'
 import { ImportError } from './import.ts'
 
 /**
- * Moving a store (README, "Moving a store"): every document of one store
+ * Moving a store (docs/postgres.md, "Moving a store"): every document of one store
  * copied into another, a folder into PostgreSQL or back, each at the same
  * path. A document arrives as the source answers it (the same JSON, keys in
  * the same order); its ETag stays the same wherever its source kept it in

@@ -1,6 +1,5 @@
 /**
- * The declared resource families and their rules (README, "Users and
- * playlists"), in one place for the two that hold documents to them: the
+ * The declared resource families and their rules (docs/http-api.md, "Users and playlists"), in one place for the two that hold documents to them: the
  * HTTP resources (lib/resources/) and the importer (lib/data/import.ts).
  */
 export interface Family {

@@ -68,7 +68,7 @@ export interface WriteOutcome {
 /**
  * The data layer over a Store: reads, listings, writes that check the
  * caller's preconditions against what they read and then let the store
- * compare-and-set on it (README, "Versions and conditional requests"), new
+ * compare-and-set on it (docs/http-api.md, "Versions and conditional requests"), new
  * ids, and the changes for the event streams. It holds no lock: every
  * guarantee is the store's. Resources (generic, users, playlists) speak to
  * this, never to the store directly when they write.

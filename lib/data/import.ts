@@ -16,11 +16,10 @@ const PLAYLIST = playlistFamily.collection
  * array becomes a collection whose items keep their ids (`posts[id=1]` →
  * `/posts/1`; an item without an id gets a new one), each top-level object a
  * document (`profile` → `/profile`). A generic document's `id` is its URL's
- * last segment (README, "Coming from json-server"); a numeric id stays a
+ * last segment (docs/json-server.md, "Coming from json-server"); a numeric id stays a
  * number (`/posts/7` holds `"id": 7`), the number 7 being the segment `7`.
  *
- * The `user` array follows the rules of `/user` (README, "Coming from
- * json-server"): `user_id` (or json-server's `id`) names each user, usernames
+ * The `user` array follows the rules of `/user` (docs/json-server.md, "Coming from json-server"): `user_id` (or json-server's `id`) names each user, usernames
  * are unique non-empty strings, and a user's `playlist` array becomes its
  * playlists, each with an array of `songs`. Every problem of a database is
  * found before anything is written, and all of them are reported together.
@@ -124,7 +123,7 @@ async function readDatabase(file: string): Promise<{ value: unknown; problems: s
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}.`)
   }
-  // The same rule as a request body (README, "Requests and errors"): stored exactly as written, or refused.
+  // The same rule as a request body (docs/http-api.md, "Requests and errors"): stored exactly as written, or refused.
   const problems = inexactJson(text, value, 1000).map((problem) => `${problem.path}: ${problem.message}.`)
   return { value, problems }
 }

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 
-/** Longest one request's work holds the event loop between two yields, in milliseconds (README, "Listing queries"). */
+/** Longest one request's work holds the event loop between two yields, in milliseconds (docs/http-api.md, "Listing queries"). */
 export const SLICE_MS = 2
 
 /**
@@ -24,8 +24,7 @@ export const HEAVY_STEP = CLOCK_EVERY
 export type Pace = (cost?: number) => Promise<void> | undefined
 
 /**
- * The budget of one request's work on the main thread (README, "Listing
- * queries"): every loop over documents, and every scan of a long text, spends
+ * The budget of one request's work on the main thread (docs/http-api.md, "Listing queries"): every loop over documents, and every scan of a long text, spends
  * what it does here, in characters, so one huge document counts as what it
  * is, not as one item of a list; once the work since the last yield took
  * SLICE_MS, other requests get their turn.

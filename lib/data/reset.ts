@@ -5,7 +5,7 @@ import { FileStore, MemoryStore } from '../store/index.ts'
 import { importDatabaseFile } from './import.ts'
 
 /**
- * Resetting between tests (README, "Resetting between tests"): the store
+ * Resetting between tests (docs/http-api.md, "Resetting between tests"): the store
  * starts from a fixture and goes back to it on `POST /?_reset` or
  * `handler.reset()`. The fixture is read once, at start, into memory: a
  * reset never reads the fixture again, and the ids a db.json left for

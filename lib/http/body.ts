@@ -209,7 +209,7 @@ function parseJson(text: string): unknown {
     const { offset, expected } = jsonErrorOffset(text)
     throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
   }
-  // A document is stored exactly as sent or refused (README, "Requests and errors").
+  // A document is stored exactly as sent or refused (docs/http-api.md, "Requests and errors").
   const problems = inexactJson(text, value, 5)
   if (problems.length > 0) {
     const list = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')

@@ -8,7 +8,7 @@ import { problemJson, sendProblem } from './problem.ts'
  * Node's HTTP parser refuses some requests before any handler sees them: a
  * malformed request line or header, headers that are too large, a request
  * that is too slow. Node's own answer has no body; this one is
- * problem+json like every other error (README, "Requests and errors"), and it never writes over an
+ * problem+json like every other error (docs/http-api.md, "Requests and errors"), and it never writes over an
  * answer still in progress on the same connection.
  */
 export function answerClientErrors(server: Server): void {

@@ -21,7 +21,7 @@ export function wantsChanges(context: Context): boolean {
 }
 
 /**
- * Answers a request for the change feed of a node (README "Live updates"):
+ * Answers a request for the change feed of a node (docs/http-api.md, "Live updates"):
  * `?_changes` polls it as JSON, anything else opens an event stream.
  * `read` is the GET route of the URL, whose answer is the node's value.
  */
@@ -148,7 +148,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
 /**
  * `GET /node?_changes&since=ID`: the changes at or below the node after ID,
  * with the id of the last change, or the node's value when ID cannot be
- * resumed from (README "Live updates").
+ * resumed from (docs/http-api.md, "Live updates").
  */
 async function sendChanges(context: Context, read: RouteHandler | undefined): Promise<void> {
   const log = changeLogOf(context.documents)

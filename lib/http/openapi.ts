@@ -6,7 +6,7 @@ import { pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 
 /**
- * The API description (README, "Describing the API"): an OpenAPI 3.1
+ * The API description (docs/http-api.md, "Describing the API"): an OpenAPI 3.1
  * document of the running server, built on every request from what the
  * store holds now. Bounded, whatever the documents: at most MAX_COLLECTIONS
  * top-level nodes are described, each from at most SAMPLE_SIZE of its
@@ -122,7 +122,7 @@ function pathParameters(names: string[]): unknown[] {
   return names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
 }
 
-/** A JSON answer that is also an event stream when asked (README, "Live updates"). */
+/** A JSON answer that is also an event stream when asked (docs/http-api.md, "Live updates"). */
 function readAnswer(description: string, schema: unknown, extraHeaders: Record<string, unknown> = {}) {
   return {
     description,

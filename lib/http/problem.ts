@@ -51,7 +51,7 @@ export function answersNotFound(error: unknown): boolean {
 }
 
 /**
- * What a client hears of a store fault (see README, "Requests and errors").
+ * What a client hears of a store fault (see docs/http-api.md, "Requests and errors").
  * A broken document file is a 409 Conflict (RFC 9110 §15.5.10): the request
  * is fine but the node's current state keeps it from being served, and the
  * client can resolve that itself, with a PUT that replaces the file or a DELETE.

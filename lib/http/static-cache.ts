@@ -3,7 +3,7 @@ import type { FolderWatch } from './folder-watch.ts'
 /*
  * What the www folder's files were found to be, kept so that a file served
  * before is answered again without the path checks of lib/http/static.ts
- * (README, "Speed": "Static files from memory").
+ * (docs/speed.md, "Speed": "Static files from memory").
  *
  * Why a kept answer is never wrong for long — the argument in full:
  *

@@ -98,7 +98,7 @@ export interface JsonProblem {
  * double cannot hold exactly (out of range, too small, more digits than it
  * carries, `-0`) and keys repeated in one object (JSON.parse keeps the last).
  * RFC 8259 §6 and §4 leave both to the implementation; restdir refuses them so
- * that a document is stored exactly as sent (README, "Requests and errors").
+ * that a document is stored exactly as sent (docs/http-api.md, "Requests and errors").
  * `value` is `text` already parsed; a first pass that allocates nothing finds
  * whether anything is wrong, and only then a second one says where.
  */

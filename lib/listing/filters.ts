@@ -3,7 +3,7 @@ import { isObject } from '../json/values.ts'
 
 /**
  * What one listing request may ask for, so that its cost per document is
- * bounded (README, "Listing queries"): every filter value is checked against
+ * bounded (docs/http-api.md, "Listing queries"): every filter value is checked against
  * every document, so their number is capped, and so is each text's length.
  */
 export interface ListingLimits {
@@ -33,7 +33,7 @@ export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains'
 export type Operator = (typeof OPERATORS)[number] | 'like'
 
 /**
- * One condition of a listing query (README, "Listing queries"): a field
+ * One condition of a listing query (docs/http-api.md, "Listing queries"): a field
  * compared with values, full-text `q`, or (from `_where`) `or`, which holds
  * when every condition of one of its branches does. `field` may be a dotted
  * path (`author.name`). Values are compared as text, so `?age=3` matches both

@@ -23,7 +23,7 @@ export interface Listing {
  */
 export async function selectListing(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Listing | undefined> {
   if (!needsEveryDocument(listing) && !listing.page?.envelope) return plainWindow(documents, path, listing)
-  // One budget for the request's work on the event loop, from filtering to the answer's text (README, "Listing queries").
+  // One budget for the request's work on the event loop, from filtering to the answer's text (docs/http-api.md, "Listing queries").
   const pace = pacer()
   const selection = needsEveryDocument(listing) ? await selectFromAll(documents, path, listing, pace) : await readWindow(documents, path, listing)
   if (!selection) return undefined
@@ -104,7 +104,7 @@ const BIG_COLLECTION = 500
 /**
  * Filtering and sorting a big collection yields to other requests every few
  * milliseconds; and big listings take turns, one at a time, so that many of
- * them at once cannot crowd out the rest (README, "Listing queries").
+ * them at once cannot crowd out the rest (docs/http-api.md, "Listing queries").
  */
 const bigListings = new WeakMap<Documents, Gate>()
 

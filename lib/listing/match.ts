@@ -4,8 +4,7 @@ import type { Filter } from './filters.ts'
 import type { Pace } from '../data/pace.ts'
 
 /**
- * Whether a document passes every filter of a listing (README, "Listing
- * queries"), spending the work on `pace` as it goes: a filter value is
+ * Whether a document passes every filter of a listing (docs/http-api.md, "Listing queries"), spending the work on `pace` as it goes: a filter value is
  * compared with each field it names, `q` with every text of the document, so
  * a document of a megabyte costs what a megabyte costs and is checked in
  * slices, with other requests served between them.

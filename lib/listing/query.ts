@@ -4,8 +4,7 @@ import { parseRelations, type Relation } from './relations.ts'
 import { parseSort, type SortKey } from './sort.ts'
 
 /**
- * A listing query in both of json-server's dialects (README, "Listing
- * queries"), so their clients work unchanged: filters (`field=`, 0.17's
+ * A listing query in both of json-server's dialects (docs/http-api.md, "Listing queries"), so their clients work unchanged: filters (`field=`, 0.17's
  * `field_gte=`, 1.0's `field:gt=` and `_where`), full-text `q`,
  * `_sort`/`_order`, a window given by `_start`/`_end`/`_limit`,
  * `_page`/`_limit` (0.17) or `_page`/`_per_page` (1.0, answering a page

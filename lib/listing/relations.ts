@@ -6,7 +6,7 @@ import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
 import { HEAVY_STEP, type Pace } from '../data/pace.ts'
 
 /**
- * Related documents joined into an answer (README, "Listing queries"), over
+ * Related documents joined into an answer (docs/http-api.md, "Listing queries"), over
  * both kinds of relation restdir has: children at nested URLs
  * (`/user/:id/playlist`) and json-server's foreign keys (`postId`).
  *

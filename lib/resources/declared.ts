@@ -8,7 +8,7 @@ import { sendEmptyCollection } from './collection.ts'
 import { readNode, type RequireOwners } from './generic.ts'
 
 /**
- * A declared resource (README, "Users and playlists"): a collection whose
+ * A declared resource (docs/http-api.md, "Users and playlists"): a collection whose
  * members the service names, each member owning everything stored below it.
  * Its routes and its ownership checks are both read from this one declaration.
  */
@@ -64,7 +64,7 @@ export function addDeclaredRoutes(router: Router<RouteHandler>, resources: reado
 
 /**
  * GET of a declared collection: its members, with the listing queries of any
- * collection (README, "Listing queries"). It exists as soon as its owner does:
+ * collection (docs/http-api.md, "Listing queries"). It exists as soon as its owner does:
  * before the first member it lists `[]` rather than 404.
  */
 async function listCollection(context: Context, resource: DeclaredResource): Promise<void> {
@@ -96,8 +96,7 @@ async function requireMember(context: Context, resource: DeclaredResource, param
 
 
 /**
- * Nodes below a declared member live and die with it (README, "Users and
- * playlists"): a write under `/user/:user_id/...` needs that user, and under
+ * Nodes below a declared member live and die with it (docs/http-api.md, "Users and playlists"): a write under `/user/:user_id/...` needs that user, and under
  * `/user/:user_id/playlist/:playlist_id/...` that playlist too.
  */
 export function ownersCheck(resources: readonly DeclaredResource[]): RequireOwners {

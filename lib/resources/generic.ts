@@ -12,7 +12,7 @@ import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../data/ids.ts'
 
 /**
- * The generic data API (README, "The generic data API"): every URL not
+ * The generic data API (docs/http-api.md, "The generic data API"): every URL not
  * declared elsewhere names a node that may hold a document and may have
  * children. A write below a declared member needs that member (`requireOwners`).
  */
@@ -122,7 +122,7 @@ async function deleteNode(context: Context): Promise<void> {
 }
 
 /**
- * A generic document's `id` is its last path segment (README, "The generic data API"); a body may
+ * A generic document's `id` is its last path segment (docs/http-api.md, "The generic data API"); a body may
  * repeat it, never contradict it. The number 7 is the segment `7`, so `"id": 7` may be sent for `/posts/7`.
  */
 function checkId(path: NodePath, body: JsonObject): string | number {

@@ -14,7 +14,7 @@ import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } fr
 import { users } from './users.ts'
 
 /**
- * Playlists of a user (README, "Users and playlists"):
+ * Playlists of a user (docs/http-api.md, "Users and playlists"):
  * `{ "playlist_id": …, "user_id": <owner>, "songs": [ … ], …fields }` at
  * `/user/:user_id/playlist/:playlist_id`. `songs` is always an array; a song
  * is any JSON value. A playlist owns everything stored below it.

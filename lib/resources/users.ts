@@ -14,7 +14,7 @@ import { collectionPath, memberPath, type DeclaredResource } from './declared.ts
 import { sendStoredDocument } from './collection.ts'
 
 /**
- * Users (README, "Users and playlists"): `{ "user_id": …, …fields }` at
+ * Users (docs/http-api.md, "Users and playlists"): `{ "user_id": …, …fields }` at
  * `/user/:user_id`. The service assigns `user_id`; a `username`, when
  * present, is a non-empty string unique among users. A user owns everything
  * stored below it, its playlists included.
@@ -30,7 +30,7 @@ export const users: DeclaredResource = {
   remove: deleteUser,
 }
 
-/** Usernames are unique among users: the store keeps it as it writes (README, "Users and playlists"). */
+/** Usernames are unique among users: the store keeps it as it writes (docs/http-api.md, "Users and playlists"). */
 function usernames(context: Context) {
   return { among: collectionPath(users, context.params), field: 'username' }
 }

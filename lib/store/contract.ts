@@ -3,8 +3,7 @@ import { isStoreError, type StoreErrorKind } from './errors.ts'
 import type { Doc, Store, StoreChange } from './store.ts'
 
 /*
- * The Store contract as checks anyone can run (README, "The Store
- * interface"): each check opens a fresh store, does what a store must keep
+ * The Store contract as checks anyone can run (docs/library.md, "The Store interface"): each check opens a fresh store, does what a store must keep
  * exact, concurrency included, and throws (node:assert) when the store breaks
  * it. A store of one's own is held to it with any test runner:
  *

@@ -2,7 +2,7 @@ import type { NodePath } from './store.ts'
 
 /**
  * What an operation of a store in one process needs to hold while it runs
- * (README, "Versions and conditional requests"):
+ * (docs/http-api.md, "Versions and conditional requests"):
  * - `write`: the node itself, for a write to it (one write per node at a time);
  * - `keep`: a node that must stay, such as a write's owner (only a removal
  *   of it or of a node above it waits, or is waited for);

@@ -7,7 +7,7 @@ import type { Store } from './store.ts'
 export { isPostgresUrl }
 
 /**
- * Where a store is (README, "Where the data goes"; "Running on PostgreSQL"):
+ * Where a store is (docs/storage.md, "Where the data goes"; "Running on PostgreSQL"):
  * a PostgreSQL database (a postgres:// or postgresql:// URL), a folder (any
  * other string, a path), or memory (nothing on disk; a fixture's store).
  */

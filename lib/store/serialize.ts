@@ -32,7 +32,7 @@ export function parseStoredDoc(text: string, path: NodePath): Doc {
   if (!isObject(value)) {
     throw new StoreError('bad-document', path, `holds ${Array.isArray(value) ? 'an array' : 'JSON that is not an object'}`)
   }
-  // A hand-edited file holds the same values a request could: never served changed (README, "Requests and errors").
+  // A hand-edited file holds the same values a request could: never served changed (docs/http-api.md, "Requests and errors").
   const problems = inexactJson(json, value, 5)
   if (problems.length > 0) {
     const list = problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')

@@ -4,8 +4,7 @@
  * The file, memory and PostgreSQL stores implement this, and clients of
  * the HTTP API never see which one is used.
  *
- * A store carries its own guarantees (README, "Versions and conditional
- * requests"): each write and removal is atomic, and what a write may require
+ * A store carries its own guarantees (docs/http-api.md, "Versions and conditional requests"): each write and removal is atomic, and what a write may require
  * of the present (a version, an owner, a unique field) is checked in the same
  * atomic step as the write, however many processes share the store. The data
  * layer above (lib/data/documents.ts) holds no lock of its own.
@@ -140,14 +139,13 @@ export interface Store {
    * Optional, with `subscribe`: the changes the store still keeps after `id`,
    * oldest first, at most `limit`; undefined when some change after `id` is
    * no longer kept. A process that started later answers a client that
-   * comes back with an older id from here (README, "Live updates").
+   * comes back with an older id from here (docs/http-api.md, "Live updates").
    */
   changesAfter?(id: number, limit: number): Promise<StoreChange[] | undefined>
   /** Releases what the store holds (for the file store: its lock). */
   close(): Promise<void>
   /**
-   * Optional, for listing queries on big collections (README, "Listing
-   * queries"): the window of the node's children's documents that pass the
+   * Optional, for listing queries on big collections (docs/http-api.md, "Listing queries"): the window of the node's children's documents that pass the
    * plan's filters, in its sort order (ties in id order), as their stored
    * text, and how many pass in all, without bringing the others into the
    * process. The answer must be exactly the one the listing module gives from
@@ -197,7 +195,7 @@ function isWholeNumber(name: string): boolean {
 }
 
 /**
- * The order of a collection (README, "The generic data API"): names that are
+ * The order of a collection (docs/http-api.md, "The generic data API"): names that are
  * whole numbers (`2`, `10`, as json-server's numeric ids) first, by value;
  * then every other name by UTF-16 code unit. Generated ids start with `0` and
  * are never whole numbers, so they keep their creation order.

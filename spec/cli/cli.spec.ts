@@ -8,7 +8,7 @@ import { makeTempDir, send } from '../support/helpers.ts'
 import { assertJson } from '../support/assertions.ts'
 import { freePort, killGroup, readDocumentFiles, root, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
 
-// The command line (README, "Command line"), run as a real child process.
+// The command line (docs/cli.md, "The command line"), run as a real child process.
 
 const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
 const folders: string[] = []
@@ -24,7 +24,7 @@ test.after(async () => {
   for (const dir of folders) await rm(dir, { recursive: true, force: true })
 })
 
-/** A request log line: method, path, status and time (README, "Command line"). */
+/** A request log line: method, path, status and time (docs/cli.md, "The command line"). */
 const logLine = /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ \d{3} \d+(\.\d+)?ms$/gm
 
 test('--help prints the usage with every option and exits 0', async () => {

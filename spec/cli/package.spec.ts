@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { makeTempDir, send } from '../support/helpers.ts'
 
-// The package as users get it (README, "Command line" and "Using restdir as a library"): `npm pack`, installed from the
+// The package as users get it (docs/cli.md, "The command line" and "Using restdir as a library"): `npm pack`, installed from the
 // tarball into an empty folder with the network shut (`--offline`, and a
 // registry nobody answers at), then run through `npx` and imported as a
 // library. Every step is bounded; nothing here reaches the network.
@@ -73,7 +73,7 @@ test.after(async () => {
 
 test('the tarball holds compiled JavaScript, .d.ts types and the playground, and no TypeScript sources', () => {
   const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8', timeout: 20_000 }).stdout.split('\n').filter(Boolean)
-  for (const file of ['package/package.json', 'package/README.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/bin/restdir.cjs', 'package/www/index.html']) {
+  for (const file of ['package/package.json', 'package/README.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/bin/restdir.cjs', 'package/www/index.html', 'package/docs/http-api.md']) {
     assert.ok(listing.includes(file), `${file} is packed`)
   }
   const sources = listing.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))

@@ -9,7 +9,7 @@ import { makeTempDir, send, startServer } from '../support/helpers.ts'
 import { runCli, startCli, stopAll } from '../support/process.ts'
 import { freshSchema, startTestPostgres, type TestPostgres } from '../support/postgres.ts'
 
-// Moving a store (README, "Moving a store"): `--import` copies a store folder
+// Moving a store (docs/postgres.md, "Moving a store"): `--import` copies a store folder
 // into PostgreSQL and back, or a json-server db.json into either, every
 // document arriving as the source answers it. A copy into a store that holds
 // documents, from a folder a server is using, from a source with a broken

@@ -7,7 +7,7 @@ import { makeTempDir, send } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 import { readDocumentFiles, runCli, startCli, stopAll } from '../support/process.ts'
 
-// `--import` goes through the rules of the API (README, "Coming from json-server"):
+// `--import` goes through the rules of the API (docs/json-server.md, "Coming from json-server"):
 // users as /user keeps them, numbers and keys exactly as written, every problem
 // of a file reported in one run, and nothing written unless the whole file is right.
 

@@ -6,7 +6,7 @@ import { assertJson, assertProblem } from '../support/assertions.ts'
 import { FileStore } from '../../lib/store/index.ts'
 import type { Store } from '../../lib/store/store.ts'
 
-// Request bodies and error answers (README, "Requests and errors").
+// Request bodies and error answers (docs/http-api.md, "Requests and errors").
 
 const LIMIT = 1024
 let api: TestServer
@@ -24,7 +24,7 @@ test.after(async () => {
 
 const jsonType = { 'content-type': 'application/json' }
 
-/** No stack trace, no file-system path and no module name ever reaches a client (README, "Requests and errors"). */
+/** No stack trace, no file-system path and no module name ever reaches a client (docs/http-api.md, "Requests and errors"). */
 function assertNothingInternal(answer: Answer, ...dirs: string[]): void {
   for (const dir of dirs) assert.not.ok(answer.text.includes(dir), `the answer shows the folder ${dir}: ${answer.text}`)
   assert.not.match(answer.text, /\bat .+:\d+:\d+/, 'a stack frame')

@@ -7,7 +7,7 @@ import { MAX_JOINED_TEXT } from '../../lib/listing/relations.ts'
 import { MAX_FIELDS, MAX_FIELDS_PER_OBJECT } from '../../lib/http/openapi.ts'
 
 // No single request holds the server, whatever the size of the documents it
-// works on (README, "Listing queries" and "Describing the API"): the work is
+// works on (docs/http-api.md, "Listing queries" and "Describing the API"): the work is
 // counted in characters, not documents, and what an answer may join is capped.
 
 /** A text of `length` characters that no filter value below is found in. */

@@ -4,7 +4,7 @@ import { racingStoreOptions, startServer, type TestServer } from '../support/hel
 import { assertProblem } from '../support/assertions.ts'
 import { MemoryStore } from '../../lib/store/index.ts'
 
-// README, "Versions and conditional requests" (RFC 9110 §13): strong ETags on every document answer, conditional reads (304),
+// docs/http-api.md, "Versions and conditional requests" (RFC 9110 §13): strong ETags on every document answer, conditional reads (304),
 // optimistic locking with If-Match (412), create-only PUT with If-None-Match: *,
 // and writes to one node serialized so that no read-modify-write is ever lost.
 

@@ -10,7 +10,7 @@ import { createHandler, createServer, MemoryStore, Router, type Store, type Stor
 import { makeTempDir, openTestStore, send, type RequestOptions } from '../support/helpers.ts'
 import { mountPathOf } from '../../lib/http/mount.ts'
 
-// restdir embedded as a library (README, "Using restdir as a library"): inside a plain node:http server,
+// restdir embedded as a library (docs/library.md, "Using restdir as a library"): inside a plain node:http server,
 // and as middleware in a Connect/Express-style chain written here, so the
 // contract is proven without either framework.
 
@@ -85,7 +85,7 @@ async function makeWww(): Promise<string> {
 
 const library = suite('library')
 
-library('the package exports what the README names', () => {
+library('the package exports what docs/library.md names', () => {
   for (const name of ['createServer', 'createHandler', 'FileStore', 'MemoryStore', 'Router', 'importDatabase', 'HttpError', 'encodeSegment', 'decodeFolderName']) {
     assert.type((restdir as Record<string, unknown>)[name], 'function', name)
   }
@@ -129,7 +129,7 @@ library('createServer takes a Store object and answers from it', async () => {
 })
 
 library('a custom Store is used for every read and write', async () => {
-  /** The README's example: a store that counts reads and writes and keeps the data in a MemoryStore. */
+  /** docs/library.md's example: a store that counts reads and writes and keeps the data in a MemoryStore. */
   class CountingStore implements Store {
     reads = 0
     writes = 0

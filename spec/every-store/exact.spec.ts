@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { startServer, startServerOnFolder, touchLater, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 
-// A document is stored exactly as sent, or refused (README, "Requests and errors"):
+// A document is stored exactly as sent, or refused (docs/http-api.md, "Requests and errors"):
 // numbers a double cannot carry and keys repeated in one object are 400s that say where.
 
 let api: TestServer
@@ -96,7 +96,7 @@ test('a stored file a person edited to hold a number a double cannot carry is no
     const refused = await server.request('GET', '/hand/a')
     assert.is(refused.status, 409, refused.text)
     assert.match(refused.json.detail, /n: 12345678901234567890/)
-    // Its collection still lists, without it, and names it (README, "Requests and errors").
+    // Its collection still lists, without it, and names it (docs/http-api.md, "Requests and errors").
     for (const target of ['/hand', '/hand?_sort=n']) {
       const answer = await server.request('GET', target)
       assertJson(answer, 200, [{ id: 'b', n: 2 }])

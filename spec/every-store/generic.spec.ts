@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type Answer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from '../support/assertions.ts'
 
-// The generic data API (README, "The generic data API"): every URL not declared elsewhere names a node.
+// The generic data API (docs/http-api.md, "The generic data API"): every URL not declared elsewhere names a node.
 
 let api: TestServer
 
@@ -40,7 +40,7 @@ test('GET of a node without a document lists its children documents in ascending
   for (const id of ['b', 'a', 'c', '10', '9']) await api.request('PUT', `/letters/${id}`, { body: { name: id } })
   const answer = await api.request('GET', '/letters')
   assertJson(answer, 200)
-  // Whole numbers come first, by value (README, "The generic data API").
+  // Whole numbers come first, by value (docs/http-api.md, "The generic data API").
   assert.equal(answer.json.map((doc: { id: string }) => doc.id), ['9', '10', 'a', 'b', 'c'])
   assert.equal(answer.json[3], { id: 'b', name: 'b' })
 })
@@ -252,7 +252,7 @@ test('a trailing slash names the same node', async () => {
   assertJson(await api.request('GET', '/slash/'), 200, [{ id: 'x', v: 1 }])
 })
 
-// Odd segments (README, "Where the data goes": distinct URL paths never share a file)
+// Odd segments (docs/storage.md, "Where the data goes": distinct URL paths never share a file)
 
 const oddSegments: Array<[raw: string, decoded: string]> = [
   ['%2e%2e', '..'],

@@ -5,7 +5,7 @@ import { openTestStore, startServer, type TestServer } from '../support/helpers.
 import { assertJson, assertProblem } from '../support/assertions.ts'
 import type { Store } from '../../lib/store/store.ts'
 
-// Every per-request cost of a listing is bounded (README, "Listing queries"):
+// Every per-request cost of a listing is bounded (docs/http-api.md, "Listing queries"):
 // caps on what a query may ask, and big collections worked on in slices.
 
 let api: TestServer

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from '../support/helpers.ts'
 import { assertProblem } from '../support/assertions.ts'
 
-// Listing queries in json-server's dialect (README, "Listing queries"), on generic and declared collections.
+// Listing queries in json-server's dialect (docs/http-api.md, "Listing queries"), on generic and declared collections.
 
 const books = [
   { id: 'b1', title: 'Dune', author: { name: 'Herbert', born: 1920 }, year: 1965, genre: 'sf', rating: 4.5 },

@@ -13,7 +13,7 @@ import { MAX_COLLECTIONS, SAMPLE_SIZE } from '../../lib/http/openapi.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
 
-// The API description (README, "Describing the API"): OpenAPI 3.1 at the API
+// The API description (docs/http-api.md, "Describing the API"): OpenAPI 3.1 at the API
 // root's reserved `?_openapi`, checked by a real validator and turned into
 // TypeScript types a client compiles against.
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from '../support/assertions.ts'
 
-// Playlists (README, "Users and playlists"): /user/:user_id/playlist and /user/:user_id/playlist/:playlist_id.
+// Playlists (docs/http-api.md, "Users and playlists"): /user/:user_id/playlist and /user/:user_id/playlist/:playlist_id.
 
 let api: TestServer
 

@@ -8,7 +8,7 @@ import { runCli, startCli, stopAll } from '../support/process.ts'
 import { bundledWww } from '../../lib/options.ts'
 import { createHandler, MemoryStore } from '../../lib/index.ts'
 
-// The playground form (README, "The playground form: `--prefix /api`"): with `--prefix /api`, declared and generic
+// The playground form (docs/cli.md, "The playground form: `--prefix /api`"): with `--prefix /api`, declared and generic
 // resources live under the prefix, and every URL outside it is static only.
 
 let www: string

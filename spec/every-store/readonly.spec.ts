@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { makeTempDir, startServer } from '../support/helpers.ts'
 import { startCli, stopAll } from '../support/process.ts'
 
-// `--readonly` is the same everywhere (README, "Security"): what the server
+// `--readonly` is the same everywhere (docs/http-api.md, "Security"): what the server
 // offers (OPTIONS, Allow, the banner) lists only what it answers.
 
 test.after(() => stopAll())

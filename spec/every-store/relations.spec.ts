@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 
 // `_embed`, `_expand` and `_dependent` over restdir's two kinds of relation
-// (README, "Listing queries"): children at nested URLs, and json-server's
+// (docs/http-api.md, "Listing queries"): children at nested URLs, and json-server's
 // `postId`-style foreign keys between sibling collections.
 
 const relations = suite<{ server: TestServer; userId: string }>('relations', { server: undefined as unknown as TestServer, userId: '' })

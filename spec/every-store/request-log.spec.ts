@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { createHandler, type RestdirHandler } from '../../lib/index.ts'
 import { openTestStore, send } from '../support/helpers.ts'
 
-// One log line per request (README, "Command line"), with the path as the
+// One log line per request (docs/cli.md, "The command line"), with the path as the
 // client sent it, also under a host app's mount path; none for a request
 // restdir handed on with next(), which the host app answers and logs.
 

@@ -8,7 +8,7 @@ import { FileStore } from '../../lib/store/index.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 import { startCli, stopAll } from '../support/process.ts'
 
-// Resetting between tests (README, "Resetting between tests"): the store starts
+// Resetting between tests (docs/http-api.md, "Resetting between tests"): the store starts
 // from a fixture and `POST /?_reset` or `reset()` puts it back.
 
 const database = {

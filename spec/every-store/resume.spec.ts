@@ -7,7 +7,7 @@ import { makeTempDir, send, startServer, type TestServer } from '../support/help
 import { runCli, startCli, stopAll } from '../support/process.ts'
 import { openStream, withoutId, type ServerSentEvent } from '../support/event-stream.ts'
 
-// Event ids and resuming (README "Live updates"): a client that drops and
+// Event ids and resuming (docs/http-api.md, "Live updates"): a client that drops and
 // comes back gets what it missed, or is told that it must start again.
 
 let server: TestServer

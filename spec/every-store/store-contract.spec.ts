@@ -5,7 +5,7 @@ import { storeContract, type OpenStore } from '../../lib/store/contract.ts'
 import { FileStore, MemoryStore } from '../../lib/store/index.ts'
 import { makeTempDir, openTestStore, testStoreKind } from '../support/helpers.ts'
 
-// The Store contract (README, "The Store interface"), exported as `restdir/store-contract`, held on
+// The Store contract (docs/library.md, "The Store interface"), exported as `restdir/store-contract`, held on
 // the store of this pass (spec/run.mjs): a FileStore, a MemoryStore that waits inside its writes as a
 // disk does (so its races interleave), and a PostgresStore; the file pass adds a FileStore with sync
 // and a MemoryStore as it is.

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { startServer, type Answer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem, assertStrongEtag } from '../support/assertions.ts'
 
-// Users (README, "Users and playlists"): /user and /user/:user_id.
+// Users (docs/http-api.md, "Users and playlists"): /user and /user/:user_id.
 
 let api: TestServer
 

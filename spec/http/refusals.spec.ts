@@ -10,7 +10,7 @@ import { assertProblem } from '../support/assertions.ts'
 import { parseAnswers, rawExchange, rawRequest } from '../support/raw-http.ts'
 import { startCli, stopAll, type RunningCli } from '../support/process.ts'
 
-// Refusals a client actually reads (README, "Requests and errors"): a 413 for an upload still
+// Refusals a client actually reads (docs/http-api.md, "Requests and errors"): a 413 for an upload still
 // arriving is followed by a lingering close (RFC 9112 §9.6), not a reset that can swallow it; a
 // client that waits for `100 Continue` hears the refusal instead; and a request is judged on all
 // of its headers or refused.

@@ -10,7 +10,7 @@ import { assertProblem } from '../support/assertions.ts'
 import { startCli } from '../support/process.ts'
 import { MemoryStore } from '../../lib/store/index.ts'
 
-// README, "Security": loopback by default, the DNS-rebinding Host check, CORS for
+// docs/http-api.md, "Security": loopback by default, the DNS-rebinding Host check, CORS for
 // loopback origins only unless widened, a Bearer token on writes, read-only mode.
 
 const WRITES: Array<[string, string, unknown]> = [

@@ -13,7 +13,7 @@ import { createHandler } from '../../lib/handler.ts'
 import { startServerOnFolder } from '../support/helpers.ts'
 import { requestAsIs, type ByteAnswer } from '../support/raw-http.ts'
 
-// What a served file leaves behind (README, "Speed"): answers kept in memory, kept
+// What a served file leaves behind (docs/speed.md, "Speed"): answers kept in memory, kept
 // right by a watch on the www folder, within bounds. The tree: <base>/www is served,
 // <base>/secret.txt must never be; <base>/outside holds hard links into www.
 const base = mkdtempSync(join(tmpdir(), 'restdir-static-cache-'))

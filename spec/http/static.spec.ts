@@ -398,7 +398,7 @@ test('If-Range with a stale or weak validator sends the whole file instead', asy
   }
 })
 
-// ─── Path safety (README, "Security"; CVE-2014-6394) ──────────────────────
+// ─── Path safety (docs/http-api.md, "Security"; CVE-2014-6394) ──────────────────────
 
 const escapes = [
   '/../secret.txt',

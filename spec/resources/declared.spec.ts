@@ -13,7 +13,7 @@ import { startCli, stopAll } from '../support/process.ts'
 import { makeTempDir } from '../support/helpers.ts'
 import { rm } from 'node:fs/promises'
 
-// Declared resources (README, "Users and playlists"): each is declared once,
+// Declared resources (docs/http-api.md, "Users and playlists"): each is declared once,
 // and its routes, its ownership checks and the command line's banner all come
 // from that declaration.
 

@@ -7,7 +7,7 @@ import { builtCommand, startCli, stopAll, type RunningCli } from '../support/pro
 import { canonical, mergePatchModel, seeded, seedFrom, type Random } from '../support/random.ts'
 import { freshSchema, startTestPostgres } from '../support/postgres.ts'
 
-// README, "Crashes and restarts": after a process crash at any instant, every acknowledged write is
+// docs/storage.md, "Crashes and restarts": after a process crash at any instant, every acknowledged write is
 // present and no document is torn, on a store folder and on PostgreSQL. The command-line server runs as a child
 // process; concurrent writers (POST, PUT, PATCH, DELETE) record every answer
 // they get; SIGKILL lands at a random moment, several times over; each restart

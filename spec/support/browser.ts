@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, join, sep } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 
-// Which Chromium the browser tests drive (README "Building the package"):
+// Which Chromium the browser tests drive (docs/library.md, "Building the package"):
 // RESTDIR_CHROMIUM when set (a path, or `npm` for the one in node_modules),
 // else a Chromium on PATH, else the one that @sparticuz/chromium carries in
 // its npm tarball, so `npm ci` alone is enough to run every test.

@@ -36,7 +36,7 @@ const MALFORMED_SEGMENTS = ['%', '%zz', '%C3%28', '%ED%A0%80', '%C0%AF', '%E0%80
 const ODD_METHODS = ['TRACE', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PURGE', 'SEARCH', 'REPORT', 'LINK', 'QUERY', 'M-SEARCH']
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/merge-patch+json', 'application/vnd.api+json', ' application/json ', 'application/json;charset=latin1']
 const OTHER_TYPES = ['text/plain', 'text/json', 'application/xml', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/x-json', '*/*', 'application', '']
-/** Numbers at the edges of what a double holds: some kept exactly, some not (README, "Requests and errors"). */
+/** Numbers at the edges of what a double holds: some kept exactly, some not (docs/http-api.md, "Requests and errors"). */
 const EXTREME_NUMBERS = [
   '1e400', '-1e400', '1e-400', '12345678901234567890', '9007199254740993', '9007199254740992', '-0', '-0.0', '0',
   '0.1', '1.50', '1e2', '1.5e300', '0.30000000000000001', '5e-324', '4e-324', '1.7976931348623157e308',

@@ -1,6 +1,6 @@
 import { canonical, mergePatchModel } from './random.ts'
 
-// The fuzz test's own model of what the server must do, written from the README
+// The fuzz test's own model of what the server must do, written from docs/http-api.md
 // ("Behaviour", "Security") rather than from the server's code: how a path is split,
 // how a body is read, which guard answers first, and what each method does to
 // the store. The test compares every answer, and the store at the end, with it.
@@ -16,7 +16,7 @@ const MAX_DEPTH = 32
 /** Decoded segments, or the status that splitting the path must answer. */
 export type PathOutcome = { segments: string[] } | { status: 400 | 414 }
 
-/** README, "The generic data API" and "Security": percent-decoding per segment, no empty segments, and the three path limits. */
+/** docs/http-api.md, "The generic data API" and "Security": percent-decoding per segment, no empty segments, and the three path limits. */
 export function splitPathModel(rawPath: string): PathOutcome {
   if (rawPath.length > MAX_PATH) return { status: 414 }
   if (!rawPath.startsWith('/')) return { status: 400 }
@@ -25,7 +25,7 @@ export function splitPathModel(rawPath: string): PathOutcome {
   const segments: string[] = []
   for (const raw of raws) {
     if (raw === '') return { status: 400 }
-    // Dot-segments sent as they are name nothing (README, "The generic data API").
+    // Dot-segments sent as they are name nothing (docs/http-api.md, "The generic data API").
     if (raw === '.' || raw === '..') return { status: 400 }
     if (raw.length > MAX_SEGMENT) return { status: 414 }
     try {
@@ -44,7 +44,7 @@ export function newChildFits(rawPath: string): boolean {
   return !('status' in child)
 }
 
-/** A body as the README ("Requests and errors") reads it: the object it stands for, or the status that refuses it. */
+/** A body as docs/http-api.md ("Requests and errors") reads it: the object it stands for, or the status that refuses it. */
 export type BodyOutcome = { body: Doc } | { status: 400 | 413 | 415 }
 
 export function readBodyModel(contentType: string | undefined, bytes: Buffer, declaredLength: number | undefined): BodyOutcome {
@@ -128,7 +128,7 @@ export class StoreModel {
     return this.get(segments) !== undefined || this.below(segments).length > 0
   }
 
-  /** Names of the nodes one level below, in code-unit order (README, "The generic data API"). */
+  /** Names of the nodes one level below, in code-unit order (docs/http-api.md, "The generic data API"). */
   childNames(segments: readonly string[]): string[] {
     const names = new Set(this.below(segments).map((stored) => stored.segments[segments.length]))
     return [...names].sort()
@@ -194,7 +194,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b)
 }
 
-/** localhost, *.localhost, 127.0.0.0/8 and ::1, with or without a port (README, "Security"). */
+/** localhost, *.localhost, 127.0.0.0/8 and ::1, with or without a port (docs/http-api.md, "Security"). */
 export function isLoopbackHostHeader(host: string): boolean {
   const lower = host.toLowerCase()
   const name = lower.startsWith('[') ? lower.slice(1, lower.indexOf(']')) : lower.replace(/:\d*$/, '')
@@ -214,7 +214,7 @@ export function originAllowedByDefault(origin: string, host: string): boolean {
 }
 
 // ---------------------------------------------------------------- exact numbers and repeated keys
-// A body is stored exactly as sent or refused (README, "Requests and errors"). This model
+// A body is stored exactly as sent or refused (docs/http-api.md, "Requests and errors"). This model
 // judges a JSON text its own way: each number as an integer mantissa times a power of ten,
 // compared with the same for the shortest text of the double it parses to.
 

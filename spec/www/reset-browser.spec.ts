@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core'
 import { launchBrowser } from '../support/browser.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 
-// A front end's end-to-end suite, as README "Resetting between tests" shows
+// A front end's end-to-end suite, as docs/http-api.md, "Resetting between tests" shows
 // it: the fake back end is put back to its fixture before each test, and
 // every test sees the fixture whatever the one before it did. Driven in a
 // headless Chromium (spec/support/browser.ts) through the playground's request form.

@@ -259,7 +259,7 @@ export class FileStore implements Store {
     }
   }
 
-  /** Links in the folder where a node's folder would be: no listing shows them, so a copy of the store names them (README, "Moving a store"). */
+  /** Links in the folder where a node's folder would be: no listing shows them, so a copy of the store names them (docs/postgres.md, "Moving a store"). */
   linkedNodes(): Promise<NodePath[]> {
     return linkedNodes(this.dir)
   }
@@ -285,7 +285,7 @@ export class FileStore implements Store {
   }
 
   /**
-   * The guarantees of the Store interface hold within this process (README,
+   * The guarantees of the Store interface hold within this process (docs/http-api.md,
    * "Versions and conditional requests"): the folder's lock keeps any other
    * restdir out, and here each write holds its node (and its owner, its
    * unique field's collection) while it checks its conditions and lands.

@@ -67,7 +67,7 @@ export async function childSegments(directory: string, entries: Dirent[]): Promi
 /**
  * Links where a node's folder would be, anywhere below `root`, as the paths
  * they stand for (a hashed name as it is): the store never follows one, so
- * no listing shows them (README, "Where the data goes").
+ * no listing shows them (docs/storage.md, "Where the data goes").
  */
 export async function linkedNodes(root: string): Promise<NodePath[]> {
   const found: NodePath[] = []

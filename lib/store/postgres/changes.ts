@@ -5,7 +5,7 @@ import type { PoolClient } from './pg.ts'
 import { CHANGES_CHANNEL } from './schema.ts'
 
 /**
- * The changes the database keeps (README, "Live updates"; "Many instances on
+ * The changes the database keeps (docs/http-api.md, "Live updates"; "Many instances on
  * one database"): numbered by the counter in `restdir_meta`, kept in
  * `restdir_changes` up to the window, announced with a NOTIFY of their id.
  */
@@ -29,7 +29,7 @@ export function keepChangeStatement(client: PoolClient, made: Omit<StoreChange, 
               SELECT id::text, pg_notify('${CHANGES_CHANNEL}', id::text) FROM kept`
 }
 
-/** Drops the changes older than the window (README, "Live updates"), now and then, after a commit. */
+/** Drops the changes older than the window (docs/http-api.md, "Live updates"), now and then, after a commit. */
 export async function pruneChanges(database: Database, last: number, window: { maxChanges: number; maxBytes: number }): Promise<void> {
   try {
     const pool = await database.pool

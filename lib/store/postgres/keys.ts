@@ -1,7 +1,7 @@
 import type { NodePath } from '../store.ts'
 
 /**
- * How a node's path becomes the keys of its row in `restdir_nodes` (README,
+ * How a node's path becomes the keys of its row in `restdir_nodes` (docs/postgres.md,
  * "Running on PostgreSQL"). Segments are kept so that the database's "C"
  * collation (byte order of UTF-8) sorts them in UTF-16 code-unit order, the
  * order the Store interface promises, and so that every JavaScript string

@@ -1,8 +1,7 @@
 import type { ListingCondition, ListingPage, ListingPlan } from '../store.ts'
 
 /**
- * Listing queries answered inside PostgreSQL (README, "Running on
- * PostgreSQL"): filters, `_sort` and the window are SQL, so a page of a big
+ * Listing queries answered inside PostgreSQL (docs/postgres.md, "Running on PostgreSQL"): filters, `_sort` and the window are SQL, so a page of a big
  * collection brings only its own documents into the process. The answer must
  * be the very one the listing module (lib/listing) gives in the process, so
  * the SQL here follows its rules one by one: values compared as JavaScript's

@@ -2,8 +2,7 @@ import type { NodePath, StoreChange } from '../store.ts'
 import { CHANGES_CHANNEL } from './schema.ts'
 
 /**
- * The change feed of a PostgreSQL store (README, "Many instances on one
- * database"). Each change is a row of `restdir_changes`, written in the
+ * The change feed of a PostgreSQL store (docs/postgres.md, "Many instances on one database"). Each change is a row of `restdir_changes`, written in the
  * transaction of the change and numbered by one counter whose row lock is
  * held to the commit, so changes commit in id order. A commit NOTIFYs only
  * the id: readers fetch the rows, so a document of any size crosses. One

@@ -21,7 +21,7 @@ export interface PostgresStoreOptions {
   maxConnections?: number
   /**
    * How many recent changes the database keeps for clients that come back,
-   * up to both bounds (README, "Live updates"; default 1000 changes, 16 MiB).
+   * up to both bounds (docs/http-api.md, "Live updates"; default 1000 changes, 16 MiB).
    */
   changeWindow?: { maxChanges: number; maxBytes: number }
   /** How long a request waits for a connection before the store answers 'unavailable' (default 5000 ms). */
@@ -31,7 +31,7 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * The store in a PostgreSQL database (README, "Running on PostgreSQL"): one
+ * The store in a PostgreSQL database (docs/postgres.md, "Running on PostgreSQL"): one
  * row per node in the table `restdir_nodes`, keyed by the path of its parent
  * and its name (keys.ts). A node's document is kept as the very text the file
  * store writes to `@.json` (serializeDoc), so answers and ETags are the same;
@@ -117,7 +117,7 @@ export class PostgresStore implements Store {
   /**
    * One round trip: the window by the index on (parent, name), and the count
    * of the node's documents, which PostgreSQL makes by reading every one of
-   * them in the index (README, "Running on PostgreSQL": a page costs its size,
+   * them in the index (docs/postgres.md, "Running on PostgreSQL": a page costs its size,
    * X-Total-Count costs the collection's).
    */
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
@@ -146,7 +146,7 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One transaction (README, "Many instances on one database"): shared locks
+   * One transaction (docs/postgres.md, "Many instances on one database"): shared locks
    * on the node's subtree and its owner's (a subtree removal takes its own
    * exclusively, so the two are ordered), the unique field's lock, then the
    * checks, then one statement that makes the ancestors' rows where missing
@@ -237,7 +237,7 @@ export class PostgresStore implements Store {
     return removed
   }
 
-  /** Listens to every change committed to the database, by any process (README, "Many instances on one database"). */
+  /** Listens to every change committed to the database, by any process (docs/postgres.md, "Many instances on one database"). */
   subscribe(listener: (change: StoreChange) => void): () => void {
     return this.#feed.subscribe(listener)
   }
@@ -284,7 +284,7 @@ export class PostgresStore implements Store {
     return result
   }
 
-  /** Filters, sort and window in SQL (README, "Running on PostgreSQL"; listing-query.ts). */
+  /** Filters, sort and window in SQL (docs/postgres.md, "Running on PostgreSQL"; listing-query.ts). */
   query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
     return queryListing(pathKey(path), plan, ID_ORDER, (text, values) => this.#query(path, text, values), () => this.exists(path))
   }

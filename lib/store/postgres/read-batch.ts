@@ -1,6 +1,5 @@
 /**
- * Point reads that share statements under load (README, "Running on
- * PostgreSQL"). While fewer than `limit` statements are under way, a read is
+ * Point reads that share statements under load (docs/postgres.md, "Running on PostgreSQL"). While fewer than `limit` statements are under way, a read is
  * sent at once, alone. Past that, reads wait for one of those statements to
  * finish and then go together, up to `most` in one statement. A database
  * spends most of a point read on the statement around it, not on the row,

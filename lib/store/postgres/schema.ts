@@ -1,6 +1,5 @@
 /**
- * The restdir schema in a PostgreSQL database (README, "Running on
- * PostgreSQL"): what it is, how a start makes it, and how it moves from an
+ * The restdir schema in a PostgreSQL database (docs/postgres.md, "Running on PostgreSQL"): what it is, how a start makes it, and how it moves from an
  * older version. Everything that creates or alters a table is here.
  */
 
@@ -16,7 +15,7 @@ export const ID_ORDER = `(NOT (${WHOLE_NUMBER})), (CASE WHEN ${WHOLE_NUMBER} THE
 /** The schema version this restdir writes and reads. */
 export const SCHEMA_VERSION = 2
 
-/** The channel a commit's NOTIFY names, carrying only the change's id (README, "Many instances on one database"). */
+/** The channel a commit's NOTIFY names, carrying only the change's id (docs/postgres.md, "Many instances on one database"). */
 export const CHANGES_CHANNEL = 'restdir_changes'
 
 /** The few parts of a `pg` connection the schema needs. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { startServerOnFolder, touchLater, type TestServer } from '../../support/helpers.ts'
 import { DocumentCache } from '../../../lib/store/file/document-cache.ts'
 
-// The file store keeps hot documents in memory; the files stay the truth (README, "Where the data goes").
+// The file store keeps hot documents in memory; the files stay the truth (docs/storage.md, "Where the data goes").
 
 /** The file holding the document of `/notes/<id>` (plain ASCII segments keep their names). */
 const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')

@@ -8,7 +8,7 @@ import { ChildIndexes } from '../../../lib/store/file/child-index.ts'
 import { setTimeout } from 'node:timers/promises'
 
 // The file store lists a folder's children from an index that follows its
-// own writes and the folder's mtime, so a person's changes still show (README, "Where the data goes").
+// own writes and the folder's mtime, so a person's changes still show (docs/storage.md, "Where the data goes").
 
 const ids = (answer: { json: Array<{ id: string }> }) => answer.json.map((doc) => doc.id)
 

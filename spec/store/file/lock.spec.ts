@@ -11,7 +11,7 @@ import { makeTempDir, send } from '../../support/helpers.ts'
 import { assertJson } from '../../support/assertions.ts'
 import { builtCommand, childPids, freePort, killGroup, processState, reachableCommand, spawnCli, startCli, stopAll, unprivilegedUser, type Account, type SpawnOptions } from '../../support/process.ts'
 
-// The store lock (README "Command line"): a killed restdir starts again at
+// The store lock (docs/cli.md, "The command line"): a killed restdir starts again at
 // once, wherever it ran; a live one keeps its store; a failed start leaves
 // nothing behind; a store folder that cannot be used is one clear sentence.
 // Servers start as the `restdir` command does: node bin/restdir.cjs.

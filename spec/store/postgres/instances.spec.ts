@@ -5,8 +5,7 @@ import { startServer, type TestServer } from '../../support/helpers.ts'
 import { openStream, type ServerSentEvent } from '../../support/event-stream.ts'
 import { adminQuery, freshSchema, startTestPostgres, type TestPostgres } from '../../support/postgres.ts'
 
-// Many restdir processes on one PostgreSQL database (README, "Many instances
-// on one database"): each test starts three servers on one fresh schema, as
+// Many restdir processes on one PostgreSQL database (docs/postgres.md, "Many instances on one database"): each test starts three servers on one fresh schema, as
 // three instances behind a proxy would run, and spreads its requests over them.
 // The servers bring their own store, so this file runs once, on its own database.
 

@@ -6,7 +6,7 @@ import { startServer, wrapStore, type Answer, type TestServer } from '../../supp
 import { adminQuery, fillCollection, filledDoc, freshSchema, startTestPostgres, type TestPostgres } from '../../support/postgres.ts'
 import { seeded, seedFrom, type Random } from '../../support/random.ts'
 
-// Listing queries answered inside PostgreSQL (README, "Running on PostgreSQL"):
+// Listing queries answered inside PostgreSQL (docs/postgres.md, "Running on PostgreSQL"):
 // a page reads only its own documents into the process, and every answer is
 // the one the listing gives in the process, which a second server on the
 // same store, without the store's query, gives here to compare.
