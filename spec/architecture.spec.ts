@@ -1,0 +1,79 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, normalize, relative } from 'node:path'
+import { root } from './support/process.ts'
+
+// The layers of docs/architecture.md, read from the code's own imports: a
+// request's way reads top to bottom, no import runs back up a layer (a type
+// included), and no files import each other in a circle.
+
+/** The layers, top to bottom; a file belongs to the first whose prefix it starts with. */
+const layers: ReadonlyArray<readonly string[]> = [
+  ['bin/', 'lib/index.ts'],
+  ['lib/cli/'],
+  ['lib/server.ts'],
+  ['lib/handler.ts'],
+  ['lib/options.ts'],
+  ['lib/resources/'],
+  ['lib/http/'],
+  ['lib/listing/'],
+  ['lib/data/'],
+  ['lib/store/'],
+  ['lib/path.ts', 'lib/http-error.ts', 'lib/json/', 'lib/package.ts'],
+]
+
+function layerOf(file: string): number {
+  const index = layers.findIndex((prefixes) => prefixes.some((prefix) => file === prefix || file.startsWith(prefix)))
+  assert.ok(index >= 0, `${file} is in a layer of docs/architecture.md`)
+  return index
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(root, folder), { recursive: true })
+    .map((name) => `${folder}/${String(name).split('\\').join('/')}`)
+    .filter((name) => /\.(ts|cjs|mjs)$/.test(name) && !name.endsWith('.d.ts'))
+}
+
+/** The files of the tree a file imports (`import`, `export … from`, `import()` with a literal). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8')
+  const names = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)]
+  return names.map((match) => relative(root, normalize(join(root, dirname(file), match[1] ?? match[2] ?? match[3]))).split('\\').join('/'))
+}
+
+const files = [...sourceFiles('lib'), ...sourceFiles('bin')]
+const graph = new Map(files.map((file) => [file, importsOf(file).filter((target) => target.startsWith('lib/') || target.startsWith('bin/'))]))
+
+test('no import in lib/ or bin/ runs up a layer', () => {
+  const upward: string[] = []
+  for (const [file, targets] of graph) {
+    for (const target of targets) if (layerOf(target) < layerOf(file)) upward.push(`${file} -> ${target}`)
+  }
+  assert.ok(graph.size > 80, `the files of lib/ and bin/ were read (${graph.size})`)
+  assert.equal(upward, [])
+})
+
+test('no files of lib/ or bin/ import each other in a circle', () => {
+  const circles: string[] = []
+  const state = new Map<string, 'open' | 'done'>()
+  const visit = (file: string, trail: string[]): void => {
+    if (state.get(file) === 'done') return
+    if (state.get(file) === 'open') {
+      circles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '))
+      return
+    }
+    state.set(file, 'open')
+    for (const target of graph.get(file) ?? []) visit(target, [...trail, file])
+    state.set(file, 'done')
+  }
+  for (const file of graph.keys()) visit(file, [])
+  assert.equal(circles, [])
+})
+
+test('no file in lib/ or bin/ is over 600 lines', () => {
+  const long = files.map((file) => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 600)
+  assert.equal(long, [])
+})
+
+test.run()
