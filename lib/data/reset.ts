@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { NothingStored, type Documents } from './documents.ts'
 import type { Doc, NodePath, Store } from '../store/store.ts'
-import { FileStore, MemoryStore } from '../store/index.ts'
+import { openStore } from '../store/open.ts'
 import { importDatabaseFile } from './import.ts'
 
 /**
@@ -44,14 +44,14 @@ export async function loadFixture(source: string): Promise<Fixture> {
     throw new Error(`Cannot read the fixture ${source}: ${error.code ?? error.message}.`)
   })
   if (info.isDirectory()) {
-    const store = await FileStore.open(source)
+    const store = await openStore(source)
     try {
       return await fixtureOf(source, store)
     } finally {
       await store.close()
     }
   }
-  const store = new MemoryStore()
+  const store = await openStore({ memory: true })
   await importDatabaseFile(store, source)
   return fixtureOf(source, store)
 }
