@@ -180,7 +180,7 @@ test('openapi-typescript turns the description into types a client compiles agai
     await writeFile(path.join(dir, 'api.d.ts'), types)
     await writeFile(
       path.join(dir, 'client.ts'),
-      `import type { paths, components } from '../api.d.ts'
+      `import type { paths, components } from './api.d.ts'
 type Json<P extends keyof paths, M extends keyof paths[P], S extends number> =
   paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer T } } } } ? T : never
 const base = 'http://localhost:3000'
@@ -203,7 +203,7 @@ export const views: number | undefined = ({} as components['schemas']['posts']).
     )
     await writeFile(
       path.join(dir, 'misuse.ts'),
-      `import type { components } from '../api.d.ts'
+      `import type { components } from './api.d.ts'
 export const views: string | undefined = ({} as components['schemas']['posts']).views
 `,
     )
