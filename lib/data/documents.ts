@@ -7,6 +7,12 @@ import { HEAVY_STEP, pacer, SLICE_MS } from './pace.ts'
 
 /** Most documents read at once. */
 const READ_BATCH = 64
+/**
+ * Documents read in the first batch: a page of 20 in at most two, so a plain
+ * page costs no more turns than it must; documents that prove big make the
+ * next batches smaller.
+ */
+const FIRST_READ_BATCH = 16
 /** Fewest read at once when reads wait on the disk: as many as libuv has threads for it (UV_THREADPOOL_SIZE, 4). */
 const READS_AT_ONCE_ON_DISK = 4
 
@@ -169,7 +175,7 @@ export class Documents {
     // Read in bounded batches: enough parallelism for the file system, no file-descriptor storm.
     // Reads from a cache parse their documents all in one turn of the event loop: a batch of them
     // that took longer than a slice makes the next one smaller, down to one document at a time.
-    let size = 1
+    let size = FIRST_READ_BATCH
     for (let start = 0; start < names.length; ) {
       const chunk = names.slice(start, start + size)
       start += chunk.length
