@@ -13,6 +13,8 @@ import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
 import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
+import { jsonServerGeneric } from './resources/json-server/mode.ts'
+import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
 import { users } from './resources/users.ts'
 import { playlists } from './resources/playlists.ts'
@@ -59,6 +61,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const declaredResources = [users, playlists]
   addDeclaredRoutes(router, declaredResources)
   const requireOwners = ownersCheck(declaredResources)
+  // json-server 0.17's URL semantics, when on, answer the generic API's paths (docs/json-server.md, "The json-server mode").
+  const generic = settings.jsonServer ? jsonServerGeneric(declaredResources.map((resource) => resource.collection)) : handleGeneric
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.length === 0 ? '' : joinPath(prefixSegments)
   const streams = new Set<() => void>()
@@ -116,6 +120,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       documents: documents!,
       settings,
     }
+    // The mode's per-request `_delay`, its first `q` only, and json-server's no-cache headers.
+    const delay = settings.jsonServer ? takeJsonServerParameters(context.query) || settings.delay : settings.delay
+    if (settings.jsonServer) headers.push('Cache-Control', 'no-cache', 'Pragma', 'no-cache', 'Expires', '-1')
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
     if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
@@ -129,18 +136,18 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       if (!match.handler) {
         throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
       }
-      if (settings.delay > 0) await sleep(settings.delay)
+      if (delay > 0) await sleep(delay)
       return match.handler(context)
     }
-    if (wantsChanges(context)) return serveChanges(context, streams, (generic) => handleGeneric(generic, requireOwners))
+    if (wantsChanges(context)) return serveChanges(context, streams, (streamed) => generic(streamed, requireOwners))
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
       if (www.mayServe(segments) && (await serveStaticFile(req, res, segments, www, base, headers))) return
     }
-    if (settings.delay > 0) await sleep(settings.delay)
-    if (next && (method === 'GET' || method === 'HEAD')) return handleGeneric(context, requireOwners).catch(passNotFoundTo(next, res))
-    return handleGeneric(context, requireOwners)
+    if (delay > 0) await sleep(delay)
+    if (next && (method === 'GET' || method === 'HEAD')) return generic(context, requireOwners).catch(passNotFoundTo(next, res))
+    return generic(context, requireOwners)
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {

@@ -70,6 +70,12 @@ export interface RestdirOptions {
   maxStreamBuffer?: number
   /** Milliseconds to wait before every data answer, to see a front end's loading states. */
   delay?: number
+  /**
+   * json-server 0.17's URL semantics beside restdir's own (docs/json-server.md, "The json-server
+   * mode"): nested routes, cascading deletes, singular resources, integer ids, `GET /db`, `_delay`.
+   * Default: on for a `db.json` store, off for every other (see jsonServerModeFor).
+   */
+  jsonServer?: boolean
   /** No request log. */
   quiet?: boolean
   /** Where the request log goes (default: console.log). */
@@ -125,6 +131,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
+    jsonServer: jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined),
     bodyLimits: {
       maxBody: options.maxBody ?? optionDefaults.maxBody,
       maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
@@ -154,6 +161,16 @@ export function resolveSettings(options: RestdirOptions): Settings {
       ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
     log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
   }
+}
+
+/**
+ * Whether json-server's URL semantics are on (docs/json-server.md, "The json-server mode"): as
+ * the option says, else on exactly when the store is a json-server database file (`restdir db.json`),
+ * whose front ends were written against json-server. The one place that default is decided.
+ */
+export function jsonServerModeFor(options: Pick<RestdirOptions, 'jsonServer'>, storeLocation: string | undefined): boolean {
+  if (options.jsonServer !== undefined) return options.jsonServer
+  return storeLocation !== undefined && /\.json$/i.test(storeLocation)
 }
 
 function resolveWwwCache(option: RestdirOptions['wwwCache']): Settings['wwwCache'] {

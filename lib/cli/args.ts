@@ -50,7 +50,13 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
   const options: Record<string, unknown> = {}
   for (const option of optionsTable) {
     if (option.lands === undefined || option.lands === 'store') continue
+    // A switch not given leaves the library's default; a `no-` switch given turns its option off.
+    if (option.value === 'switch') {
+      if (flags[option.flag] === true) options[option.lands] = !option.flag.startsWith('no-')
+      continue
+    }
     options[option.lands] = valueOf(flags, option, env)
   }
+  if (flags['json-server'] === true && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
   return options as RestdirOptions
 }

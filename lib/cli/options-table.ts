@@ -79,6 +79,15 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'delay', placeholder: 'MS', value: 'delay', lands: 'delay', section: 'options',
     usage: 'wait MS milliseconds before every data answer (to see loading states)',
     docs: { meaning: 'wait `MS` milliseconds before every data answer, to see a front end\'s loading states' } },
+  { flag: 'json-server', value: 'switch', lands: 'jsonServer', section: 'options',
+    usage: 'json-server 0.17\'s URLs too: nested routes, cascading deletes, singular\nresources, integer ids, GET /db, _delay (default: on for a db.json store)',
+    docs: {
+      meaning: 'json-server 0.17\'s URL semantics beside restdir\'s: nested routes, cascading deletes, singular resources, integer ids, `GET /db`, `_delay` (see [The json-server mode](json-server.md#the-json-server-mode))',
+      default: 'on for a `db.json` store, else off',
+    } },
+  { flag: 'no-json-server', value: 'switch', lands: 'jsonServer', section: 'options',
+    usage: 'turn the json-server mode off, also for a db.json store',
+    docs: { joinsRow: true } },
   { flag: 'import', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {

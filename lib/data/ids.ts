@@ -44,3 +44,27 @@ export async function createWithNewId(
     if (created) return { id, path, doc, etag: created.etag }
   }
 }
+
+/** A path segment that is an integer as JSON writes it: `0`, `7`, `42`; not `07`, `-1` or `1e3`. */
+const INTEGER_SEGMENT = /^(?:0|[1-9]\d{0,14})$/
+
+/**
+ * The next id json-server 0.17 would give a new child of `parent`
+ * (docs/json-server.md, "The json-server mode"): 1 in an empty collection, one
+ * more than the greatest when every child's name is an integer and that
+ * child's `id` is a number, as json-server's own integer ids are. Undefined
+ * when the collection's ids are not integers: new ids are then restdir's own.
+ * Only names are read, and the one document of the greatest.
+ */
+export async function nextIntegerId(store: Store, parent: NodePath): Promise<number | undefined> {
+  const names = (await store.children(parent)) ?? []
+  let greatest = 0
+  for (const name of names) {
+    if (!INTEGER_SEGMENT.test(name)) return undefined
+    greatest = Math.max(greatest, Number(name))
+  }
+  if (names.length === 0) return 1
+  const last = await store.read([...parent, String(greatest)])
+  if (last !== undefined && typeof last.doc.id !== 'number') return undefined
+  return Number.isSafeInteger(greatest + 1) ? greatest + 1 : undefined
+}

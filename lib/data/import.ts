@@ -135,6 +135,8 @@ function planImport(database: unknown): Plan {
     return plan
   }
   for (const name of Object.keys(database)) {
+    // json-server ignores `$schema`, an editor's pointer to the file's JSON Schema, not data.
+    if (name === '$schema') continue
     const where = pathOf([{ at: name }])
     const keyProblem = segmentProblem(name)
     if (keyProblem) {

@@ -160,10 +160,16 @@ export function isLoopbackHost(name: string): boolean {
  * any other origin a preflight or a write is refused with 403 (a browser would
  * send a form POST without asking), and a read is served without CORS headers,
  * so the browser keeps its answer from the page.
+ *
+ * An allowed origin is echoed with `Access-Control-Allow-Credentials: true`, so
+ * a page that sends its cookies (`credentials: 'include'`) reads the answer, as
+ * json-server answers it; with `--cors '*'` that is every origin, each echoed,
+ * as Fetch §3.2.5 forbids the literal `*` beside credentials. The answer then
+ * depends on Origin: `Vary: Origin` always.
  */
 function applyCors(req: IncomingMessage, res: ServerResponse, method: string, guards: GuardSettings, headers: string[]): boolean {
   const origin = req.headers.origin
-  if (guards.cors !== '*') headers.push('Vary', 'Origin')
+  headers.push('Vary', 'Origin')
   if (origin === undefined) return false
   const preflight = method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined
   if (!originAllowed(origin, req.headers.host, guards.cors)) {
@@ -176,15 +182,15 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
     }
     return false
   }
-  const allowOrigin = guards.cors === '*' ? '*' : origin
   if (!preflight) {
-    headers.push('Access-Control-Allow-Origin', allowOrigin, 'Access-Control-Expose-Headers', EXPOSED_HEADERS)
+    headers.push('Access-Control-Allow-Origin', origin, 'Access-Control-Allow-Credentials', 'true', 'Access-Control-Expose-Headers', EXPOSED_HEADERS)
     return false
   }
 
   const requestedHeaders = req.headers['access-control-request-headers']
   res.statusCode = 204
-  res.setHeader('Access-Control-Allow-Origin', allowOrigin)
+  res.setHeader('Access-Control-Allow-Origin', origin)
+  res.setHeader('Access-Control-Allow-Credentials', 'true')
   res.setHeader('Access-Control-Allow-Methods', guards.readonly ? 'GET, HEAD, OPTIONS' : ALL_METHODS)
   // Any header the page wants to send is fine: what guards the data is the token, not a header list.
   if (requestedHeaders !== undefined && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(requestedHeaders.trim())) {

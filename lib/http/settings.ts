@@ -13,6 +13,8 @@ export interface Settings {
   fixture?: string
   sync: boolean
   delay: number
+  /** json-server 0.17's URL semantics (lib/options.ts, jsonServerModeFor). */
+  jsonServer: boolean
   bodyLimits: BodyLimits
   pathLimits: PathLimits
   listingLimits: ListingLimits

@@ -8,6 +8,7 @@ import { joinRelations, parseRelations } from '../listing/relations.ts'
 import { pacer } from '../data/pace.ts'
 import { parseListingQuery, type ListingQuery } from '../listing/query.ts'
 import { emptyListing, selectListing, type Listing } from '../listing/listing.ts'
+import { withoutAbsentFields } from './json-server/query.ts'
 
 /*
  * The answers of collections and documents with a listing query: what
@@ -22,9 +23,15 @@ import { emptyListing, selectListing, type Listing } from '../listing/listing.ts
  * Returns false when the node does not exist.
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  const listing = parseListingQuery(context.query, context.settings.listingLimits)
-  const selected = await selectListing(context.documents, path, listing)
+  let listing = parseListingQuery(context.query, context.settings.listingLimits)
+  let selected = await selectListing(context.documents, path, listing)
   if (!selected) return false
+  // json-server 0.17 leaves out filters on fields no document has; asked only when nothing matched.
+  const relaxed = selected.total === 0 && context.settings.jsonServer ? await withoutAbsentFields(context.documents, path, context.query) : undefined
+  if (relaxed) {
+    listing = parseListingQuery(relaxed, context.settings.listingLimits)
+    selected = (await selectListing(context.documents, path, listing)) ?? selected
+  }
   sendListing(context, path, listing, selected)
   return true
 }
@@ -70,16 +77,29 @@ function reportSkipped(context: Context, skipped: readonly StoreError[]): string
 function listingHeaders(context: Context, path: NodePath, listing: ListingQuery, total: number): Record<string, string> {
   const headers: Record<string, string> = { 'X-Total-Count': String(total) }
   if (listing.page) {
-    const link = pageLinks(urlOf(context, path), context.query, listing.page, total)
+    const link = pageLinks(originOf(context) + urlOf(context, path), context.query, listing.page, total)
     if (link) headers.Link = link
   }
   return headers
 }
 
 /**
+ * The request's own origin (`http://localhost:3000`), from its scheme and Host
+ * (RFC 9110 §4.2, §7.2), so that a page's links are absolute URLs: a front end
+ * on another origin hands them straight to `fetch`, as json-server's allow.
+ * A Host that is not a plain `name[:port]` leaves the links relative (RFC 3986 §4.2).
+ */
+function originOf(context: Context): string {
+  const host = context.req.headers.host
+  if (host === undefined || !/^(?:[a-z\d.-]+|\[[a-f\d:.]+\])(?::\d{1,5})?$/i.test(host)) return ''
+  const scheme = (context.req.socket as { encrypted?: boolean } | null)?.encrypted ? 'https' : 'http'
+  return `${scheme}://${host}`
+}
+
+/**
  * The `Link` header of a paged answer (RFC 8288 §3): `first`, `prev`, `next`
- * and `last`, where they apply, as path URLs that repeat the query with
- * another `_page`. A collection that fits on one page has no links.
+ * and `last`, where they apply, as absolute URLs (see originOf) that repeat the
+ * query with another `_page`. A collection that fits on one page has no links.
  */
 function pageLinks(collectionUrl: string, query: URLSearchParams, page: { number: number; limit: number }, total: number): string | undefined {
   const lastPage = Math.max(1, Math.ceil(total / page.limit))

@@ -134,17 +134,18 @@ listing('_page counts from 1 and takes _limit documents, 10 unless told otherwis
   assert.is(past.headers['x-total-count'], '5')
 })
 
-listing('a page answer links to the first, previous, next and last pages, keeping the rest of the query', async ({ server }) => {
+listing('a page answer links to the first, previous, next and last pages as absolute URLs of the request\'s own origin, keeping the rest of the query', async ({ server }) => {
+  const at = server.url
   const middle = await server.request('GET', '/books?genre_ne=none&_page=2&_limit=2')
   assert.is(
     middle.headers.link,
-    '</books?genre_ne=none&_page=1&_limit=2>; rel="first", </books?genre_ne=none&_page=1&_limit=2>; rel="prev", ' +
-      '</books?genre_ne=none&_page=3&_limit=2>; rel="next", </books?genre_ne=none&_page=3&_limit=2>; rel="last"',
+    `<${at}/books?genre_ne=none&_page=1&_limit=2>; rel="first", <${at}/books?genre_ne=none&_page=1&_limit=2>; rel="prev", ` +
+      `<${at}/books?genre_ne=none&_page=3&_limit=2>; rel="next", <${at}/books?genre_ne=none&_page=3&_limit=2>; rel="last"`,
   )
   const first = await server.request('GET', '/books?_page=1&_limit=2')
-  assert.is(first.headers.link, '</books?_page=1&_limit=2>; rel="first", </books?_page=2&_limit=2>; rel="next", </books?_page=3&_limit=2>; rel="last"')
+  assert.is(first.headers.link, `<${at}/books?_page=1&_limit=2>; rel="first", <${at}/books?_page=2&_limit=2>; rel="next", <${at}/books?_page=3&_limit=2>; rel="last"`)
   const last = await server.request('GET', '/books?_page=3&_limit=2')
-  assert.is(last.headers.link, '</books?_page=1&_limit=2>; rel="first", </books?_page=2&_limit=2>; rel="prev", </books?_page=3&_limit=2>; rel="last"')
+  assert.is(last.headers.link, `<${at}/books?_page=1&_limit=2>; rel="first", <${at}/books?_page=2&_limit=2>; rel="prev", <${at}/books?_page=3&_limit=2>; rel="last"`)
   const single = await server.request('GET', '/books?_page=1&_limit=10')
   assert.is(single.headers.link, undefined)
 })
@@ -308,7 +309,8 @@ declared("GET /user/:user_id/playlist pages a user's playlists and links with th
     const page = await server.request('GET', `/user/${user.user_id}/playlist?_page=2&_limit=2`)
     assert.equal(page.json.map((playlist: { name: string }) => playlist.name), ['c'])
     assert.is(page.headers['x-total-count'], '3')
-    assert.is(page.headers.link, `</user/${user.user_id}/playlist?_page=1&_limit=2>; rel="first", </user/${user.user_id}/playlist?_page=1&_limit=2>; rel="prev", </user/${user.user_id}/playlist?_page=2&_limit=2>; rel="last"`)
+    const at = `${server.url}/user/${user.user_id}/playlist`
+    assert.is(page.headers.link, `<${at}?_page=1&_limit=2>; rel="first", <${at}?_page=1&_limit=2>; rel="prev", <${at}?_page=2&_limit=2>; rel="last"`)
     const named = await server.request('GET', `/user/${user.user_id}/playlist?name=b`)
     assert.equal(named.json.map((playlist: { name: string }) => playlist.name), ['b'])
   } finally {

@@ -119,13 +119,14 @@ binding.run()
 
 const cors = suite('CORS')
 
-cors('a loopback origin gets CORS headers, with the headers a page needs exposed', async () => {
+cors('a loopback origin gets CORS headers, with credentials and the headers a page needs exposed', async () => {
   const server = await startServerOnFolder()
   try {
     for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080', 'https://localhost', 'http://[::1]:3000']) {
       const answer = await server.request('POST', '/cors/items', { body: { origin }, headers: { origin } })
       assert.is(answer.status, 201)
       assert.is(answer.headers['access-control-allow-origin'], origin)
+      assert.is(answer.headers['access-control-allow-credentials'], 'true', 'a page that sends its cookies reads the answer')
       const exposed = String(answer.headers['access-control-expose-headers']).split(/\s*,\s*/)
       for (const name of ['X-Total-Count', 'Link', 'Location', 'ETag']) assert.ok(exposed.includes(name), `${name} exposed`)
       assert.match(String(answer.headers.vary), /Origin/)
@@ -276,15 +277,18 @@ cors('--cors with a list widens CORS to exactly those origins', async () => {
   }
 })
 
-cors("--cors '*' lets every origin in", async () => {
+cors("--cors '*' lets every origin in, each echoed with credentials, never the literal * beside them", async () => {
   const server = await startServerOnFolder({ cors: '*' })
   try {
     const answer = await server.request('POST', '/open', { body: {}, headers: { origin: 'https://anyone.example' } })
     assert.is(answer.status, 201)
-    assert.is(answer.headers['access-control-allow-origin'], '*')
+    assert.is(answer.headers['access-control-allow-origin'], 'https://anyone.example')
+    assert.is(answer.headers['access-control-allow-credentials'], 'true')
+    assert.match(String(answer.headers.vary), /Origin/)
     const preflight = await server.request('OPTIONS', '/open', { headers: { origin: 'null', 'access-control-request-method': 'DELETE' } })
     assert.is(preflight.status, 204)
-    assert.is(preflight.headers['access-control-allow-origin'], '*')
+    assert.is(preflight.headers['access-control-allow-origin'], 'null')
+    assert.is(preflight.headers['access-control-allow-credentials'], 'true')
   } finally {
     await server.close()
   }

@@ -1,0 +1,64 @@
+import type { Context } from '../../http/context.ts'
+import { handleGeneric, type RequireOwners } from '../generic.ts'
+import { sendDatabase } from './database.ts'
+import { createNested, nestedRouteOf, readNested } from './nested.ts'
+import { createMember, removeMember, replaceMember, updateDocument } from './plural.ts'
+import { replaceSingular, sendSingular } from './singular.ts'
+import { readJsonBody } from '../../http/body.ts'
+import { parseDependents } from '../../listing/relations.ts'
+import { checkParameters } from '../../listing/filters.ts'
+
+/**
+ * The generic data API with json-server 0.17's URL semantics (docs/json-server.md,
+ * "The json-server mode"), for the `jsonServer` option: the paths json-server
+ * has — `/db`, `/:name`, `/:name/:id`, `/:parent/:id/:name` — answer as it
+ * answers them; every other request is restdir's own (handleGeneric). The
+ * declared families (`/user`, …) keep their own routes and rules: the mode
+ * leaves every path below them to restdir.
+ */
+export function jsonServerGeneric(declared: readonly string[]) {
+  return async function handleJsonServer(context: Context, requireOwners: RequireOwners): Promise<void> {
+    const { method, path } = context
+    if (path.length === 0 || declared.includes(path[0])) return handleGeneric(context, requireOwners)
+    const reads = method === 'GET' || method === 'HEAD'
+    if (path.length === 1) {
+      if (reads && path[0] === 'db') return sendDatabase(context)
+      return topLevel(context, requireOwners)
+    }
+    if (path.length === 2) {
+      if (method === 'PUT') return replaceMember(context)
+      if (method === 'PATCH') return updateDocument(context, true)
+      if (method === 'DELETE') {
+        parseDependents(context.query) // every dependent goes; the parameter is still checked
+        return removeMember(context)
+      }
+    }
+    if (path.length === 3 && (reads || method === 'POST')) {
+      const route = await nestedRouteOf(context)
+      if (route && reads) return readNested(context, route)
+      if (route) return createNested(context, route, requireOwners)
+    }
+    return handleGeneric(context, requireOwners)
+  }
+}
+
+/** `/:name`: a singular resource when a document is stored there, else a collection. */
+async function topLevel(context: Context, requireOwners: RequireOwners): Promise<void> {
+  const { method, path } = context
+  if (method === 'GET' || method === 'HEAD') {
+    if (context.query.has('_children') || context.query.has('_changes')) return handleGeneric(context, requireOwners)
+    const stored = await context.documents.readText(path)
+    if (!stored) return handleGeneric(context, requireOwners)
+    if (context.query.size > 0) checkParameters(context.query)
+    return sendSingular(context, stored)
+  }
+  if (method === 'PUT') return replaceSingular(context)
+  if (method === 'PATCH') return updateDocument(context, false)
+  if (method === 'POST') {
+    if (await context.documents.store.read(path)) return replaceSingular(context)
+    const body = await readJsonBody(context.req, context.settings.bodyLimits)
+    return createMember(context, path, requireOwners, body)
+  }
+  return handleGeneric(context, requireOwners)
+}
+

@@ -1,0 +1,46 @@
+import type { Context } from '../../http/context.ts'
+import type { NodePath } from '../../store/store.ts'
+import type { RequireOwners } from '../generic.ts'
+import { readNode } from '../generic.ts'
+import { readJsonBody } from '../../http/body.ts'
+import { singular } from '../../listing/relations.ts'
+import { keepStrict } from './query.ts'
+import { createMember } from './plural.ts'
+
+/*
+ * json-server 0.17's nested routes (docs/json-server.md, "The json-server
+ * mode"): `/posts/1/comments` is the collection `/comments` seen through its
+ * foreign key, `postId` (the parent collection's singular, then `Id`), = 1.
+ */
+
+export interface NestedRoute {
+  /** The top-level collection the route reaches: `['comments']`. */
+  collection: NodePath
+  foreignKey: string
+  /** The parent's id, as the URL spells it: json-server stores it so, as text. */
+  parentId: string
+}
+
+/**
+ * The nested route a path of three segments stands for, or undefined when the
+ * path names a node of its own (restdir's nested data wins where it exists).
+ */
+export async function nestedRouteOf(context: Context): Promise<NestedRoute | undefined> {
+  const [parent, parentId, name] = context.path
+  if (await context.documents.store.exists(context.path)) return undefined
+  return { collection: [name], foreignKey: `${singular(parent)}Id`, parentId }
+}
+
+/** GET: the collection's documents whose foreign key is the parent's id, with the request's own query. */
+export function readNested(context: Context, route: NestedRoute): Promise<void> {
+  const query = new URLSearchParams(context.query)
+  query.append(route.foreignKey, route.parentId)
+  keepStrict(query, route.foreignKey)
+  return readNode({ ...context, query }, route.collection)
+}
+
+/** POST: a new document of the collection, its foreign key set to the parent's id. */
+export async function createNested(context: Context, route: NestedRoute, requireOwners: RequireOwners): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  return createMember(context, route.collection, requireOwners, { ...body, [route.foreignKey]: route.parentId })
+}

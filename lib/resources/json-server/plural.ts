@@ -1,0 +1,132 @@
+import type { Context } from '../../http/context.ts'
+import { preconditionsOf, urlOf } from '../../http/context.ts'
+import type { Doc, NodePath } from '../../store/store.ts'
+import type { RequireOwners } from '../generic.ts'
+import { HttpError } from '../../http-error.ts'
+import { NothingStored } from '../../data/documents.ts'
+import { readJsonBody } from '../../http/body.ts'
+import { mergePatch, type JsonObject } from '../../json/values.ts'
+import { sendJson } from '../../http/respond.ts'
+import { nextIntegerId, ID_LENGTH } from '../../data/ids.ts'
+import { checkNewChildPath, joinPath } from '../../path.ts'
+import { isStoreError } from '../../store/errors.ts'
+import { removeDependents } from '../../listing/relations.ts'
+import { withoutOwnId } from './singular.ts'
+
+/*
+ * A collection and its members as json-server 0.17 answers them
+ * (docs/json-server.md, "The json-server mode"): integer ids, a chosen id on
+ * POST, PUT only of what exists, PATCH as a shallow update, DELETE with the
+ * documents that point at the deleted one.
+ */
+
+/** Thrown inside a create-only write that finds its id taken. */
+class IdTaken extends Error {}
+
+/**
+ * POST on a collection: the body as the new member, under the id it names
+ * (json-server takes it; a taken one is a 409), else the next integer where the
+ * collection's ids are integers, else a new restdir id. `extra` is added to the
+ * body (a nested route's foreign key).
+ */
+export async function createMember(context: Context, collection: NodePath, requireOwners: RequireOwners, body: JsonObject): Promise<void> {
+  const owner = await requireOwners(context, collection)
+  const chosen = body.id
+  if (chosen !== undefined) {
+    if ((typeof chosen !== 'string' && typeof chosen !== 'number') || String(chosen) === '' || (typeof chosen === 'number' && !Number.isSafeInteger(chosen))) {
+      throw new HttpError(400, `The body's "id" (${JSON.stringify(chosen)}) must be a non-empty string or a whole number; leave it out and the server gives one.`)
+    }
+    checkNewChildPath(context.req.url ?? '/', String(chosen).length, context.settings.pathLimits)
+    const created = await createAt(context, [...collection, String(chosen)], { ...body, id: chosen }, owner)
+    if (!created) throw new HttpError(409, `${urlOf(context, [...collection, String(chosen)])} exists already; PUT or PATCH it, or POST without an id.`)
+    return sendCreated(context, created)
+  }
+  for (;;) {
+    const next = await nextIntegerId(context.documents.store, collection)
+    if (next === undefined) break
+    const created = await createAt(context, [...collection, String(next)], { id: next, ...body }, owner)
+    // Taken meanwhile by another POST: the next one.
+    if (created) return sendCreated(context, created)
+  }
+  checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
+  const created = await context.documents.create(collection, (id) => ({ id, ...body }), { owner })
+  sendCreated(context, { path: [...collection, created.id], doc: created.doc, etag: created.etag })
+}
+
+interface Created {
+  path: NodePath
+  doc: Doc
+  etag: string
+}
+
+/** Writes `doc` at `path` only if nothing is there; undefined when something is. */
+async function createAt(context: Context, path: NodePath, doc: Doc, owner: NodePath | undefined): Promise<Created | undefined> {
+  try {
+    const outcome = await context.documents.write(path, (current) => {
+      if (current) throw new IdTaken()
+      return doc
+    }, { owner })
+    return { path, doc: outcome.doc, etag: outcome.etag }
+  } catch (error) {
+    if (error instanceof IdTaken || isStoreError(error, 'bad-document')) return undefined
+    throw error
+  }
+}
+
+function sendCreated(context: Context, created: Created): void {
+  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag })
+}
+
+/**
+ * PUT of a member: replaces what exists, keeping its id as stored (json-server
+ * keeps the number 1 of `/posts/1`); a member that does not exist is a 404.
+ */
+export async function replaceMember(context: Context): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  const outcome = await context.documents.write(context.path, (current) => {
+    if (!current) throw new NothingStored(context.path)
+    checkBodyId(context.path, body)
+    const { id: _id, ...rest } = body
+    return { id: current.doc.id ?? lastOf(context.path), ...rest }
+  }, { preconditions: preconditionsOf(context) })
+  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+}
+
+/**
+ * PATCH of a member or a singular resource: json-server's shallow update (each
+ * top-level field of the body replaces the stored one), or with
+ * `Content-Type: application/merge-patch+json` RFC 7396's merge.
+ */
+export async function updateDocument(context: Context, keepsId: boolean): Promise<void> {
+  const mergeType = /^application\/merge-patch\+json\b/i.test(context.req.headers['content-type'] ?? '')
+  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
+  const outcome = await context.documents.write(context.path, (current) => {
+    if (!current) throw new NothingStored(context.path)
+    if (keepsId) checkBodyId(context.path, patch)
+    const updated = (mergeType ? mergePatch(current.doc, patch) : { ...current.doc, ...patch }) as Doc
+    return keepsId ? { ...updated, id: current.doc.id ?? lastOf(context.path) } : updated
+  }, { preconditions: preconditionsOf(context), patch: mergeType ? patch : undefined })
+  sendJson(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
+}
+
+/**
+ * DELETE of a member: it, what is below it, and every document of another
+ * top-level collection whose foreign key names it (`postId` 1 for `/posts/1`),
+ * as json-server 0.17 removes them; answered `{}`, as 0.17 answers.
+ */
+export async function removeMember(context: Context): Promise<void> {
+  await context.documents.remove(context.path, preconditionsOf(context))
+  const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
+  await removeDependents(context.documents, context.path, collections)
+  sendJson(context, 200, {})
+}
+
+/** A body may repeat the member's id (as a number or as text), never name another (400, as restdir's own PUT). */
+function checkBodyId(path: NodePath, body: JsonObject): void {
+  if (!Object.hasOwn(body, 'id') || String(body.id) === lastOf(path)) return
+  throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's ${joinPath(path)}; ids follow the URL.`)
+}
+
+function lastOf(path: NodePath): string {
+  return path[path.length - 1]
+}

@@ -1,0 +1,46 @@
+import type { Context } from '../../http/context.ts'
+import { preconditionsOf, urlOf } from '../../http/context.ts'
+import type { Doc, StoredText } from '../../store/store.ts'
+import { readJsonBody } from '../../http/body.ts'
+import { sendDocument, sendJson } from '../../http/respond.ts'
+
+/*
+ * Singular resources (docs/json-server.md, "The json-server mode"): a
+ * document right below the root (`"profile": {…}` in a db.json) is one object,
+ * not a member of a collection. It carries no `id` of its own, and POST, PUT
+ * and PATCH replace or update it where they would make a child elsewhere.
+ */
+
+/**
+ * A singular resource as json-server shows it: without the `id` that restdir's
+ * import gives a top-level object (its own name), which json-server never had.
+ */
+export function withoutOwnId(doc: Doc, name: string): Doc {
+  if (doc.id !== name) return doc
+  const { id: _id, ...rest } = doc
+  return rest as Doc
+}
+
+/** GET of a singular resource. */
+export function sendSingular(context: Context, stored: StoredText): void {
+  const doc = JSON.parse(stored.json) as Doc
+  const shown = withoutOwnId(doc, context.path[0])
+  sendDocument(context, shown === doc ? stored : { json: JSON.stringify(shown), etag: stored.etag })
+}
+
+/**
+ * POST (201) or PUT (200, or 201 when new) of a singular resource: the body
+ * becomes the whole resource, with no `id` added.
+ */
+export async function replaceSingular(context: Context): Promise<void> {
+  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  const outcome = await context.documents.write(context.path, () => body as Doc, {
+    preconditions: preconditionsOf(context),
+    replaces: true,
+  })
+  const status = context.method === 'POST' || outcome.created ? 201 : 200
+  sendJson(context, status, outcome.doc, {
+    ETag: outcome.etag,
+    ...(status === 201 ? { Location: urlOf(context, context.path) } : {}),
+  })
+}
