@@ -1,5 +1,6 @@
 import type { Stats } from 'node:fs'
 import type { Doc, StoredDoc } from '../store.ts'
+import { ClockCache } from '../clock-cache.ts'
 
 /**
  * One version of a document file. A person who edits the file changes its
@@ -46,12 +47,8 @@ export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 1
  * document costs one stat and a JSON.parse instead of open, read, close,
  * JSON.parse and a hash. The file stays the truth: an entry only answers for
  * the exact file version it was read from, which the caller checks with a
- * fresh stat on every read. Bounded by entries and bytes; what goes first is
- * the oldest entry not used since eviction last passed it (the "clock"
- * approximation of least recently used): a hit only marks its entry, where
- * moving it to the back of the Map made every hit cost a delete and an
- * insert, and a full cache that had seen many of them slowed each GET by
- * half (measured in bench/).
+ * fresh stat on every read. Bounded by entries and bytes, evicted as
+ * lib/store/clock-cache.ts says.
  *
  * Entries hold text, not parsed documents: each read gets its own copy to
  * change as it likes (the Store contract), and text is the smallest form.
@@ -60,13 +57,10 @@ export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 1
  * stringify. Sizes are counted as the file's, which the compact form never exceeds.
  */
 export class DocumentCache {
-  readonly #limits: CacheLimits
-  // In insertion order; eviction moves a recently used entry to the back instead of dropping it.
-  readonly #entries = new Map<string, CacheEntry>()
-  #bytes = 0
+  readonly #entries: ClockCache<CacheEntry>
 
   constructor(limits: CacheLimits = defaultCacheLimits) {
-    this.#limits = limits
+    this.#entries = new ClockCache({ maxEntries: limits.maxEntries, maxSize: limits.maxBytes, sizeOf: (entry) => entry.version.size })
   }
 
   /** The cached document of `file` (a fresh copy) when it was read from exactly this version. */
@@ -83,7 +77,6 @@ export class DocumentCache {
       this.delete(file)
       return undefined
     }
-    entry.recent = true
     return entry
   }
 
@@ -94,43 +87,17 @@ export class DocumentCache {
 
   /** Keeps the text of one version of `file` (as read from it or written to it). */
   set(file: string, text: string, etag: string, version: FileVersion): void {
-    this.delete(file)
-    // What could never stay is not kept at all (and the sweep below always finds another entry to drop).
-    if (version.size > this.#limits.maxBytes || this.#limits.maxEntries < 1) return
     this.#entries.set(file, { text, compact: false, recent: false, etag, version })
-    this.#bytes += version.size
-    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) this.#evictOne(file)
-  }
-
-  /**
-   * Drops the oldest entry not used since it was last passed; those used get
-   * another round, and so does `kept`, the entry just set: when every older
-   * one was used, the sweep reaches it first, and it must not be what goes.
-   */
-  #evictOne(kept: string): void {
-    for (const [file, entry] of this.#entries) {
-      this.#entries.delete(file)
-      if (entry.recent || file === kept) {
-        entry.recent = false
-        this.#entries.set(file, entry)
-      } else {
-        this.#bytes -= entry.version.size
-        return
-      }
-    }
   }
 
   delete(file: string): void {
-    const entry = this.#entries.get(file)
-    if (entry === undefined) return
     this.#entries.delete(file)
-    this.#bytes -= entry.version.size
   }
 
   /** Forgets every file inside `directory` (a removed subtree). */
   deleteInside(directory: string, separator: string): void {
     const prefix = directory.endsWith(separator) ? directory : directory + separator
-    for (const file of this.#entries.keys()) if (file.startsWith(prefix)) this.delete(file)
+    for (const file of [...this.#entries.keys()]) if (file.startsWith(prefix)) this.delete(file)
   }
 
   get size(): number {
