@@ -2,7 +2,7 @@ import { compareIds } from '../store/store.ts'
 import type { Pace } from '../data/pace.ts'
 import { SEARCH_SEPARATOR, type CollectionIndex, type IndexNeeds, type IndexRow } from './collection-index.ts'
 import type { Filter } from './filters.ts'
-import { valueMatches } from './match.ts'
+import { contains, fieldMatches, SEARCH_PIECE, valueMatches } from './match.ts'
 import { compareSortValues, mergeSort, sortValueOf, type SortKey, type SortValue } from './sort.ts'
 
 /**
@@ -61,18 +61,9 @@ export async function queryIndex(
   const candidates = narrowest(index, filters)
   const matches: number[] = []
   if (candidates) {
-    for (const slot of candidates) {
-      if (rowMatches(index, slot, filters)) matches.push(slot)
-      const turn = pace()
-      if (turn) await turn
-    }
+    for (const slot of candidates) if (await matchRow(index, slot, filters, pace)) matches.push(slot)
   } else {
-    const search = filters.some((filter) => filter.operator === 'q') ? index.searchTexts() : undefined
-    for (const row of index.ordered) {
-      if (rowMatches(index, row.slot, filters)) matches.push(row.slot)
-      const turn = pace(search ? search[row.slot].length : 0)
-      if (turn) await turn
-    }
+    for (const row of index.ordered) if (await matchRow(index, row.slot, filters, pace)) matches.push(row.slot)
   }
   const total = matches.length
   const { start, end } = windowOf(total)
@@ -100,17 +91,73 @@ function narrowest(index: CollectionIndex, filters: readonly Filter[]): Iterable
   return best.length === 1 ? best[0] : best.flatMap((set) => [...set])
 }
 
-function rowMatches(index: CollectionIndex, slot: number, filters: readonly Filter[]): boolean {
+/**
+ * Whether a row passes the filters: at once for short values (the work
+ * spent on `pace`), else a piece at a time as for a document (fieldMatches),
+ * so a long text never makes one long step. Awaits only when the slice is used up.
+ */
+function matchRow(index: CollectionIndex, slot: number, filters: readonly Filter[], pace: Pace): boolean | Promise<boolean> {
+  const work = { cost: 0 }
+  const quick = quickMatch(index, slot, filters, work)
+  if (quick === undefined) return slowMatch(index, slot, filters, pace)
+  const turn = pace(work.cost)
+  return turn ? turn.then(() => quick) : quick
+}
+
+/** The answer for short values; undefined when a value examined is long or structured (left to slowMatch). */
+function quickMatch(index: CollectionIndex, slot: number, filters: readonly Filter[], work: { cost: number }): boolean | undefined {
   for (const filter of filters) {
+    let passes: boolean | undefined
     if (filter.operator === 'or') {
-      if (!filter.branches.some((branch) => rowMatches(index, slot, branch))) return false
+      passes = false
+      for (const branch of filter.branches) {
+        const branchPasses = quickMatch(index, slot, branch, work)
+        if (branchPasses === undefined) return undefined
+        if (branchPasses) {
+          passes = true
+          break
+        }
+      }
     } else if (filter.operator === 'q') {
       const text = index.searchTexts()[slot]
-      // An empty `q` matches any document with a text (see searchTextsOf).
-      if (!filter.values.every((wanted) => (wanted === '' ? text !== '' : text.includes(wanted)))) return false
-    } else if (!valueMatches(filter, index.column(filter.field)[slot])) return false
+      if (text.length > SEARCH_PIECE) return undefined
+      work.cost += text.length * filter.values.length
+      passes = searchMatches(text, filter.values)
+    } else {
+      const value = index.column(filter.field)[slot]
+      if (typeof value === 'object' && value !== null) return undefined
+      if (typeof value === 'string') {
+        if (value.length > SEARCH_PIECE) return undefined
+        work.cost += value.length * filter.values.length
+      }
+      passes = valueMatches(filter, value)
+    }
+    if (!passes) return false
   }
   return true
+}
+
+async function slowMatch(index: CollectionIndex, slot: number, filters: readonly Filter[], pace: Pace): Promise<boolean> {
+  for (const filter of filters) {
+    if (filter.operator === 'or') {
+      let passes = false
+      for (const branch of filter.branches) if ((passes = await slowMatch(index, slot, branch, pace))) break
+      if (!passes) return false
+    } else if (filter.operator === 'q') {
+      const text = index.searchTexts()[slot]
+      if (text.length <= SEARCH_PIECE) {
+        if (!searchMatches(text, filter.values)) return false
+        continue
+      }
+      for (const wanted of filter.values) if (!(wanted === '' ? text !== '' : await contains(text, wanted, pace))) return false
+    } else if (!(await fieldMatches(filter, index.column(filter.field)[slot], pace))) return false
+  }
+  return true
+}
+
+/** `q`: every text is in one of the document's texts; an empty one matches any document with a text (see searchTextsOf). */
+function searchMatches(text: string, values: readonly string[]): boolean {
+  return values.every((wanted) => (wanted === '' ? text !== '' : text.includes(wanted)))
 }
 
 interface Ranked {

@@ -16,7 +16,7 @@ export async function matchesFilters(doc: Doc, filters: readonly Filter[], pace:
 }
 
 /** Texts longer than this are searched a piece at a time, so that one search is never one long step. */
-const SEARCH_PIECE = 64 * 1024
+export const SEARCH_PIECE = 64 * 1024
 
 async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<boolean> {
   if (filter.operator === 'or') {
@@ -28,7 +28,11 @@ async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<bool
     for (const wanted of filter.values) if (!(await someContains(texts, wanted, pace))) return false
     return true
   }
-  const value = valueAt(doc, filter.field)
+  return fieldMatches(filter, valueAt(doc, filter.field), pace)
+}
+
+/** valueMatches, spending the work on `pace`: a long text is searched a piece at a time. */
+export async function fieldMatches(filter: FieldFilter, value: unknown, pace: Pace): Promise<boolean> {
   const present = value !== undefined && value !== null
   const text = present ? String(value) : ''
   // An array or object becomes text here, at a cost of its length.
@@ -163,7 +167,7 @@ async function someContains(texts: readonly string[], wanted: string, pace: Pace
 }
 
 /** `text.includes(wanted)`, a piece of SEARCH_PIECE characters at a time (pieces overlap by the length of `wanted`, less one). */
-async function contains(text: string, wanted: string, pace: Pace): Promise<boolean> {
+export async function contains(text: string, wanted: string, pace: Pace): Promise<boolean> {
   for (let start = 0; start === 0 || start < text.length; start += SEARCH_PIECE) {
     const piece = text.length <= SEARCH_PIECE ? text : text.slice(start, start + SEARCH_PIECE + wanted.length - 1)
     if (piece.includes(wanted)) return true
