@@ -14,6 +14,7 @@
  *   npm run bench -- --checkout DIR    measure the restdir in another folder (e.g. an older commit)
  *   npm run bench -- --pg-docs N       documents in the PostgreSQL store's big collection (1 000 000; --quick: 2 000)
  *   npm run bench -- --pg-file-docs N  documents in the file store's collection it is compared with (20 000; --quick: 500)
+ *   npm run bench -- --listing-sizes 1000,10000   collection sizes of bench/listing-sizes.ts (1 000 to 100 000; --quick: 1 000, 5 000)
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -28,6 +29,7 @@ import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
 import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
 import { benchPostgres } from './postgres.ts'
 import { POSTS as JSON_SERVER_POSTS, startJsonServer, type JsonServer } from './json-server.ts'
+import { benchListingSizes } from './listing-sizes.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     checkout: { type: 'string' },
     'pg-docs': { type: 'string' },
     'pg-file-docs': { type: 'string' },
+    'listing-sizes': { type: 'string' },
   },
 })
 
@@ -141,7 +144,12 @@ async function benchmark(): Promise<Report> {
     running,
   })
 
+  const listingSizes = !only || only.some((part) => 'listing-sizes'.includes(part))
+    ? await benchListingSizes({ launcher, sizes: (args['listing-sizes'] ?? (quick ? '1000,5000' : '1000,10000,50000,100000')).split(',').map(Number), rounds: 15, work, log, running })
+    : undefined
+
   return {
+    ...(listingSizes && { listingSizes }),
     machine: machineLine(),
     launcher: launcher.label,
     documents: documentCount,

@@ -161,6 +161,18 @@ export class Documents {
     return { texts: found.map((stored) => stored.json), skipped, total: children.total }
   }
 
+  /**
+   * The documents of the named children of `path`, by name, and the errors of
+   * those whose document is broken; a child without a document is in neither.
+   */
+  async readChildren(path: NodePath, names: readonly string[]): Promise<{ docs: Map<string, Doc>; skipped: StoreError[] }> {
+    const { found, skipped } = await this.#readAll(path, names, async (child) => {
+      const stored = await this.store.read(child)
+      return stored && { name: child[child.length - 1], doc: stored.doc }
+    })
+    return { docs: new Map(found.map(({ name, doc }) => [name, doc])), skipped }
+  }
+
   /** Reads each child with `read`, leaving out (and naming) those whose document is broken. */
   async #readAll<T>(path: NodePath, names: readonly string[], read: (child: NodePath) => Promise<T | undefined>): Promise<{ found: T[]; skipped: StoreError[] }> {
     const found: T[] = []

@@ -7,6 +7,7 @@ import { joinRelations } from './relations.ts'
 import { sortDocs } from './sort.ts'
 import { Gate, pacer, type Pace } from '../data/pace.ts'
 import type { ListingQuery } from './query.ts'
+import { listingIndexes, NOT_INDEXED } from './indexes.ts'
 
 /** What a listing answers: its JSON text, how many documents matched before the window, and the children left out. */
 export interface Listing {
@@ -27,7 +28,7 @@ export async function selectListing(documents: Documents, path: NodePath, listin
   const pace = pacer()
   const selection = needsEveryDocument(listing) ? await selectFromAll(documents, path, listing, pace) : await readWindow(documents, path, listing)
   if (!selection) return undefined
-  const docsText = await documentsText(selection.docs, pace)
+  const docsText = selection.texts ? await joinTexts(selection.texts, pace) : await documentsText(selection.docs, pace)
   const text = listing.page?.envelope ? pageEnvelopeText(listing.page, selection.total, docsText) : docsText
   return { text, total: selection.total, skipped: selection.skipped }
 }
@@ -52,6 +53,20 @@ async function documentsText(docs: readonly Doc[], pace: Pace): Promise<string> 
   }
   return `[${texts.join(',')}]`
 }
+
+/** Texts of documents as a JSON array, joined a slice at a time. */
+async function joinTexts(texts: readonly string[], pace: Pace): Promise<string> {
+  const parts: string[] = []
+  for (let start = 0; start < texts.length; start += JOIN_BATCH) {
+    const part = texts.slice(start, start + JOIN_BATCH).join(',')
+    parts.push(part)
+    const turn = pace(part.length)
+    if (turn) await turn
+  }
+  return `[${parts.join(',')}]`
+}
+
+const JOIN_BATCH = 256
 
 /**
  * A window in id order (no filter, sort, relation or page envelope): the
@@ -88,6 +103,8 @@ function pageEnvelopeText(page: { number: number; limit: number }, total: number
 
 interface Selection {
   docs: Doc[]
+  /** The documents' compact texts, when the selection has them (then `docs` is empty). */
+  texts?: string[]
   /** How many documents matched, before the window. */
   total: number
   /** Children left out because their document file is broken. */
@@ -112,6 +129,8 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
   const queried = await queryStore(documents, path, listing, pace)
   if (queried) return queried
   const select = async () => {
+    const indexed = await selectFromIndex(documents, path, listing, pace)
+    if (indexed !== NOT_INDEXED) return indexed
     const all = await documents.listing(path)
     if (!all) return undefined
     const matching = await sortDocs(await filterDocs(all.docs, listing.filters, pace), listing.sort, pace)
@@ -124,6 +143,25 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
   let gate = bigListings.get(documents)
   if (!gate) bigListings.set(documents, (gate = new Gate(1)))
   return gate.run(select)
+}
+
+/**
+ * The selection from the collection's listing index (lib/listing/indexes.ts),
+ * which answers as filtering and sorting every document does; NOT_INDEXED
+ * for a query (or a store) it leaves to that.
+ */
+async function selectFromIndex(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined | typeof NOT_INDEXED> {
+  // A store that answers queries itself (PostgreSQL) is shared by processes: what it leaves to the process is listed from every document.
+  if (documents.store.query) return NOT_INDEXED
+  const windowOf = (total: number) => {
+    clampPage(listing, total)
+    return { start: listing.start, end: listing.end }
+  }
+  const answer = await listingIndexes(documents).answer(path, listing.filters, listing.sort, windowOf, pace)
+  if (answer === undefined || answer === NOT_INDEXED) return answer
+  if (listing.relations.length === 0) return { docs: [], texts: answer.texts, total: answer.total, skipped: answer.skipped }
+  const docs = await joinRelations(documents, path, answer.texts.map((text) => JSON.parse(text) as Doc), listing.relations, pace)
+  return { docs, total: answer.total, skipped: answer.skipped }
 }
 
 /**

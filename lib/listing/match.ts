@@ -15,7 +15,7 @@ export async function matchesFilters(doc: Doc, filters: readonly Filter[], pace:
 }
 
 /** Texts longer than this are searched a piece at a time, so that one search is never one long step. */
-const SEARCH_PIECE = 64 * 1024
+export const SEARCH_PIECE = 64 * 1024
 
 async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<boolean> {
   if (filter.operator === 'or') {
@@ -27,12 +27,36 @@ async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<bool
     for (const wanted of filter.values) if (!(await someContains(texts, wanted, pace))) return false
     return true
   }
-  const value = valueAt(doc, filter.field)
+  return fieldMatches(filter, valueAt(doc, filter.field), pace)
+}
+
+/** valueMatches, spending the work on `pace`: a long text is searched a piece at a time. */
+export async function fieldMatches(filter: FieldFilter, value: unknown, pace: Pace): Promise<boolean> {
   const present = value !== undefined && value !== null
   const text = present ? String(value) : ''
   // An array or object becomes text here, at a cost of its length.
   const turn = pace(text.length)
   if (turn) await turn
+  if (present && text.length > SEARCH_PIECE && (filter.operator === 'like' || filter.operator === 'contains')) {
+    // A long text is searched in pieces; the answer is the one valueMatches gives.
+    const lower = await lowerCase(text, pace)
+    for (const wanted of filter.values) if (await contains(lower, wanted.toLowerCase(), pace)) return true
+    return false
+  }
+  return valueMatches(filter, value)
+}
+
+/** A filter on one field, as `valueMatches` takes it. */
+export type FieldFilter = Extract<Filter, { field: string }>
+
+/**
+ * Whether a field's value (undefined when the document has none) passes a
+ * field filter: the one rule, for a document's value and for the value a
+ * listing index keeps (lib/listing/collection-index.ts).
+ */
+export function valueMatches(filter: FieldFilter, value: unknown): boolean {
+  const present = value !== undefined && value !== null
+  const text = present ? String(value) : ''
   switch (filter.operator) {
     case 'eq':
     case 'in':
@@ -43,14 +67,13 @@ async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<bool
     case 'contains': {
       // Plain text, ignoring case: json-server 0.17 takes a regular expression, but one from a query string could hang the server.
       if (!present) return false
-      const lower = await lowerCase(text, pace)
-      for (const wanted of filter.values) if (await contains(lower, wanted.toLowerCase(), pace)) return true
-      return false
+      const lower = text.toLowerCase()
+      return filter.values.some((wanted) => lower.includes(wanted.toLowerCase()))
     }
     case 'startsWith':
     case 'endsWith': {
       if (!present) return false
-      const lower = await lowerCase(text, pace)
+      const lower = text.toLowerCase()
       const atStart = filter.operator === 'startsWith'
       return filter.values.some((wanted) => (atStart ? lower.startsWith(wanted.toLowerCase()) : lower.endsWith(wanted.toLowerCase())))
     }
@@ -79,6 +102,25 @@ async function lowerCase(text: string, pace: Pace): Promise<string> {
   const turn = pace(text.length)
   if (turn) await turn
   return lower
+}
+
+/**
+ * Every string, number and boolean of a document, lower-cased, for `q`, at
+ * once: what a listing index keeps (see lowerTexts).
+ */
+export function searchTextsOf(doc: Doc): string[] {
+  const texts: string[] = []
+  const pending: unknown[] = [doc]
+  // In document order, as lowerTexts visits them.
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (Array.isArray(value)) for (let index = value.length - 1; index >= 0; index--) pending.push(value[index])
+    else if (isObject(value)) {
+      const values = Object.values(value)
+      for (let index = values.length - 1; index >= 0; index--) pending.push(values[index])
+    } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') texts.push(String(value).toLowerCase())
+  }
+  return texts
 }
 
 /** Every string, number and boolean of a document, lower-cased, for `q` (which ignores case); keys are not searched. */
@@ -124,7 +166,7 @@ async function someContains(texts: readonly string[], wanted: string, pace: Pace
 }
 
 /** `text.includes(wanted)`, a piece of SEARCH_PIECE characters at a time (pieces overlap by the length of `wanted`, less one). */
-async function contains(text: string, wanted: string, pace: Pace): Promise<boolean> {
+export async function contains(text: string, wanted: string, pace: Pace): Promise<boolean> {
   for (let start = 0; start === 0 || start < text.length; start += SEARCH_PIECE) {
     const piece = text.length <= SEARCH_PIECE ? text : text.slice(start, start + SEARCH_PIECE + wanted.length - 1)
     if (piece.includes(wanted)) return true

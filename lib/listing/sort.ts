@@ -55,18 +55,8 @@ export async function sortDocs(docs: Doc[], keys: readonly SortKey[], pace: Pace
   }
   let comparing = 0
   const compareRows = (left: Row, right: Row): number => {
-    for (let index = 0; index < keys.length; index++) {
-      const a = left.values[index]
-      const b = right.values[index]
-      if (a.rank === MISSING || b.rank === MISSING) {
-        if (a.rank !== b.rank) return a.rank === MISSING ? 1 : -1
-        continue
-      }
-      comparing += Math.min(a.text.length, b.text.length)
-      const order = compareValues(a, b)
-      if (order !== 0) return keys[index].descending ? -order : order
-    }
-    return 0
+    for (let index = 0; index < keys.length; index++) comparing += Math.min(left.values[index].text.length, right.values[index].text.length)
+    return compareSortValues(keys, left.values, right.values)
   }
   const sorted = await mergeSort(rows, compareRows, () => {
     const cost = comparing
@@ -86,7 +76,7 @@ interface Row {
  * comparison and awaits what it returns, if anything: Array.prototype.sort
  * cannot stop halfway to let other requests in.
  */
-async function mergeSort<T>(items: T[], compare: (a: T, b: T) => number, afterCompare: () => Promise<void> | undefined): Promise<T[]> {
+export async function mergeSort<T>(items: T[], compare: (a: T, b: T) => number, afterCompare: () => Promise<void> | undefined): Promise<T[]> {
   let from = items.slice()
   let to = new Array<T>(items.length)
   for (let width = 1; width < from.length; width *= 2) {
@@ -115,7 +105,7 @@ async function mergeSort<T>(items: T[], compare: (a: T, b: T) => number, afterCo
  * ids imported as "2" and "10" sort as 2 < 10), then booleans, then other
  * strings by code unit, then arrays and objects by their JSON text.
  */
-interface SortValue {
+export interface SortValue {
   rank: number
   number: number
   text: string
@@ -124,7 +114,7 @@ interface SortValue {
 const MISSING = 4
 const numericString = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i
 
-function sortValueOf(value: unknown): SortValue {
+export function sortValueOf(value: unknown): SortValue {
   if (value === undefined || value === null) return { rank: MISSING, number: 0, text: '' }
   if (typeof value === 'number' || (typeof value === 'string' && numericString.test(value))) return { rank: 0, number: Number(value), text: '' }
   if (typeof value === 'boolean') return { rank: 1, number: Number(value), text: '' }
@@ -132,8 +122,28 @@ function sortValueOf(value: unknown): SortValue {
   return { rank: 3, number: 0, text: JSON.stringify(value) }
 }
 
+/**
+ * The order of two documents by their values for `keys` (as sortValueOf
+ * makes them), 0 when they tie on every key: the one comparison, for
+ * sortDocs and for a listing index (lib/listing/index-query.ts).
+ */
+export function compareSortValues(keys: readonly SortKey[], left: readonly SortValue[], right: readonly SortValue[]): number {
+  for (let index = 0; index < keys.length; index++) {
+    const a = left[index]
+    const b = right[index]
+    if (a.rank === MISSING || b.rank === MISSING) {
+      if (a.rank !== b.rank) return a.rank === MISSING ? 1 : -1
+      continue
+    }
+    const order = compareValues(a, b)
+    if (order !== 0) return keys[index].descending ? -order : order
+  }
+  return 0
+}
+
 function compareValues(a: SortValue, b: SortValue): number {
   if (a.rank !== b.rank) return a.rank - b.rank
-  if (a.rank <= 1) return a.number - b.number
+  // Not a subtraction: two infinities ("1e999") are equal, where their difference is NaN.
+  if (a.rank <= 1) return a.number < b.number ? -1 : a.number > b.number ? 1 : 0
   return a.text < b.text ? -1 : a.text > b.text ? 1 : 0
 }

@@ -102,6 +102,16 @@ export interface Store {
    * the node does not exist. Without it, a listing reads every child.
    */
   documentChildren?(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined>
+  /**
+   * Optional, for a store whose documents a person may change behind its
+   * back (the file store's folder), so that a listing index can tell which
+   * documents changed without reading them (docs/http-api.md, "Listing
+   * queries"): for each named child of the node, a token that changes
+   * whenever its document does (undefined when it holds none). A store
+   * without it reports every change in its feed (`subscribe`, or the data
+   * layer's own), and a listing index trusts the feed alone.
+   */
+  documentVersions?(path: NodePath, names: readonly string[]): (string | undefined)[]
   /** True when the node has a document or children. */
   exists(path: NodePath): Promise<boolean>
   /**

@@ -84,17 +84,22 @@ test('an unrelated GET is answered quickly while the most expensive allowed list
     assertJson(first, 200)
     assert.is(first.headers['x-total-count'], '2000', 'every document passed the filters')
     delay.enable()
-    const listings = Array.from({ length: 8 }, () => server.request('GET', target))
-    let done = false
-    void Promise.all(listings).then(() => (done = true))
     const latencies: number[] = []
-    while (!done) {
-      const started = performance.now()
-      assertJson(await server.request('GET', '/other/x'), 200, { id: 'x', unrelated: true })
-      latencies.push(performance.now() - started)
+    const answers: Promise<{ status: number }>[] = []
+    // Eight at once, again while fewer than five GETs were measured (a listing index answers them quickly).
+    for (let round = 0; round < 20 && latencies.length < 5; round++) {
+      const listings = Array.from({ length: 8 }, () => server.request('GET', target))
+      answers.push(...listings)
+      let done = false
+      void Promise.all(listings).then(() => (done = true))
+      while (!done) {
+        const started = performance.now()
+        assertJson(await server.request('GET', '/other/x'), 200, { id: 'x', unrelated: true })
+        latencies.push(performance.now() - started)
+      }
     }
     delay.disable()
-    for (const answer of await Promise.all(listings)) assert.is(answer.status, 200)
+    for (const answer of await Promise.all(answers)) assert.is(answer.status, 200)
     // Other processes share the cores, so one answer may be late for reasons of their own: the median
     // says how long a GET waits behind the listings, the 90th percentile that none waits for a whole one.
     latencies.sort((a, b) => a - b)

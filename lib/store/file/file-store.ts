@@ -259,6 +259,25 @@ export class FileStore implements Store {
     }
   }
 
+  /**
+   * One stat of each named child's document file, as the document cache
+   * checks a file (inode, size, mtime): what a listing index compares to
+   * see hand edits without reading the files (docs/http-api.md, "Listing queries").
+   */
+  documentVersions(path: NodePath, names: readonly string[]): (string | undefined)[] {
+    const base = this.#directoryOf(path)
+    const prefix = base === this.dir ? this.#base : base + sep
+    return names.map((name) => {
+      try {
+        const stats = statSync(prefix + encodeSegment(name) + sep + DOC_FILE, { throwIfNoEntry: false })
+        return stats && `${stats.ino}:${stats.size}:${stats.mtimeMs}`
+      } catch (error) {
+        // Whatever stops the stat: a token that never matches, so the read says what is wrong.
+        return `unreadable:${errorCode(error) ?? ''}:${performance.now()}`
+      }
+    })
+  }
+
   /** Links in the folder where a node's folder would be: no listing shows them, so a copy of the store names them (docs/postgres.md, "Moving a store"). */
   linkedNodes(): Promise<NodePath[]> {
     return linkedNodes(this.dir)

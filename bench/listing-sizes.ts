@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { freePort } from '../spec/support/postgres.ts'
+import { requestOnce, startRestdir, type Launcher } from './processes.ts'
+
+/**
+ * Listings as collections grow: a filtered, sorted page, `q` and a plain
+ * deep page of one collection of 1 000 to 100 000 documents, on restdir's
+ * folder and memory stores beside json-server 0.17 and 1.0 serving the same
+ * db.json, in the same run. Each figure is the median of `rounds`
+ * sequential requests after one that warms the server up (its time is
+ * shown as `first`); restdir's RSS after them is beside.
+ *
+ *   npm run bench -- --only listing-sizes --listing-sizes 1000,10000
+ */
+
+export interface ListingSizesOptions {
+  launcher: Launcher
+  sizes: number[]
+  rounds: number
+  work: string
+  log: (line: string) => void
+  running: Array<{ stop(): Promise<void> }>
+}
+
+interface Query {
+  name: string
+  /** The query string as each server is asked (json-server 0.17's dialect, 1.0's); restdir is asked both, each its own row. */
+  v017: string
+  v10: string
+}
+
+const QUERIES: Query[] = [
+  { name: 'filtered page', v017: 'author=a7&_sort=views&_order=desc&_limit=20', v10: 'author:eq=a7&_sort=-views&_page=1&_per_page=20' },
+  { name: 'q', v017: 'q=needle&_limit=20', v10: 'q=needle&_limit=20' },
+  { name: 'deep page', v017: '_page=50&_limit=20', v10: '_page=50&_per_page=20' },
+]
+
+export interface ListingSizesRow {
+  documents: number
+  query: string
+  dialect: '0.17' | '1.0'
+  /** Median milliseconds per server; the first (cold) request's time beside. */
+  folder: Timing
+  memory: Timing
+  jsonServer: Timing
+}
+
+interface Timing {
+  medianMs: number
+  firstMs: number
+  total?: string
+}
+
+export interface ListingSizesResult {
+  rows: ListingSizesRow[]
+  /** restdir's RSS in bytes after the listings, per size and store. */
+  rss: { documents: number; folder: number; memory: number }[]
+}
+
+export function postDoc(n: number): Record<string, unknown> {
+  return {
+    id: n + 1,
+    title: `Post number ${n}`,
+    author: `a${n % 100}`,
+    views: (n * 7919) % 100_000,
+    body: n % 97 === 0 ? 'a post with the needle in it' : 'a plain post about nothing much at all, of the usual length',
+  }
+}
+
+export async function benchListingSizes(options: ListingSizesOptions): Promise<ListingSizesResult> {
+  const result: ListingSizesResult = { rows: [], rss: [] }
+  for (const size of options.sizes) {
+    const folder = join(options.work, `listing-${size}`)
+    await mkdir(folder, { recursive: true })
+    const db = join(folder, 'db.json')
+    await writeFile(db, JSON.stringify({ posts: Array.from({ length: size }, (_, n) => postDoc(n)) }))
+    const store = join(folder, 'store')
+    options.log(`listing-sizes: ${size} documents: importing into a store folder`)
+    execFileSync(options.launcher.command, [...options.launcher.args, '--store', store, '--import', db], { stdio: 'ignore' })
+    const servers = {
+      folder: await startRestdir(options.launcher, ['--store', store]),
+      memory: await startRestdir(options.launcher, ['--fixture', db]),
+      v017: await startJsonServer(folder, db, 'json-server-017'),
+      v10: await startJsonServer(folder, db, 'json-server'),
+    }
+    options.running.push(...Object.values(servers))
+    try {
+      for (const query of QUERIES) {
+        for (const dialect of ['0.17', '1.0'] as const) {
+          const text = dialect === '0.17' ? query.v017 : query.v10
+          options.log(`listing-sizes: ${size} documents: ${query.name} (${dialect})`)
+          const peer = dialect === '0.17' ? servers.v017 : servers.v10
+          result.rows.push({
+            documents: size,
+            query: `${query.name}: ${text}`,
+            dialect,
+            folder: await timeRequests(servers.folder.port, `/posts?${text}`, options.rounds),
+            memory: await timeRequests(servers.memory.port, `/posts?${text}`, options.rounds),
+            jsonServer: await timeRequests(peer.port, `/posts?${text}`, options.rounds),
+          })
+        }
+      }
+      result.rss.push({ documents: size, folder: servers.folder.rss(), memory: servers.memory.rss() })
+    } finally {
+      for (const server of Object.values(servers)) {
+        await server.stop()
+        options.running.splice(options.running.indexOf(server), 1)
+      }
+    }
+  }
+  printListingSizes(result)
+  return result
+}
+
+async function timeRequests(port: number, path: string, rounds: number): Promise<Timing> {
+  const once = async () => {
+    const started = performance.now()
+    const answer = await requestOnce(port, 'GET', path)
+    if (answer.status !== 200) throw new Error(`GET ${path} answered ${answer.status}: ${answer.body.toString().slice(0, 200)}`)
+    return { ms: performance.now() - started, total: answer.headers['x-total-count'] as string | undefined }
+  }
+  const first = await once()
+  const times: number[] = []
+  for (let round = 0; round < rounds; round++) times.push((await once()).ms)
+  times.sort((a, b) => a - b)
+  return { medianMs: times[Math.floor(times.length / 2)], firstMs: first.ms, total: first.total }
+}
+
+/** json-server (0.17 under the alias json-server-017, or 1.0) on a copy of db.json, as its users start it. */
+async function startJsonServer(folder: string, db: string, packageName: string) {
+  const require = createRequire(import.meta.url)
+  const packageFile = require.resolve(`${packageName}/package.json`)
+  const manifest = require(packageFile) as { bin: string | Record<string, string> }
+  const bin = join(dirname(packageFile), typeof manifest.bin === 'string' ? manifest.bin : manifest.bin['json-server'])
+  const own = join(folder, `${packageName}.json`)
+  execFileSync('cp', [db, own])
+  const port = await freePort()
+  const child = spawn(process.execPath, [bin, own, '--port', String(port), '--host', '127.0.0.1', ...(packageName === 'json-server-017' ? ['--quiet'] : [])], {
+    cwd: folder,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  })
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      child.once('exit', () => resolve())
+      child.kill('SIGTERM')
+    })
+  for (let waited = 0; ; waited += 100) {
+    const answer = await requestOnce(port, 'GET', '/posts?_limit=1').catch(() => undefined)
+    if (answer?.status === 200) break
+    if (waited > 60_000 || child.exitCode !== null) {
+      await stop()
+      throw new Error(`${packageName} did not start on ${own}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return { port, pid: child.pid!, stop }
+}
+
+function printListingSizes(result: ListingSizesResult): void {
+  const lines = [
+    '',
+    'Listings as collections grow (median of sequential requests, ms; the first request in brackets)',
+    '',
+    '| documents | query | restdir folder | restdir memory | json-server (same dialect) | X-Total-Count |',
+    '|--:|---|--:|--:|--:|--:|',
+  ]
+  const cell = (timing: Timing) => `${timing.medianMs.toFixed(1)} (${timing.firstMs.toFixed(0)})`
+  for (const row of result.rows) {
+    lines.push(`| ${row.documents.toLocaleString('en')} | ${row.query} | ${cell(row.folder)} | ${cell(row.memory)} | ${row.dialect}: ${cell(row.jsonServer)} | ${row.folder.total ?? ''} |`)
+  }
+  lines.push('', '| documents | restdir folder RSS | restdir memory RSS |', '|--:|--:|--:|')
+  for (const rss of result.rss) lines.push(`| ${rss.documents.toLocaleString('en')} | ${(rss.folder / 2 ** 20).toFixed(0)} MiB | ${(rss.memory / 2 ** 20).toFixed(0)} MiB |`)
+  process.stdout.write(lines.join('\n') + '\n')
+}

@@ -1,0 +1,205 @@
+import { compareIds } from '../store/store.ts'
+import type { Pace } from '../data/pace.ts'
+import { SEARCH_SEPARATOR, type CollectionIndex, type IndexNeeds, type IndexRow } from './collection-index.ts'
+import type { Filter } from './filters.ts'
+import { contains, fieldMatches, SEARCH_PIECE, valueMatches } from './match.ts'
+import { compareSortValues, mergeSort, sortValueOf, type SortKey, type SortValue } from './sort.ts'
+
+/**
+ * Answers a listing query from a collection's index (docs/http-api.md,
+ * "Listing queries"): the same documents in the same order as filtering and
+ * sorting every document (lib/listing/match.ts, sort.ts), by the same rules,
+ * read from compact values. An equality filter (`field=`, `:eq`, `:in`)
+ * narrows the candidates to the children holding its values; the others are
+ * checked on each candidate; a sort keeps only the best `end` matches.
+ */
+
+/** The window of the sorted matches and how many matched. */
+export interface IndexAnswer {
+  rows: IndexRow[]
+  total: number
+}
+
+/** Past this many, the window's documents are sorted in full (a merge sort in slices) rather than picked one by one. */
+const MOST_PICKED = 1000
+
+/** What a query reads from the index; undefined when the index cannot answer it exactly (a `q` text holding the separator). */
+export function indexNeeds(filters: readonly Filter[], sort: readonly SortKey[]): IndexNeeds | undefined {
+  const needs: IndexNeeds = { fields: sort.map((key) => key.field), postings: [], search: false }
+  const visit = (list: readonly Filter[], top: boolean): boolean => {
+    for (const filter of list) {
+      if (filter.operator === 'or') {
+        if (!filter.branches.every((branch) => visit(branch, false))) return false
+      } else if (filter.operator === 'q') {
+        if (filter.values.some((value) => value.includes(SEARCH_SEPARATOR))) return false
+        needs.search = true
+      } else {
+        needs.fields.push(filter.field)
+        if (top && (filter.operator === 'eq' || filter.operator === 'in')) needs.postings.push(filter.field)
+      }
+    }
+    return true
+  }
+  if (!visit(filters, true)) return undefined
+  needs.fields = [...new Set(needs.fields)]
+  needs.postings = [...new Set(needs.postings)]
+  return needs
+}
+
+/**
+ * The matches of `filters` in `sort` order (ties in id order), the window
+ * [start, end) of them given by `windowOf` once the total is known (a page
+ * past the last may become the last).
+ */
+export async function queryIndex(
+  index: CollectionIndex,
+  filters: readonly Filter[],
+  sort: readonly SortKey[],
+  windowOf: (total: number) => { start: number; end: number | undefined },
+  pace: Pace,
+): Promise<IndexAnswer> {
+  const candidates = narrowest(index, filters)
+  const matches: number[] = []
+  if (candidates) {
+    for (const slot of candidates) if (await matchRow(index, slot, filters, pace)) matches.push(slot)
+  } else {
+    for (const row of index.ordered) if (await matchRow(index, row.slot, filters, pace)) matches.push(row.slot)
+  }
+  const total = matches.length
+  const { start, end } = windowOf(total)
+  // Without a sort or a narrowing, the matches are in id order already.
+  if (!candidates && sort.length === 0) return { rows: matches.slice(start, end).map((slot) => index.row(slot)), total }
+  const ordered = await orderWindow(index, matches, sort, end, pace)
+  return { rows: ordered.slice(start, end).map((entry) => index.row(entry.slot)), total }
+}
+
+/** The children an equality filter allows, from the filter with the fewest; undefined when no filter narrows. */
+function narrowest(index: CollectionIndex, filters: readonly Filter[]): Iterable<number> | undefined {
+  let best: Set<number>[] | undefined
+  let bestSize = Infinity
+  for (const filter of filters) {
+    if (filter.operator !== 'eq' && filter.operator !== 'in') continue
+    const postings = index.postings(filter.field)
+    const sets = [...new Set(filter.values)].flatMap((value) => postings.get(value) ?? [])
+    const size = sets.reduce((sum, set) => sum + set.size, 0)
+    if (size < bestSize) {
+      best = sets
+      bestSize = size
+    }
+  }
+  if (!best) return undefined
+  return best.length === 1 ? best[0] : best.flatMap((set) => [...set])
+}
+
+/**
+ * Whether a row passes the filters: at once for short values (the work
+ * spent on `pace`), else a piece at a time as for a document (fieldMatches),
+ * so a long text never makes one long step. Awaits only when the slice is used up.
+ */
+function matchRow(index: CollectionIndex, slot: number, filters: readonly Filter[], pace: Pace): boolean | Promise<boolean> {
+  const work = { cost: 0 }
+  const quick = quickMatch(index, slot, filters, work)
+  if (quick === undefined) return slowMatch(index, slot, filters, pace)
+  const turn = pace(work.cost)
+  return turn ? turn.then(() => quick) : quick
+}
+
+/** The answer for short values; undefined when a value examined is long or structured (left to slowMatch). */
+function quickMatch(index: CollectionIndex, slot: number, filters: readonly Filter[], work: { cost: number }): boolean | undefined {
+  for (const filter of filters) {
+    let passes: boolean | undefined
+    if (filter.operator === 'or') {
+      passes = false
+      for (const branch of filter.branches) {
+        const branchPasses = quickMatch(index, slot, branch, work)
+        if (branchPasses === undefined) return undefined
+        if (branchPasses) {
+          passes = true
+          break
+        }
+      }
+    } else if (filter.operator === 'q') {
+      const text = index.searchTexts()[slot]
+      if (text.length > SEARCH_PIECE) return undefined
+      work.cost += text.length * filter.values.length
+      passes = searchMatches(text, filter.values)
+    } else {
+      const value = index.column(filter.field)[slot]
+      if (typeof value === 'object' && value !== null) return undefined
+      if (typeof value === 'string') {
+        if (value.length > SEARCH_PIECE) return undefined
+        work.cost += value.length * filter.values.length
+      }
+      passes = valueMatches(filter, value)
+    }
+    if (!passes) return false
+  }
+  return true
+}
+
+async function slowMatch(index: CollectionIndex, slot: number, filters: readonly Filter[], pace: Pace): Promise<boolean> {
+  for (const filter of filters) {
+    if (filter.operator === 'or') {
+      let passes = false
+      for (const branch of filter.branches) if ((passes = await slowMatch(index, slot, branch, pace))) break
+      if (!passes) return false
+    } else if (filter.operator === 'q') {
+      const text = index.searchTexts()[slot]
+      if (text.length <= SEARCH_PIECE) {
+        if (!searchMatches(text, filter.values)) return false
+        continue
+      }
+      for (const wanted of filter.values) if (!(wanted === '' ? text !== '' : await contains(text, wanted, pace))) return false
+    } else if (!(await fieldMatches(filter, index.column(filter.field)[slot], pace))) return false
+  }
+  return true
+}
+
+/** `q`: every text is in one of the document's texts; an empty one matches any document with a text (see searchTextsOf). */
+function searchMatches(text: string, values: readonly string[]): boolean {
+  return values.every((wanted) => (wanted === '' ? text !== '' : text.includes(wanted)))
+}
+
+interface Ranked {
+  slot: number
+  name: string
+  values: SortValue[]
+}
+
+/**
+ * The first `end` matches in sort order, ties in id order (the order of a
+ * stable sort of the id-ordered documents): picked one by one into a
+ * bounded list when the window is small, else a full merge sort.
+ */
+async function orderWindow(index: CollectionIndex, matches: readonly number[], sort: readonly SortKey[], end: number | undefined, pace: Pace): Promise<Ranked[]> {
+  const columns = sort.map((key) => index.column(key.field))
+  const compare = (a: Ranked, b: Ranked) => compareSortValues(sort, a.values, b.values) || compareIds(a.name, b.name)
+  const rank = (slot: number): Ranked => ({ slot, name: index.row(slot).name, values: columns.map((column) => sortValueOf(column[slot])) })
+  if (end === undefined || end > MOST_PICKED) {
+    const ranked: Ranked[] = []
+    for (const slot of matches) {
+      ranked.push(rank(slot))
+      const turn = pace()
+      if (turn) await turn
+    }
+    return mergeSort(ranked, compare, () => pace())
+  }
+  const best: Ranked[] = []
+  for (const slot of matches) {
+    const turn = pace()
+    if (turn) await turn
+    if (end === 0) break
+    const entry = rank(slot)
+    if (best.length === end && compare(entry, best[best.length - 1]) >= 0) continue
+    let low = 0
+    let high = best.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (compare(best[middle], entry) <= 0) low = middle + 1
+      else high = middle
+    }
+    best.splice(low, 0, entry)
+    if (best.length > end) best.pop()
+  }
+  return best
+}

@@ -1,0 +1,230 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { FileStore, MemoryStore } from '../../lib/store/index.ts'
+import type { Store } from '../../lib/store/store.ts'
+import { makeTempDir, startServer, touchLater, wrapStore, type Answer, type TestServer } from '../support/helpers.ts'
+import { seeded, seedFrom, type Random } from '../support/random.ts'
+
+// Listing indexes (docs/http-api.md, "Listing queries"): a filtered, sorted
+// page is answered from compact values kept per collection, and every answer
+// is the one the listing gives from every document, which a second server on
+// the same store, whose store declines to be indexed, gives here to compare.
+//
+// Replay a run: INDEX_SEED=<the seed it printed> node spec/run.mjs listing/index
+
+const SEED = seedFrom('INDEX_SEED')
+
+/** The same store, listed the plain way: a store with its own `query` (which here answers nothing) is never indexed in the process. */
+function listedPlainly(store: Store): Store {
+  const plain = wrapStore(store, {})
+  plain.query = async () => undefined
+  return plain
+}
+
+function sameAnswer(indexed: Answer, plain: Answer, what: string): void {
+  assert.is(indexed.status, plain.status, `${what}: status`)
+  assert.is(indexed.text, plain.text, `${what}: body`)
+  assert.is(indexed.headers['x-total-count'], plain.headers['x-total-count'], `${what}: X-Total-Count`)
+  assert.is(indexed.headers.link, plain.headers.link, `${what}: Link`)
+  assert.is(indexed.headers['x-restdir-skipped'], plain.headers['x-restdir-skipped'], `${what}: X-Restdir-Skipped`)
+}
+
+// ---------------------------------------------------------------- random documents and queries
+
+/** Values that test the listing's rules: numbers and numeric strings, case, code-unit order, String() of arrays and objects, infinities. */
+const TEXTS = ['a', 'B', 'b', 'ab', 'Ab', '', ' ', 'x y', 'é', 'É', 'İx', 'ix', 'K', 'k', '😀', '\uffff', '\ue000', 'ß', 'a,b', 'true', 'null', '[object Object]', 'Zebra', 'zebra', 'a\u0000b']
+const NUMERIC_TEXTS = ['10', '2', '-3.5', '007', '0.5', '100', '2.50', '1e999', '-1e999']
+const NUMBERS = [0, 1, 2, 10, -3.5, 0.5, 2.25, 100, 0.000001, 123456789012345, 7, -0]
+const ODD_NUMBERS = ['1e3', ' 5', '0x10', 'Infinity', '5 ', '+5', '.5']
+const FIELDS = ['a', 'n', 'b', 'o.p', 'tags', 'o', 'missing']
+
+function scalar(random: Random, kinds: readonly unknown[][]): unknown {
+  return random.pick(random.pick(kinds))
+}
+
+function randomDoc(random: Random): Record<string, unknown> {
+  const doc: Record<string, unknown> = {}
+  const put = (key: string, value: unknown) => {
+    if (value !== undefined) doc[key] = value
+  }
+  const maybe = <T>(value: () => T): T | undefined => (random.chance(0.15) ? undefined : random.chance(0.05) ? (null as T) : value())
+  put('a', maybe(() => scalar(random, [TEXTS, TEXTS, NUMBERS, [true, false]])))
+  put('n', maybe(() => scalar(random, [NUMBERS, NUMERIC_TEXTS, [true]])))
+  put('b', maybe(() => scalar(random, [TEXTS, ODD_NUMBERS, NUMBERS])))
+  put('o', maybe(() => (random.chance(0.8) ? { p: scalar(random, [TEXTS, NUMBERS, NUMERIC_TEXTS]) } : random.pick([{}, 'flat', 3]))))
+  put('tags', maybe(() => random.pick([[], ['a'], ['a', 'b'], [2], [null], [['x']], [{ p: 1 }], ['B', 'a']])))
+  return doc
+}
+
+function randomValue(random: Random): string {
+  return String(scalar(random, [TEXTS, NUMERIC_TEXTS, NUMBERS.map(String), ODD_NUMBERS, ['x', 'a,b', '2', 'ZEB', 'EBR', 'Infinity']]))
+}
+
+function randomCondition(random: Random): [string, string] {
+  const field = random.pick(FIELDS)
+  switch (random.int(10)) {
+    case 0: return [field, randomValue(random)]
+    case 1: return [`${field}_ne`, randomValue(random)]
+    case 2: return [`${field}_${random.pick(['lt', 'lte', 'gt', 'gte'])}`, randomValue(random)]
+    case 3: return [`${field}_like`, randomValue(random).slice(0, 2)]
+    case 4: return [`${field}:${random.pick(['contains', 'startsWith', 'endsWith'])}`, randomValue(random).slice(0, 2)]
+    case 5: return [`${field}:in`, `${randomValue(random)},${randomValue(random)}`]
+    case 6: return [`${field}:${random.pick(['gt', 'lte', 'eq'])}`, randomValue(random)]
+    case 7: return ['q', randomValue(random).slice(0, 2)]
+    case 8: return ['id', String(random.between(1, 60))]
+    default: return [field, randomValue(random)]
+  }
+}
+
+function randomQuery(random: Random): string {
+  const query = new URLSearchParams()
+  if (random.chance(0.1)) {
+    const branch = () => ({ [random.pick(['a', 'n', 'b'])]: { [random.pick(['eq', 'ne', 'gt', 'lt', 'contains', 'in'])]: randomValue(random) } })
+    query.set('_where', JSON.stringify({ or: [branch(), branch()] }))
+  } else {
+    for (let count = random.int(3); count > 0; count--) query.append(...randomCondition(random))
+  }
+  if (random.chance(0.7)) {
+    const keys = Array.from({ length: random.between(1, 2) }, () => `${random.chance(0.4) ? '-' : ''}${random.pick(['a', 'n', 'b', 'o.p', 'id', 'o', 'tags', 'missing'])}`)
+    query.set('_sort', keys.join(','))
+  }
+  switch (random.int(6)) {
+    case 0: query.set('_page', String(random.between(1, 12))); query.set('_per_page', String(random.between(1, 30))); break
+    case 1: query.set('_page', String(random.between(1, 6))); query.set('_limit', String(random.between(1, 30))); break
+    case 2: query.set('_start', String(random.int(50))); query.set('_end', String(random.int(80))); break
+    case 3: query.set('_limit', String(random.between(1, 40))); break
+    case 4: query.set('_limit', '0'); break
+  }
+  return query.toString()
+}
+
+/** Rules that random queries reach only now and then: an empty `q` (no match in a document without text), a separator in `q`, infinities. */
+const EDGE_QUERIES = ['q=', 'q=&_sort=-a', 'q=a%00b', 'a=', 'missing_ne=x&_sort=missing', 'n_gte=1e999', 'n_lt=-1e999&_sort=n', '_sort=n,-a&_limit=10', '_sort=tags,o&_embed=none']
+
+/** A write through the indexed server: a new or replaced document, a merge patch, or a removal. */
+async function randomWrite(random: Random, server: TestServer): Promise<void> {
+  const target = `/items/${random.between(1, 60)}`
+  switch (random.int(4)) {
+    case 0: await server.request('PATCH', target, { body: { a: scalar(random, [TEXTS, NUMBERS]), n: null } }); break
+    case 1: await server.request('DELETE', target); break
+    default: await server.request('PUT', target, { body: randomDoc(random) })
+  }
+}
+
+async function differentialRun(store: Store, label: string): Promise<void> {
+  const random = seeded(SEED)
+  for (let index = 1; index <= 250; index++) {
+    // Some names are generated-looking, not whole numbers: id order puts them after the numbers.
+    const name = random.chance(0.1) ? `0x${index}` : String(index)
+    await store.write(['items', name], random.chance(0.03) ? {} : randomDoc(random))
+  }
+  const indexed = await startServer({ store })
+  const plain = await startServer({ store: listedPlainly(store) })
+  try {
+    for (const query of EDGE_QUERIES) {
+      const target = `/items?${query}`
+      sameAnswer(await indexed.request('GET', target), await plain.request('GET', target), `${label}, GET ${target}`)
+    }
+    for (let round = 0; round < 400; round++) {
+      if (random.chance(0.25)) await randomWrite(random, indexed)
+      const target = `/items?${randomQuery(random)}`
+      const [fromIndex, fromEvery] = [await indexed.request('GET', target), await plain.request('GET', target)]
+      sameAnswer(fromIndex, fromEvery, `${label}, seed ${SEED}, round ${round}, GET ${decodeURIComponent(target)}`)
+    }
+  } finally {
+    await indexed.close()
+    await plain.close()
+  }
+}
+
+test(`a listing index on the memory store answers 400 seeded random queries over 250 seeded random documents, with writes between them, exactly as the listing from every document (seed ${SEED})`, async () => {
+  await differentialRun(new MemoryStore(), 'memory store')
+})
+
+test(`a listing index on the file store answers 400 seeded random queries over 250 seeded random documents, with writes between them, exactly as the listing from every document (seed ${SEED})`, async () => {
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir)
+  try {
+    await differentialRun(store, 'file store')
+  } finally {
+    await store.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+// ---------------------------------------------------------------- what an index reads
+
+test('after the first filtered listing, other filters and sorts read no document, and a write is read once and shows in the next listing', async () => {
+  const memory = new MemoryStore()
+  for (let index = 1; index <= 600; index++) await memory.write(['posts', String(index)], { author: `a${index % 7}`, views: (index * 37) % 101 })
+  let reads = 0
+  const store = wrapStore(memory, { before: (operation, path) => void (operation === 'read' && path.length === 2 && reads++) })
+  const server = await startServer({ store })
+  try {
+    const first = await server.request('GET', '/posts?author=a3&_sort=-views&_limit=5')
+    assert.is(first.headers['x-total-count'], '86')
+    assert.is(reads, 600, 'the first listing read every document once')
+    const page = await server.request('GET', '/posts?author:eq=a3&_sort=-views,id&_page=2&_per_page=3')
+    const views = await server.request('GET', '/posts?views_gte=99&q=a5&_sort=id')
+    assert.is(reads, 600, 'later listings read none')
+    assert.equal(page.json.data.map((doc: { views: number }) => doc.views), first.json.slice(3, 5).map((doc: { views: number }) => doc.views).concat(page.json.data[2].views))
+    assert.ok(views.json.every((doc: { views: number; author: string }) => doc.views >= 99 && doc.author === 'a5'))
+    assert.is((await server.request('PUT', '/posts/9999', { body: { author: 'a3', views: 1000 } })).status, 201)
+    const beforeListing = reads
+    const after = await server.request('GET', '/posts?author=a3&_sort=-views&_limit=5')
+    assert.is(reads - beforeListing, 1, 'the listing read the written document, and no other')
+    assert.is(after.headers['x-total-count'], '87')
+    assert.equal(after.json[0], { id: '9999', author: 'a3', views: 1000 })
+    await server.request('DELETE', '/posts/9999')
+    assert.equal((await server.request('GET', '/posts?author=a3&_sort=-views&_limit=5')).json, first.json)
+  } finally {
+    await server.close()
+  }
+})
+
+// ---------------------------------------------------------------- hand edits
+
+test('a document edited, added, broken or removed by hand in the store folder shows in the next listing a second later, as the plain listing shows it', async () => {
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir)
+  const indexed = await startServer({ store })
+  const plain = await startServer({ store: listedPlainly(store) })
+  try {
+    for (let index = 1; index <= 5; index++) await indexed.request('PUT', `/books/${index}`, { body: { genre: index % 2 ? 'sf' : 'poetry', year: 1990 + index } })
+    const target = '/books?genre=sf&_sort=-year'
+    assert.equal((await indexed.request('GET', target)).json.map((book: { id: string }) => book.id), ['5', '3', '1'])
+    // An editor saves in place (a new mtime), a person adds a folder, removes one, and breaks a file.
+    const edited = join(dir, 'books', '2', '@.json')
+    writeFileSync(edited, JSON.stringify({ genre: 'sf', year: 2050 }, null, 2))
+    touchLater(edited)
+    mkdirSync(join(dir, 'books', '6'))
+    writeFileSync(join(dir, 'books', '6', '@.json'), '{"genre": "sf", "year": 1900}\n')
+    rmSync(join(dir, 'books', '3'), { recursive: true })
+    const broken = join(dir, 'books', '5', '@.json')
+    writeFileSync(broken, '{"genre": "sf", ')
+    touchLater(broken)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const answer = await indexed.request('GET', target)
+    assert.equal(answer.json.map((book: { year: number }) => book.year), [2050, 1991, 1900])
+    assert.is(answer.headers['x-total-count'], '3')
+    assert.match(String(answer.headers['x-restdir-skipped']), /\/books\/5/)
+    sameAnswer(answer, await plain.request('GET', target), 'after the hand edits')
+    // The file mended by hand comes back.
+    writeFileSync(broken, '{"genre": "sf", "year": 2000}\n')
+    touchLater(broken)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const mended = await indexed.request('GET', target)
+    assert.equal(mended.json.map((book: { year: number }) => book.year), [2050, 2000, 1991, 1900])
+    sameAnswer(mended, await plain.request('GET', target), 'after the mend')
+  } finally {
+    await indexed.close()
+    await plain.close()
+    await store.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test.run()
