@@ -7,6 +7,7 @@ import { FileStore, MemoryStore } from '../../lib/store/index.ts'
 import type { Store } from '../../lib/store/store.ts'
 import { makeTempDir, startServer, touchLater, wrapStore, type Answer, type TestServer } from '../support/helpers.ts'
 import { seeded, seedFrom, type Random } from '../support/random.ts'
+import { linkWithoutOrigin } from '../support/assertions.ts'
 
 // Listing indexes (docs/http-api.md, "Listing queries"): a filtered, sorted
 // page is answered from compact values kept per collection, and every answer
@@ -28,9 +29,7 @@ function sameAnswer(indexed: Answer, plain: Answer, what: string): void {
   assert.is(indexed.status, plain.status, `${what}: status`)
   assert.is(indexed.text, plain.text, `${what}: body`)
   assert.is(indexed.headers['x-total-count'], plain.headers['x-total-count'], `${what}: X-Total-Count`)
-  // Link URLs are absolute, each with its own server's origin (docs/http-api.md, "Listing queries").
-  const withoutOrigin = (link: string | string[] | undefined) => String(link).replace(/<http:\/\/127\.0\.0\.1:\d+/g, '<')
-  assert.is(withoutOrigin(indexed.headers.link), withoutOrigin(plain.headers.link), `${what}: Link`)
+  assert.is(linkWithoutOrigin(indexed.headers.link), linkWithoutOrigin(plain.headers.link), `${what}: Link`)
   assert.is(indexed.headers['x-restdir-skipped'], plain.headers['x-restdir-skipped'], `${what}: X-Restdir-Skipped`)
 }
 

@@ -34,3 +34,13 @@ export function assertStrongEtag(answer: Answer): string {
   assert.match(etag as string, /^"[^"]+"$/)
   return etag as string
 }
+
+/**
+ * A `Link` header with each URL's origin left out: paged answers link
+ * absolutely, each with its own server's origin (docs/http-api.md, "Listing
+ * queries"), so two servers' links compare equal only without it.
+ */
+export function linkWithoutOrigin(link: string | string[] | undefined): string {
+  return String(link).replace(/<https?:\/\/[^/>]+/g, '<')
+}
+

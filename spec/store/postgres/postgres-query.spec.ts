@@ -5,6 +5,7 @@ import type { ListingPage, Store } from '../../../lib/store/store.ts'
 import { startServer, wrapStore, type Answer, type TestServer } from '../../support/helpers.ts'
 import { adminQuery, fillCollection, filledDoc, freshSchema, startTestPostgres, type TestPostgres } from '../../support/postgres.ts'
 import { seeded, seedFrom, type Random } from '../../support/random.ts'
+import { linkWithoutOrigin } from '../../support/assertions.ts'
 
 // Listing queries answered inside PostgreSQL (docs/postgres.md, "Running on PostgreSQL"):
 // a page reads only its own documents into the process, and every answer is
@@ -28,7 +29,9 @@ test.after(async () => {
 /** The store, and the same store without `query`, so that a listing on it runs in the process. */
 function withoutQuery(store: Store): Store {
   const inProcess = wrapStore(store, {})
-  delete inProcess.query
+  // A query that answers nothing: every listing is then made from every document, as a store
+  // without one would make it were it not indexed in the process (docs/http-api.md, "Listing queries").
+  inProcess.query = async () => undefined
   return inProcess
 }
 
@@ -61,7 +64,7 @@ function sameAnswer(sql: Answer, inProcess: Answer, what: string): void {
   assert.is(sql.status, inProcess.status, `${what}: status`)
   assert.equal(sql.json, inProcess.json, `${what}: body`)
   assert.is(sql.headers['x-total-count'], inProcess.headers['x-total-count'], `${what}: X-Total-Count`)
-  assert.is(sql.headers.link, inProcess.headers.link, `${what}: Link`)
+  assert.is(linkWithoutOrigin(sql.headers.link), linkWithoutOrigin(inProcess.headers.link), `${what}: Link`)
 }
 
 test('a filtered, sorted page of a 3 000-document collection brings only its 5 documents into the process, and equals the listing made there', async () => {
