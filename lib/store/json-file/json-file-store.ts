@@ -18,6 +18,8 @@ import { DatabaseProblem, readDatabase, type Database } from './read-database.ts
 export interface JsonFileStoreOptions {
   /** At most how often (ms) a read stats the file for a hand edit the watch missed; 1000 by default. */
   statInterval?: number
+  /** Watch the file's folder for hand edits (default true); without, the stat of every `statInterval` sees them. */
+  watch?: boolean
   /** Where the store says that the file broke or was mended (default standard error). */
   log?: (line: string) => void
 }
@@ -42,6 +44,7 @@ export class JsonFileStore implements Store {
   readonly #lock: FileLock
   readonly #runId: string
   readonly #statInterval: number
+  readonly #watch: boolean
   readonly #log: (line: string) => void
   #tempCount = 0
   /** The version of the file the store holds: the one it last wrote or read. */
@@ -80,6 +83,7 @@ export class JsonFileStore implements Store {
     this.#runId = runId
     this.#lock = lock
     this.#statInterval = options.statInterval ?? 1000
+    this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
@@ -104,6 +108,7 @@ export class JsonFileStore implements Store {
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
     await this.#adopt(readDatabase(text, this.#label), version)
+    if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
         if (name === null || name === this.#label) this.#stale = true
