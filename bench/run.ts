@@ -28,6 +28,7 @@ import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
 import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
 import { benchPostgres } from './postgres.ts'
 import { POSTS as JSON_SERVER_POSTS, startJsonServer, type JsonServer } from './json-server.ts'
+import { benchJsonFile } from './json-file.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -140,6 +141,9 @@ async function benchmark(): Promise<Report> {
     log,
     running,
   })
+
+  // POST into a db.json served as the store, beside json-server 1.0 and a store folder (bench/json-file.ts); it logs its own figures.
+  await benchJsonFile({ launcher, duration, warmup, work, selected: (name) => !only || only.some((part) => name.includes(part)), log, running })
 
   return {
     machine: machineLine(),

@@ -1,7 +1,8 @@
 import { rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { fsyncDirectory, writeTempFile } from '../file/atomic.ts'
+import { writeTempFile } from '../file/atomic.ts'
 import { versionOf, type FileVersion } from '../file/document-cache.ts'
+import { DirectoryFlusher } from '../file/flush.ts'
 
 export interface GroupWriterOptions {
   file: string
@@ -35,6 +36,7 @@ export class GroupWriter {
   #running: Promise<void> | undefined
   #next: Waiters | undefined
   #failure: { error: unknown } | undefined
+  readonly #folderFlushes = new DirectoryFlusher()
   /** File writes made so far (for tests and the bench). */
   fileWrites = 0
 
@@ -65,11 +67,17 @@ export class GroupWriter {
     this.#failure = undefined
   }
 
+  /**
+   * A file write is done, and the next may start, once the new file is in
+   * place; its writes are acknowledged once the folder holding the new name
+   * is flushed too, which the next file write need not wait for (consecutive
+   * ones share it, see DirectoryFlusher).
+   */
   #start(): Promise<void> {
-    const run = this.#writeFile(this.#options.serialize())
-    this.#running = run
-    run.then(() => this.#finished(undefined), (error: unknown) => this.#finished({ error }))
-    return run
+    const placed = this.#replaceFile(this.#options.serialize())
+    this.#running = placed
+    placed.then(() => this.#finished(undefined), (error: unknown) => this.#finished({ error }))
+    return placed.then(() => this.#folderFlushes.flush(dirname(this.#options.file)))
   }
 
   #finished(failure: { error: unknown } | undefined): void {
@@ -85,7 +93,7 @@ export class GroupWriter {
     }
   }
 
-  async #writeFile(text: string): Promise<void> {
+  async #replaceFile(text: string): Promise<void> {
     const { file } = this.#options
     const temp = this.#options.tempPath()
     const stats = await writeTempFile(temp, text, true)
@@ -99,6 +107,5 @@ export class GroupWriter {
     this.fileWrites++
     // The rename keeps the temp file's inode, size and mtime: the version this store wrote.
     this.#options.written(versionOf(stats))
-    await fsyncDirectory(dirname(file))
   }
 }

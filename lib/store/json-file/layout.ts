@@ -49,6 +49,12 @@ interface LayoutNode {
   text?: string
   /** Whether the document can be an item of its collection's array (fitsAsItem). */
   fits?: boolean
+  /**
+   * The document as the file holds it, `spaces` in, made at the first file
+   * write after it changed: every later write joins it as it is, so a file
+   * write costs a copy of the file, not a re-indentation of every document.
+   */
+  placed?: { spaces: number; text: string }
   /** A top-level value that is no document (json-server's `$schema`, an array of strings): kept where it is, never served. */
   kept?: { value: unknown }
   /** In the order of the file: new children go last. */
@@ -65,7 +71,7 @@ export class Layout {
     const node = this.#make(path)
     node.text = text
     node.fits = fitsAsItem(path, doc)
-    node.kept = undefined
+    node.placed = undefined
   }
 
   /** A top-level array (an empty one included) or a kept value, in its place in the file. */
@@ -122,13 +128,13 @@ export class Layout {
   serialize(): string {
     const members: string[] = []
     const elsewhere: string[] = []
-    if (this.#root.text !== undefined) elsewhere.push(nodeEntry([], this.#root.text))
+    if (this.#root.text !== undefined) elsewhere.push(nodeEntry([], this.#root))
     for (const [name, node] of this.#root.children) {
       if (name === NODES_KEY) collect([name], node, elsewhere)
       else if (node.kept !== undefined) members.push(member(name, indent(JSON.stringify(node.kept.value, null, 2), 2)))
-      else if (node.text !== undefined && node.children.size === 0) members.push(member(name, indentDoc(node.text, 2)))
+      else if (node.text !== undefined && node.children.size === 0) members.push(member(name, placedText(node, 2)))
       else {
-        if (node.text !== undefined) elsewhere.push(nodeEntry([name], node.text))
+        if (node.text !== undefined) elsewhere.push(nodeEntry([name], node))
         members.push(member(name, collectionText(name, node, elsewhere)))
       }
     }
@@ -159,7 +165,7 @@ function collectionText(name: string, node: LayoutNode, elsewhere: string[]): st
       collect(path, child, elsewhere)
       continue
     }
-    let text = indentDoc(child.text, 4)
+    let text = placedText(child, 4)
     for (const [childName, grandchild] of child.children) {
       if (name === 'user' && childName === 'playlist' && grandchild.text === undefined) {
         const playlists = nestedItems([...path, childName], grandchild, elsewhere)
@@ -177,7 +183,7 @@ function nestedItems(path: NodePath, node: LayoutNode, elsewhere: string[]): str
   for (const [segment, child] of node.children) {
     const childPath = [...path, segment]
     if (child.text !== undefined && child.fits) {
-      items.push(`        ${indentDoc(child.text, 8)}`)
+      items.push(`        ${placedText(child, 8)}`)
       for (const [name, grandchild] of child.children) collect([...childPath, name], grandchild, elsewhere)
     } else collect(childPath, child, elsewhere)
   }
@@ -186,14 +192,20 @@ function nestedItems(path: NodePath, node: LayoutNode, elsewhere: string[]): str
 
 /** Every document of a subtree, as `@nodes` entries. */
 function collect(path: NodePath, node: LayoutNode, elsewhere: string[]): void {
-  if (node.text !== undefined) elsewhere.push(nodeEntry(path, node.text))
+  if (node.text !== undefined) elsewhere.push(nodeEntry(path, node))
   for (const [name, child] of node.children) collect([...path, name], child, elsewhere)
 }
 
 /** One `@nodes` entry: `{ "path": [...segments], "document": {...} }`, 4 spaces in. */
-function nodeEntry(path: NodePath, text: string): string {
+function nodeEntry(path: NodePath, node: LayoutNode): string {
   const pathText = indent(JSON.stringify(path, null, 2), 6)
-  return `    {\n      "path": ${pathText},\n      "document": ${indentDoc(text, 6)}\n    }`
+  return `    {\n      "path": ${pathText},\n      "document": ${placedText(node, 6)}\n    }`
+}
+
+/** A node's document as the file holds it, `spaces` in (kept until the document or its place changes). */
+function placedText(node: LayoutNode, spaces: number): string {
+  if (node.placed?.spaces !== spaces) node.placed = { spaces, text: indentDoc(node.text!, spaces) }
+  return node.placed.text
 }
 
 function member(name: string, valueText: string): string {
