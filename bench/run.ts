@@ -30,6 +30,7 @@ import { loadAverage, machineLine, printReport, type Calibration, type Measureme
 import { benchPostgres } from './postgres.ts'
 import { POSTS as JSON_SERVER_POSTS, startJsonServer, type JsonServer } from './json-server.ts'
 import { benchListingSizes } from './listing-sizes.ts'
+import { benchJsonFile } from './json-file.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -147,6 +148,8 @@ async function benchmark(): Promise<Report> {
   const listingSizes = !only || only.some((part) => 'listing-sizes'.includes(part))
     ? await benchListingSizes({ launcher, sizes: (args['listing-sizes'] ?? (quick ? '1000,5000' : '1000,10000,50000,100000')).split(',').map(Number), rounds: 15, work, log, running })
     : undefined
+  // POST into a db.json served as the store, beside json-server 1.0 and a store folder (bench/json-file.ts); it logs its own figures.
+  await benchJsonFile({ launcher, duration, warmup, work, selected: (name) => !only || only.some((part) => name.includes(part)), log, running })
 
   return {
     ...(listingSizes && { listingSizes }),

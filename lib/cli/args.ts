@@ -7,15 +7,22 @@ import { parseValue } from './values.ts'
 /** The flags as given: the text of each one given, true or false for each switch. */
 export type Flags = Record<string, string | boolean | undefined>
 
+/** The command line: its flags, and the arguments that are not flags (at most one, the store: `restdir db.json`). */
+export interface CommandLine {
+  flags: Flags
+  positionals: string[]
+}
+
 /** Reads the command line by the table of options; an unknown flag or a missing value is a UsageError. */
-export function readFlags(argv: string[]): Flags {
+export function readCommandLine(argv: string[]): CommandLine {
   const options: NonNullable<ParseArgsConfig['options']> = {}
   for (const option of optionsTable) {
     options[option.flag] = option.value === 'switch' ? { type: 'boolean', default: false } : { type: 'string' }
   }
   try {
     // No option is `multiple`, so no value is an array.
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Flags
+    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true })
+    return { flags: values as Flags, positionals }
   } catch (error) {
     throw new UsageError((error as Error).message)
   }

@@ -14,7 +14,7 @@ export async function importAndExit(source: string, target: StoreChoice, force: 
   let store: Store | undefined
   let from: Store | undefined
   // A refused import leaves no store folder it made: the next one starts from the same place.
-  const madeStore = target.onPostgres ? undefined : firstMissingFolder(target.location)
+  const madeStore = target.onPostgres || target.jsonFile ? undefined : firstMissingFolder(target.location)
   try {
     const kind = await sourceKind(source)
     const sameStore = kind === 'db.json' ? undefined : sameStoreProblem(source, target.location)

@@ -1,6 +1,6 @@
 import { createServer, type RestdirServer } from '../server.ts'
 import { packageVersion } from '../package.ts'
-import { readFlags, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
+import { readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
 import { bannerText, exposureWarnings } from './banner.ts'
 import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
@@ -19,7 +19,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const flags = readFlags(argv)
+  const { flags, positionals } = readCommandLine(argv)
   if (switchOn(flags, 'help')) {
     process.stdout.write(usageText())
     process.exit(0)
@@ -28,7 +28,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     process.stdout.write(`${packageVersion()}\n`)
     process.exit(0)
   }
-  const store = chooseStore(flags, env)
+  const store = chooseStore(flags, positionals, env)
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
@@ -41,7 +41,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
   const host = valueOf(flags, optionOf('host'), env) as string
   const options = serverOptions(flags, env)
   // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
-  const madeStore = store.onPostgres || store.inMemory ? undefined : firstMissingFolder(store.location)
+  const madeStore = store.onPostgres || store.inMemory || store.jsonFile ? undefined : firstMissingFolder(store.location)
   let server: RestdirServer
   try {
     server = createServer({ ...options, store: store.inMemory ? undefined : store.location })
@@ -66,7 +66,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
     process.stdout.write(bannerText({
       version: packageVersion(),
       base: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`,
-      storeLabel: store.inMemory ? undefined : store.label,
+      storeLabel: store.inMemory ? undefined : store.jsonFile ? `${store.label} (a db.json: every change is written back into it)` : store.label,
       sync: options.sync ?? false,
       fixture: options.fixture,
       readonly: options.readonly ?? false,

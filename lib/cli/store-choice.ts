@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { FileStore, MissingPgError, redactUrl, type Store } from '../store/index.ts'
-import { isPostgresUrl, openStore } from '../store/open.ts'
+import { isJsonFileLocation, isPostgresUrl, openStore } from '../store/open.ts'
 import { loadPg } from '../store/postgres/pg.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../store/file/folder.ts'
 import { defaultOf, optionOf } from './options-table.ts'
@@ -16,24 +16,31 @@ export interface StoreChoice {
   onPostgres: boolean
   /** With a fixture and no store chosen, the store lives in memory: nothing on disk is replaced by a reset. */
   inMemory: boolean
+  /** A json-server db.json, served as the store it is (docs/json-server.md, "Serving a db.json"). */
+  jsonFile: boolean
   /** What the banner and messages show of the store: a connection string never with its password. */
   label: string
 }
 
 /**
- * Where the store is: --store, else $RESTDIR_STORE (a folder or a URL), else
- * $DATABASE_URL when it is a postgres:// URL (the variable many hosts set), else the default folder.
+ * Where the store is: the one argument (`restdir db.json`) or --store, else
+ * $RESTDIR_STORE (a db.json, a folder or a URL), else $DATABASE_URL when it is
+ * a postgres:// URL (the variable many hosts set), else the default folder.
  */
-export function chooseStore(flags: Flags, env: NodeJS.ProcessEnv): StoreChoice {
+export function chooseStore(flags: Flags, positionals: readonly string[], env: NodeJS.ProcessEnv): StoreChoice {
+  if (positionals.length > 1) throw new UsageError(`restdir takes one store to serve (a db.json, a folder or a URL), not ${positionals.length}: ${positionals.join(' ')}.`)
+  const given = positionals[0]
+  if (given !== undefined && textOf(flags, 'store') !== undefined) throw new UsageError(`The store is given twice, as ${given} and as --store; give one.`)
   const databaseUrl = env.DATABASE_URL && isPostgresUrl(env.DATABASE_URL) ? env.DATABASE_URL : undefined
-  const chosen = textOf(flags, 'store') ?? (env.RESTDIR_STORE || databaseUrl)
-  const given = chosen ?? String(defaultOf(optionOf('store')))
-  const onPostgres = isPostgresUrl(given)
+  const chosen = given ?? textOf(flags, 'store') ?? (env.RESTDIR_STORE || databaseUrl)
+  const location = chosen ?? String(defaultOf(optionOf('store')))
+  const onPostgres = isPostgresUrl(location)
   return {
-    location: onPostgres ? given : path.resolve(given),
+    location: onPostgres ? location : path.resolve(location),
     onPostgres,
     inMemory: textOf(flags, 'fixture') !== undefined && chosen === undefined,
-    label: onPostgres ? redactUrl(given) : path.resolve(given),
+    jsonFile: !onPostgres && isJsonFileLocation(location),
+    label: onPostgres ? redactUrl(location) : path.resolve(location),
   }
 }
 

@@ -5,8 +5,10 @@ export class UsageError extends Error {}
 
 /** --help's text, from the table of options: the general ones first, then the limits. */
 export function usageText(): string {
-  return 'Usage: restdir [options]\n\n' +
-    'Serves JSON documents from a folder, each at its own URL.\n\n' +
+  return 'Usage: restdir [options] [STORE]\n\n' +
+    'Serves JSON documents from a folder, each at its own URL.\n' +
+    'STORE, as --store: a json-server db.json (every change is written back into it),\n' +
+    'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n\n' +
     'Options:\n' +
     section('options', 17) +
     '\nLimits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):\n' +

@@ -81,5 +81,8 @@ export function storeProblem(error: StoreError): HttpError {
       return new HttpError(404, `Nothing is stored at ${error.reason ?? 'the node that would own'} ${url}, so it was not written.`)
     case 'taken':
       return new HttpError(409, `A value of ${url} is already held by ${error.reason ?? 'another document'}.`)
+    case 'file-edited':
+      // 503, not 4xx: the request is fine and the fault is the server's file, fixed outside HTTP; retrying succeeds once it is (docs/json-server.md, "Serving a db.json").
+      return new HttpError(503, `${url} was not changed: ${error.reason ?? 'the store file was edited by hand'}. Reads serve the last good state; fix the file and retry.`, { 'Retry-After': '1' })
   }
 }

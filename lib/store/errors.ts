@@ -4,7 +4,8 @@ import type { NodePath } from './store.ts'
  * What can go wrong below the store, named without HTTP: the store throws a
  * StoreError with a kind, the node it was working on and, for a broken file,
  * what is wrong with it; the handler layer alone (lib/http/errors.ts
- * `toHttpError`) decides what a client hears. Nothing here holds a file path.
+ * `toHttpError`) decides what a client hears. Nothing here holds a file path
+ * (a db.json store names its file by its base name, as the user gave it).
  */
 export type StoreErrorKind =
   /** One document file is broken: `reason` says how (not JSON, not an object, empty, a directory, a link, a pipe, …). */
@@ -29,6 +30,13 @@ export type StoreErrorKind =
   | 'owner-missing'
   /** A write's `unique` field value is held by another document: `reason` is the holder's name. */
   | 'taken'
+  /**
+   * The db.json a store is (lib/store/json-file/) was edited by hand into
+   * something it cannot hold, or while this write was being saved: `reason`
+   * names the file and what is wrong, where (line and column). Writes wait
+   * for the file to be fixed; reads keep the last good state.
+   */
+  | 'file-edited'
 
 export class StoreError extends Error {
   readonly kind: StoreErrorKind

@@ -10,6 +10,13 @@ export interface MemoryStoreOptions {
    * a store on a disk waits there; tests make racing requests overlap with it.
    */
   pause?: (operation: 'write' | 'remove', path: NodePath) => Promise<void>
+  /**
+   * Told of each change as it lands: the text now kept for the node (the very
+   * string, so a store built over this one shares it), or undefined when the
+   * node and its subtree went. The db.json store (lib/store/json-file/) lays
+   * its file out from it.
+   */
+  onChange?: (path: NodePath, stored: { text: string; doc: Doc } | undefined) => void
 }
 
 /** One node: its document as JSON text (so no caller can change what is stored) and its children. */
@@ -31,9 +38,11 @@ export class MemoryStore implements Store {
   readonly #locks = new NodeLocks()
   readonly #feed = new ChangeFeed()
   readonly #pause: MemoryStoreOptions['pause']
+  readonly #onChange: MemoryStoreOptions['onChange']
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#pause = options.pause
+    this.#onChange = options.onChange
   }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -83,6 +92,7 @@ export class MemoryStore implements Store {
       if (conditions.expect !== undefined) await checkVersion(this, path, conditions.expect)
       await this.#pause?.('remove', path)
       const removed = this.#detach(path)
+      if (removed.existed) this.#onChange?.(path, undefined)
       if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
       return removed
     })
@@ -104,6 +114,7 @@ export class MemoryStore implements Store {
     node.etag = etagOf(text)
     const names = path.length > 0 ? this.#find(path.slice(0, -1))!.documentNames : undefined
     if (created && names) names.splice(insertionPoint(names, path[path.length - 1]), 0, path[path.length - 1])
+    this.#onChange?.(path, { text, doc })
     this.#feed.emit(changeOfWrite(path, doc, conditions))
     return { created, etag: node.etag }
   }

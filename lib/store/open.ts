@@ -1,4 +1,6 @@
+import { statSync } from 'node:fs'
 import { FileStore } from './file/file-store.ts'
+import { JsonFileStore } from './json-file/json-file-store.ts'
 import { MemoryStore } from './memory.ts'
 import { PostgresStore } from './postgres/postgres-store.ts'
 import { isPostgresUrl } from './postgres/url.ts'
@@ -7,9 +9,11 @@ import type { Store } from './store.ts'
 export { isPostgresUrl }
 
 /**
- * Where a store is (docs/storage.md, "Where the data goes"; "Running on PostgreSQL"):
- * a PostgreSQL database (a postgres:// or postgresql:// URL), a folder (any
- * other string, a path), or memory (nothing on disk; a fixture's store).
+ * Where a store is (docs/storage.md, "Where the data goes"; docs/postgres.md, "Running on PostgreSQL";
+ * docs/json-server.md, "Serving a db.json"): a PostgreSQL database (a
+ * postgres:// or postgresql:// URL), a json-server db.json (a path ending in
+ * `.json` that is a file or does not exist yet), a folder (any other path),
+ * or memory (nothing on disk; a fixture's store).
  */
 export type StoreLocation = string | { memory: true }
 
@@ -19,7 +23,7 @@ export interface OpenStoreOptions {
   sync?: boolean
   /** A database: how many recent changes it keeps for clients that come back (PostgresStoreOptions). */
   changeWindow?: { maxChanges: number; maxBytes: number }
-  /** A database: where it says what the operator should know (PostgresStoreOptions; default standard error). */
+  /** A database or a db.json: where it says what the operator should know (default standard error). */
   log?: (line: string) => void
 }
 
@@ -27,5 +31,11 @@ export interface OpenStoreOptions {
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
   if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
+  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { log: options.log })
   return FileStore.open(location, { sync: options.sync })
+}
+
+/** A path ending in `.json` that is not a folder: a db.json, served as the store it is (made when missing). */
+export function isJsonFileLocation(location: string): boolean {
+  return location.toLowerCase().endsWith('.json') && !isPostgresUrl(location) && statSync(location, { throwIfNoEntry: false })?.isDirectory() !== true
 }

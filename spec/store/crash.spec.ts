@@ -8,7 +8,8 @@ import { canonical, mergePatchModel, seeded, seedFrom, type Random } from '../su
 import { freshSchema, startTestPostgres } from '../support/postgres.ts'
 
 // docs/storage.md, "Crashes and restarts": after a process crash at any instant, every acknowledged write is
-// present and no document is torn, on a store folder and on PostgreSQL. The command-line server runs as a child
+// present and no document is torn, on a store folder, on a db.json (docs/json-server.md, "Serving a
+// db.json": the whole file is valid JSON after every kill) and on PostgreSQL. The command-line server runs as a child
 // process; concurrent writers (POST, PUT, PATCH, DELETE) record every answer
 // they get; SIGKILL lands at a random moment, several times over; each restart
 // must take over the dead server's lock and show exactly what was acknowledged,
@@ -57,7 +58,15 @@ interface CrashStore {
   location: string
   /** A store folder, whose files, lock and leftovers are checked too. */
   folder?: string
+  /** A db.json, which must be whole JSON after every kill, with no lock or temp file left after a clean stop. */
+  file?: string
   dispose(): Promise<void>
+}
+
+async function crashFile(): Promise<CrashStore> {
+  const folder = await makeTempDir('restdir-crash-')
+  const file = join(folder, 'db.json')
+  return { location: file, file, dispose: () => rm(folder, { recursive: true, force: true }) }
 }
 
 async function crashFolder(): Promise<CrashStore> {
@@ -71,7 +80,7 @@ async function crashDatabase(): Promise<CrashStore> {
   return { location: schema.url, dispose: () => postgres.dispose() }
 }
 
-for (const [kind, open] of [['a store folder', crashFolder], ['PostgreSQL', crashDatabase]] as const) {
+for (const [kind, open] of [['a store folder', crashFolder], ['a db.json', crashFile], ['PostgreSQL', crashDatabase]] as const) {
   test(`on ${kind}: acknowledged writes survive ${ROUNDS} SIGKILLs at random moments, and no document is torn (seed ${SEED})`, async () => {
     const store = await open()
     try {
@@ -114,9 +123,11 @@ async function crashRounds(store: CrashStore): Promise<void> {
     figures.rounds++
 
     if (store.folder) await checkFilesWhole(store.folder)
+    if (store.file) await checkDatabaseWhole(store.file)
     // A folder is sometimes served with --sync; a database makes every commit durable itself.
     server = await startCli([...args, ...(store.folder && round % 2 === 0 ? ['--sync'] : [])])
     if (store.folder) await checkLockTakenOver(store.folder, server)
+    if (store.file) await checkLockTakenOver(join(store.file, '..', '.db.json.lock'), server)
     await reconcile(server.port, writers)
     assert.equal(problems, [], `seed ${SEED}, after kill ${round}`)
   }
@@ -124,13 +135,15 @@ async function crashRounds(store: CrashStore): Promise<void> {
   await reconcile(server.port, writers)
   assert.equal(await server.stop(), { code: 0, signal: null })
   if (store.folder) assert.equal(await leftoverEntries(store.folder), [], 'a clean stop leaves no lock, temp files or trash')
+  if (store.file) assert.equal(await readdir(join(store.file, '..')), ['db.json'], 'a clean stop leaves no lock or temp file beside the db.json')
   assert.equal(problems, [], `seed ${SEED}`)
   assert.ok(figures.acknowledged > ROUNDS * WRITERS, `only ${figures.acknowledged} writes were acknowledged`)
   console.log(
-    `\n  crash (${store.folder ? 'store folder' : 'PostgreSQL'}): ${figures.rounds} SIGKILLs survived${store.folder ? `, ${figures.lockTakeovers} lock take-overs` : ''}; ` +
+    `\n  crash (${store.folder ? 'store folder' : store.file ? 'db.json' : 'PostgreSQL'}): ${figures.rounds} SIGKILLs survived${store.folder ? `, ${figures.lockTakeovers} lock take-overs` : ''}; ` +
       `${figures.acknowledged} acknowledged writes, all present or superseded (${figures.checks} node checks); ` +
       `${figures.inFlight} in flight at a kill (${figures.landed} landed whole, ${figures.notLanded} not at all); ` +
       (store.folder ? `${figures.filesParsed} document files parsed, none torn; ` : '') +
+      (store.file ? `the db.json parsed whole after each of ${figures.filesParsed} kills; ` : '') +
       `seed ${SEED}`,
   )
 }
@@ -303,6 +316,18 @@ async function checkFilesWhole(directory: string): Promise<void> {
         problems.push(`${path} is torn: ${JSON.stringify(text.slice(0, 100))}…${JSON.stringify(text.slice(-100))}`)
       }
     }
+  }
+}
+
+/** While the server is dead: the db.json is whole JSON, an object (a temp file beside it may lie around). */
+async function checkDatabaseWhole(file: string): Promise<void> {
+  const text = await readFile(file, 'utf8')
+  figures.filesParsed++
+  try {
+    const value = JSON.parse(text)
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) problems.push(`${file} holds ${text.slice(0, 100)}`)
+  } catch {
+    problems.push(`${file} is torn: ${JSON.stringify(text.slice(0, 100))}…${JSON.stringify(text.slice(-100))}`)
   }
 }
 

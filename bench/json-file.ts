@@ -1,0 +1,111 @@
+import { execFileSync } from 'node:child_process'
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildRequest, runLoad, type LoadResult } from './load.ts'
+import { restdirLauncher, startRestdir, type Launcher } from './processes.ts'
+import { POSTS, startJsonServer } from './json-server.ts'
+import { itemDoc } from './workloads.ts'
+
+/**
+ * `POST /posts` into a db.json of 1 000 posts (docs/json-server.md, "Serving
+ * a db.json"): json-server 1.0 on its file, restdir on a copy of the same file
+ * (`restdir db.json`), and restdir's store folder holding the same posts, one
+ * after the other, on as many connections. The targets: restdir on the
+ * db.json at least 5× json-server's writes per second, and at least half of
+ * the store folder's.
+ *
+ *   node --import tsx bench/json-file.ts [seconds]     alone
+ *   npm run bench -- --only json-file                   within the whole bench
+ */
+export const JSON_FILE_WORKLOADS = ['json-file-post']
+
+export interface JsonFileBench {
+  posts: number
+  connections: number
+  jsonServer: LoadResult
+  restdirJsonFile: LoadResult
+  restdirFolder: LoadResult
+}
+
+export interface JsonFileBenchOptions {
+  launcher: Launcher
+  duration: number
+  warmup: number
+  work: string
+  selected: (workload: string) => boolean
+  log: (line: string) => void
+  /** Servers started here are added, so that an interrupted run stops them. */
+  running: Array<{ stop(): Promise<void> }>
+}
+
+const CONNECTIONS = 32
+
+export async function benchJsonFile(options: JsonFileBenchOptions): Promise<JsonFileBench | undefined> {
+  if (!JSON_FILE_WORKLOADS.some(options.selected)) return undefined
+  const { log, duration, warmup, launcher } = options
+  const folder = join(options.work, 'json-file')
+  await mkdir(join(folder, 'json-server'), { recursive: true })
+  const post = buildRequest('POST', '/posts', itemDoc(0))
+  const load = (port: number, pid: number) => runLoad({ port, serverPid: pid, connections: CONNECTIONS, duration, warmup, nextRequest: () => post })
+  const measure = async (label: string, server: { port: number; pid: number; stop(): Promise<void> }) => {
+    options.running.push(server)
+    log(`json-file-post: ${label}`)
+    try {
+      const result = await load(server.port, server.pid)
+      if (result.errors > 0) log(`json-file-post: ${label} gave ${result.errors} failed answers ${JSON.stringify(result.statuses)}`)
+      return result
+    } finally {
+      await server.stop()
+      options.running.splice(options.running.indexOf(server), 1)
+    }
+  }
+
+  // json-server writes its db.json (a document and POSTS posts) as it starts: the others get a copy of it as it was.
+  const jsonServer = await startJsonServer(join(folder, 'json-server'), Buffer.from(JSON.stringify({ title: 'welcome' })))
+  const file = join(folder, 'db.json')
+  await copyFile(join(folder, 'json-server', 'db.json'), file)
+  const storeFolder = join(folder, 'store')
+  execFileSync(launcher.command, [...launcher.args, '--import', file, '--store', storeFolder], { stdio: 'ignore' })
+
+  const jsonServerResult = await measure('json-server 1.0 on its db.json', jsonServer)
+  const restdirJsonFile = await measure('restdir db.json', await startRestdir(launcher, [file]))
+  const restdirFolder = await measure('restdir on a store folder', await startRestdir(launcher, ['--store', storeFolder]))
+  const result = { posts: POSTS, connections: CONNECTIONS, jsonServer: jsonServerResult, restdirJsonFile, restdirFolder }
+  for (const line of reportLines(result)) log(line)
+  return result
+}
+
+/** The figures and the two targets, as lines. */
+export function reportLines(bench: JsonFileBench): string[] {
+  const row = (label: string, result: LoadResult) => `${label.padEnd(34)}${Math.round(result.rps).toString().padStart(8)} writes/s   p50 ${result.p50.toFixed(1)} ms   p99 ${result.p99.toFixed(1)} ms`
+  const overJsonServer = bench.restdirJsonFile.rps / bench.jsonServer.rps
+  const ofFolder = bench.restdirJsonFile.rps / bench.restdirFolder.rps
+  return [
+    `POST /posts into a db.json of ${bench.posts} posts, ${bench.connections} connections:`,
+    row('json-server 1.0 (its db.json)', bench.jsonServer),
+    row('restdir db.json', bench.restdirJsonFile),
+    row('restdir, store folder', bench.restdirFolder),
+    `restdir db.json: ${overJsonServer.toFixed(1)}× json-server (target ≥ 5×), ${(100 * ofFolder).toFixed(0)}% of the store folder (target ≥ 50%)`,
+  ]
+}
+
+// Run alone: `node --import tsx bench/json-file.ts [seconds]`.
+if (process.argv[1]?.endsWith('json-file.ts')) {
+  const work = await mkdtemp(join(tmpdir(), 'restdir-bench-json-file-'))
+  const running: Array<{ stop(): Promise<void> }> = []
+  try {
+    await benchJsonFile({
+      launcher: restdirLauncher('auto'),
+      duration: Number(process.argv[2] ?? 5),
+      warmup: 1,
+      work,
+      selected: () => true,
+      log: (line) => process.stderr.write(`  ${line}\n`),
+      running,
+    })
+  } finally {
+    await Promise.all(running.map((server) => server.stop()))
+    await rm(work, { recursive: true, force: true })
+  }
+}

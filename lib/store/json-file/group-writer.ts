@@ -1,0 +1,111 @@
+import { rename, unlink } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { writeTempFile } from '../file/atomic.ts'
+import { versionOf, type FileVersion } from '../file/document-cache.ts'
+import { DirectoryFlusher } from '../file/flush.ts'
+
+export interface GroupWriterOptions {
+  file: string
+  /** A fresh temp file name in the file's folder. */
+  tempPath(): string
+  /** The whole file as it is to be now: called as a file write starts, so it holds every change made before. */
+  serialize(): string
+  /** Throws to keep the file as it is (it was edited by hand since the store last wrote or read it). */
+  beforeReplace(): void
+  /** The version the file has once a write is in place. */
+  written(version: FileVersion): void
+  /** A file write failed: everything waiting was refused with `error`, and commits are refused until `recover`. */
+  failed(error: unknown): void
+}
+
+interface Waiters {
+  promise: Promise<void>
+  resolve(): void
+  reject(error: unknown): void
+}
+
+/**
+ * Writes the db.json as a whole, atomically and durably (temp file in the same
+ * folder, fsync, rename, fsync of the folder), with group commit: a write
+ * that commits while a file write is under way waits for the next one, which
+ * all those writes share. So however many writes come at once, the file is
+ * written at most twice for them, where json-server rewrites it once per write.
+ */
+export class GroupWriter {
+  readonly #options: GroupWriterOptions
+  #running: Promise<void> | undefined
+  #next: Waiters | undefined
+  #failure: { error: unknown } | undefined
+  readonly #folderFlushes = new DirectoryFlusher()
+  /** File writes made so far (for tests and the bench). */
+  fileWrites = 0
+
+  constructor(options: GroupWriterOptions) {
+    this.#options = options
+  }
+
+  /** Resolves once a file write that started after this call is in place (so it holds every change made before). */
+  commit(): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure.error)
+    if (!this.#running) return this.#start()
+    if (!this.#next) {
+      let resolve!: () => void
+      let reject!: (error: unknown) => void
+      const promise = new Promise<void>((yes, no) => ((resolve = yes), (reject = no)))
+      this.#next = { promise, resolve, reject }
+    }
+    return this.#next.promise
+  }
+
+  /** Settles when no file write is running or waiting. */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running.catch(() => {})
+  }
+
+  /** The store is what the file says again: commits are taken again. */
+  recover(): void {
+    this.#failure = undefined
+  }
+
+  /**
+   * A file write is done, and the next may start, once the new file is in
+   * place; its writes are acknowledged once the folder holding the new name
+   * is flushed too, which the next file write need not wait for (consecutive
+   * ones share it, see DirectoryFlusher).
+   */
+  #start(): Promise<void> {
+    const placed = this.#replaceFile(this.#options.serialize())
+    this.#running = placed
+    placed.then(() => this.#finished(undefined), (error: unknown) => this.#finished({ error }))
+    return placed.then(() => this.#folderFlushes.flush(dirname(this.#options.file)))
+  }
+
+  #finished(failure: { error: unknown } | undefined): void {
+    this.#running = undefined
+    const next = this.#next
+    this.#next = undefined
+    if (failure) {
+      this.#failure = failure
+      next?.reject(failure.error)
+      this.#options.failed(failure.error)
+    } else if (next) {
+      this.#start().then(next.resolve, next.reject)
+    }
+  }
+
+  async #replaceFile(text: string): Promise<void> {
+    const { file } = this.#options
+    const temp = this.#options.tempPath()
+    const stats = await writeTempFile(temp, text, true)
+    try {
+      this.#options.beforeReplace()
+      await rename(temp, file)
+    } catch (error) {
+      await unlink(temp).catch(() => {})
+      throw error
+    }
+    this.fileWrites++
+    // The rename keeps the temp file's inode, size and mtime: the version this store wrote.
+    this.#options.written(versionOf(stats))
+  }
+}

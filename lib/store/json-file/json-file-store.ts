@@ -1,0 +1,334 @@
+import { randomBytes } from 'node:crypto'
+import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
+import { open, readdir, unlink } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { createFileAtomically, fsyncDirectory } from '../file/atomic.ts'
+import { versionOf, type FileVersion } from '../file/document-cache.ts'
+import { isMissing, toStoreError } from '../file/fs-errors.ts'
+import { StoreError } from '../errors.ts'
+import { MemoryStore } from '../memory.ts'
+import { serializeDoc } from '../serialize.ts'
+import type { Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
+import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
+import { Gate } from './gate.ts'
+import { GroupWriter } from './group-writer.ts'
+import { Layout } from './layout.ts'
+import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
+
+export interface JsonFileStoreOptions {
+  /** At most how often (ms) a read stats the file for a hand edit the watch missed; 1000 by default. */
+  statInterval?: number
+  /** Watch the file's folder for hand edits (default true); without, the stat of every `statInterval` sees them. */
+  watch?: boolean
+  /** Where the store says that the file broke or was mended (default standard error). */
+  log?: (line: string) => void
+}
+
+/**
+ * The store as one json-server db.json (docs/json-server.md, "Serving a
+ * db.json"): the file is read once into a MemoryStore, which answers and
+ * keeps the Store guarantees, and every change is written back into the file
+ * (layout.ts) before it is acknowledged, many changes sharing one file write
+ * (group-writer.ts). A hand edit of the file is what the next requests see; a
+ * hand edit that breaks it is never overwritten: writes are refused
+ * ('file-edited') and reads keep the last good state until it is mended.
+ */
+export class JsonFileStore implements Store {
+  readonly file: string
+  /** The file's name as problems show it: never the folders above it. */
+  readonly #label: string
+  readonly #tree: MemoryStore
+  #layout = new Layout()
+  readonly #gate = new Gate()
+  readonly #writer: GroupWriter
+  readonly #lock: FileLock
+  readonly #runId: string
+  readonly #statInterval: number
+  readonly #watch: boolean
+  readonly #log: (line: string) => void
+  #tempCount = 0
+  /** The version of the file the store holds: the one it last wrote or read. */
+  #known: FileVersion | undefined
+  /** A file the store cannot hold, by the version found so (undefined: the file is gone). */
+  #broken: { version: FileVersion | undefined; reason: string } | undefined
+  /** A file write failed: the store must be made what the file says before it writes again. */
+  #restoring = false
+  /** The watch saw the file's folder change. */
+  #stale = false
+  #checkedAt = 0
+  #reloading: Promise<void> | undefined
+  #watcher: FSWatcher | undefined
+  #closed: Promise<void> | undefined
+
+  /** Opens (creating it as `{}` if missing) a db.json and takes its lock; refuses a file it cannot hold, saying where it is wrong. */
+  static async open(file: string, options: JsonFileStoreOptions = {}): Promise<JsonFileStore> {
+    const path = realFile(resolve(file))
+    const folder = dirname(path)
+    if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new Error(`Cannot serve ${path}: the folder ${folder} does not exist.`)
+    const runId = randomBytes(4).toString('hex')
+    const lock = await lockFile(path, runId)
+    const store = new JsonFileStore(path, runId, lock, options)
+    try {
+      await store.#start()
+      return store
+    } catch (error) {
+      await store.close()
+      throw error instanceof DatabaseProblem ? new Error(`${error.message}.`) : error
+    }
+  }
+
+  private constructor(file: string, runId: string, lock: FileLock, options: JsonFileStoreOptions) {
+    this.file = file
+    this.#label = basename(file)
+    this.#runId = runId
+    this.#lock = lock
+    this.#statInterval = options.statInterval ?? 1000
+    this.#watch = options.watch ?? true
+    this.#log = options.log ?? ((line) => console.error(line))
+    // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
+    this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
+    this.#writer = new GroupWriter({
+      file,
+      tempPath: () => this.#tempPath(),
+      serialize: () => this.#layout.serialize(),
+      beforeReplace: () => {
+        if (!sameVersion(fileVersion(file), this.#known)) throw new StoreError('file-edited', [], `${this.#label} was changed by hand while this write was being saved, so it was left as it is`)
+      },
+      written: (version) => (this.#known = version),
+      failed: () => {
+        this.#restoring = true
+        void this.#fresh().catch(() => {})
+      },
+    })
+  }
+
+  async #start(): Promise<void> {
+    await this.#removeDeadTempFiles()
+    // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
+    if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
+    const { text, version } = await readFileVersion(this.file)
+    await this.#adopt(readDatabase(text, this.#label), version)
+    if (!this.#watch) return
+    try {
+      this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
+        if (name === null || name === this.#label) this.#stale = true
+      })
+      this.#watcher.on('error', () => this.#watcher?.close())
+    } catch {
+      // No watch to be had (too many watches): the stat of every second still sees hand edits.
+    }
+  }
+
+  /** A fresh temp file beside the file (a rename is atomic only within one file system); the run id tells a dead run's apart. */
+  #tempPath(): string {
+    return join(dirname(this.file), `.${this.#label}.${this.#runId}-${++this.#tempCount}.tmp`)
+  }
+
+  async read(path: NodePath): Promise<StoredDoc | undefined> {
+    await this.#fresh()
+    return this.#tree.read(path)
+  }
+
+  async children(path: NodePath): Promise<string[] | undefined> {
+    await this.#fresh()
+    return this.#tree.children(path)
+  }
+
+  async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
+    await this.#fresh()
+    return this.#tree.documentChildren(path, start, end)
+  }
+
+  async exists(path: NodePath): Promise<boolean> {
+    await this.#fresh()
+    return this.#tree.exists(path)
+  }
+
+  write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
+    return this.#change(path, () => this.#tree.write(path, doc, conditions), () => true)
+  }
+
+  create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
+    return this.#change(path, () => this.#tree.create(path, doc, conditions), (result) => result !== undefined)
+  }
+
+  remove(path: NodePath, conditions?: { expect?: string | null }): Promise<{ existed: boolean; doc?: Doc }> {
+    return this.#change(path, () => this.#tree.remove(path, conditions), (result) => result.existed)
+  }
+
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    return this.#tree.subscribe(listener)
+  }
+
+  lastChangeId(): Promise<number> {
+    return this.#tree.lastChangeId()
+  }
+
+  /** How many times the file was written (for tests and the bench: group commit writes it far less often than once per write). */
+  get fileWrites(): number {
+    return this.#writer.fileWrites
+  }
+
+  /** Waits for writes under way, then releases the lock. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      this.#watcher?.close()
+      await this.#gate.exclusive(() => this.#writer.idle()).catch(() => {})
+      await unlockFile(this.#lock)
+    })()
+    return this.#closed
+  }
+
+  /**
+   * A change: made in the tree while the file is one the store holds, then
+   * acknowledged once a file write that holds it is in place. The file write
+   * is asked for inside the gate, so a restore (after a failed file write)
+   * never undoes a change whose write it did not refuse.
+   */
+  async #change<T>(path: NodePath, operation: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
+    // A write always looks at the file first: it must never land on top of a hand edit it has not seen.
+    await this.#fresh(true)
+    const { result, saved } = await this.#gate.shared(async () => {
+      if (this.#broken) throw new StoreError('file-edited', path, this.#broken.reason)
+      const result = await operation()
+      const saved = changed(result) ? this.#writer.commit() : undefined
+      saved?.catch(() => {}) // awaited below
+      return { result, saved }
+    })
+    if (saved) {
+      await saved.catch((error: unknown) => {
+        throw error instanceof StoreError ? new StoreError(error.kind, path, error.reason) : toStoreError(error, path)
+      })
+    }
+    return result
+  }
+
+  /**
+   * Makes the store what the file says when the file changed since the store
+   * last wrote or read it (a hand edit), or after a failed file write. Reads
+   * stat the file when the watch saw its folder change, and at least once a
+   * second (`statInterval`) in case it did not; writes (`always`) every time.
+   */
+  #fresh(always = false): Promise<void> {
+    if (this.#reloading) return this.#reloading
+    if (!this.#restoring && !this.#stale && !always && Date.now() - this.#checkedAt < this.#statInterval) return Promise.resolve()
+    this.#stale = false
+    this.#checkedAt = Date.now()
+    const seen = this.#broken ? this.#broken.version : this.#known
+    if (!this.#restoring && sameVersion(fileVersion(this.file), seen)) return Promise.resolve()
+    this.#reloading = this.#gate.exclusive(() => this.#reload()).finally(() => (this.#reloading = undefined))
+    return this.#reloading
+  }
+
+  async #reload(): Promise<void> {
+    // Writes acknowledged before are in the file first: the file is then all the store holds.
+    await this.#writer.idle()
+    let read: { text: string; version: FileVersion }
+    try {
+      read = await readFileVersion(this.file)
+    } catch (error) {
+      if (!isMissing(error)) throw error
+      return this.#breaks(undefined, `${this.#label} was deleted or moved away; put it back`)
+    }
+    if (!this.#restoring && sameVersion(read.version, this.#known)) return
+    let database: Database
+    try {
+      database = readDatabase(read.text, this.#label)
+    } catch (error) {
+      if (!(error instanceof DatabaseProblem)) throw error
+      return this.#breaks(read.version, error.message)
+    }
+    const wasBroken = this.#broken !== undefined
+    await this.#adopt(database, read.version)
+    this.#broken = undefined
+    if (wasBroken) this.#log(`restdir: ${this.#label} can be served again; writes are taken again.`)
+    if (this.#restoring) {
+      this.#restoring = false
+      this.#writer.recover()
+    }
+  }
+
+  #breaks(version: FileVersion | undefined, reason: string): void {
+    this.#broken = { version, reason }
+    this.#log(`restdir: ${reason}. Reads serve its last good state and writes are refused (503) until it is fixed; it is not overwritten.`)
+  }
+
+  /**
+   * Makes the tree hold exactly the documents of `database`, changing only
+   * what differs (so event streams hear a hand edit as the changes it made),
+   * and takes its layout: its order, its kept values, its final newline.
+   */
+  async #adopt(database: Database, version: FileVersion): Promise<void> {
+    const wanted = new Map<string, { path: NodePath; doc: Doc }>()
+    for (const placement of database.placements) {
+      if (placement.kind === 'document') wanted.set(JSON.stringify(placement.path), placement)
+    }
+    // A document that went takes what is below it along (a removal is of a subtree): what the file still holds there comes back.
+    const removed: NodePath[] = []
+    const gone = [...this.#layout.documents()].filter(([path]) => !wanted.has(JSON.stringify(path))).map(([path]) => path)
+    for (const path of gone.sort((a, b) => a.length - b.length)) {
+      if (removed.some((above) => isWithin(path, above))) continue
+      removed.push(path)
+      await this.#tree.remove(path)
+    }
+    for (const { path, doc } of wanted.values()) {
+      if (removed.some((above) => isWithin(path, above)) || this.#layout.textAt(path) !== serializeDoc(doc)) await this.#tree.write(path, doc)
+    }
+    // The file's layout, holding the very texts the tree keeps.
+    const layout = new Layout()
+    layout.trailingNewline = database.trailingNewline
+    for (const placement of database.placements) {
+      if (placement.kind === 'top-level') layout.setTopLevel(placement.name, placement.kept)
+      else layout.set(placement.path, this.#layout.textAt(placement.path)!, placement.doc)
+    }
+    this.#layout = layout
+    this.#known = version
+    // Ids given to items that had none are written at once, so they stay what they are.
+    if (database.idsGiven) void this.#writer.commit().catch(() => {})
+  }
+
+  /** Temp files of runs that died mid-write (the lock says none is running): they are no one's. */
+  async #removeDeadTempFiles(): Promise<void> {
+    const prefix = `.${this.#label}.`
+    for (const name of await readdir(dirname(this.file))) {
+      if (name.startsWith(prefix) && /^[0-9a-f]{8}-\d+\.tmp$/.test(name.slice(prefix.length))) await unlink(join(dirname(this.file), name)).catch(() => {})
+    }
+  }
+}
+
+/** The file a link leads to, so that the file is replaced where it is and the link stays; the path itself when it does not exist yet. */
+function realFile(path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
+
+function fileVersion(file: string): FileVersion | undefined {
+  const stats = statSync(file, { throwIfNoEntry: false })
+  return stats ? versionOf(stats) : undefined
+}
+
+function sameVersion(a: FileVersion | undefined, b: FileVersion | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+}
+
+/** The file's text and the version it was read at (through the one descriptor, so the two agree). */
+async function readFileVersion(file: string): Promise<{ text: string; version: FileVersion }> {
+  // Opening a FIFO would wait for a writer: only a regular file is opened.
+  if (statSync(file).isFile() === false) throw new Error(`${file} is not a regular file.`)
+  const handle = await open(file, 'r')
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw new Error(`${file} is not a regular file.`)
+    return { text: await handle.readFile('utf8'), version: versionOf(stats) }
+  } finally {
+    await handle.close()
+  }
+}
+
+function isWithin(path: NodePath, above: NodePath): boolean {
+  return above.length <= path.length && above.every((segment, index) => path[index] === segment)
+}

@@ -1,0 +1,231 @@
+import type { Doc, NodePath } from '../store.ts'
+
+/*
+ * How a tree of nodes is laid out as a json-server db.json (docs/json-server.md,
+ * "Serving a db.json"): a top-level object is the document at `/name`, a
+ * top-level array the collection `/name`, each item the document at
+ * `/name/<id>`; a user's `playlist` array holds its playlists
+ * (`/user/<user_id>/playlist/<playlist_id>`), as lib/data/import.ts reads them.
+ * A document that layout has no place for (deeper, the root's, one whose id
+ * field does not name it) goes into the `@nodes` array, by its path.
+ * The text is exactly what `JSON.stringify(value, null, 2)` gives.
+ */
+
+/** The top-level key of the documents json-server's layout has no place for. */
+export const NODES_KEY = '@nodes'
+
+/** The fields whose value names an item of a collection, the first one given deciding. */
+export function idFieldsOf(path: NodePath): readonly string[] {
+  if (path.length === 2) return path[0] === 'user' ? ['user_id', 'id'] : ['id']
+  if (isPlaylistPath(path)) return ['playlist_id', 'id']
+  return []
+}
+
+function isPlaylistPath(path: NodePath): boolean {
+  return path.length === 4 && path[0] === 'user' && path[2] === 'playlist'
+}
+
+/** The segment an item's id fields give it: undefined when none is given (absent or null), null when the one given is no string or number. */
+export function segmentOfItem(item: Doc, fields: readonly string[]): string | undefined | null {
+  for (const field of fields) {
+    if (!Object.hasOwn(item, field) || item[field] === null) continue
+    const id = item[field]
+    if (typeof id === 'string') return id
+    if (typeof id === 'number' && Number.isFinite(id)) return String(id)
+    return null
+  }
+  return undefined
+}
+
+/** Whether a document at `path` can be an item of its array: its id field names it, and (a user) it has no `playlist` of its own. */
+function fitsAsItem(path: NodePath, doc: Doc): boolean {
+  const fields = idFieldsOf(path)
+  if (fields.length === 0 || segmentOfItem(doc, fields) !== path[path.length - 1]) return false
+  return !(path.length === 2 && path[0] === 'user' && Object.hasOwn(doc, 'playlist'))
+}
+
+interface LayoutNode {
+  /** The document as the MemoryStore keeps it (serializeDoc: 2-space JSON and a newline), the same string. */
+  text?: string
+  /** Whether the document can be an item of its collection's array (fitsAsItem). */
+  fits?: boolean
+  /**
+   * The document as the file holds it, `spaces` in, made at the first file
+   * write after it changed: every later write joins it as it is, so a file
+   * write costs a copy of the file, not a re-indentation of every document.
+   */
+  placed?: { spaces: number; text: string }
+  /** A top-level value that is no document (json-server's `$schema`, an array of strings): kept where it is, never served. */
+  kept?: { value: unknown }
+  /** In the order of the file: new children go last. */
+  readonly children: Map<string, LayoutNode>
+}
+
+export class Layout {
+  #root: LayoutNode = { children: new Map() }
+  /** Whether the file ends with a newline: kept as the file had it. */
+  trailingNewline = true
+
+  /** Places a document (a write), keeping the node where it is in the file, or last among its siblings when new. */
+  set(path: NodePath, text: string, doc: Doc): void {
+    const node = this.#make(path)
+    node.text = text
+    node.fits = fitsAsItem(path, doc)
+    node.placed = undefined
+  }
+
+  /** A top-level array (an empty one included) or a kept value, in its place in the file. */
+  setTopLevel(name: string, kept?: { value: unknown }): void {
+    const node = this.#make([name])
+    node.kept = kept
+  }
+
+  /**
+   * Takes a node and its subtree away (a removal), and the nodes above it left
+   * empty, except a top-level collection: json-server keeps `"posts": []`
+   * once its last item is deleted, and so does this file.
+   */
+  remove(path: NodePath): void {
+    if (path.length === 0) {
+      for (const [name, node] of this.#root.children) if (node.kept === undefined) this.#root.children.delete(name)
+      this.#root.text = undefined
+      return
+    }
+    const trail = [this.#root]
+    for (const segment of path.slice(0, -1)) {
+      const next = trail[trail.length - 1].children.get(segment)
+      if (!next) return
+      trail.push(next)
+    }
+    trail[trail.length - 1].children.delete(path[path.length - 1])
+    for (let depth = trail.length - 1; depth >= 2; depth--) {
+      const node = trail[depth]
+      if (node.text !== undefined || node.children.size > 0) break
+      trail[depth - 1].children.delete(path[depth - 1])
+    }
+  }
+
+  /** The document texts by path, for comparing with a file read again. */
+  *documents(): Generator<[NodePath, string]> {
+    const walk = function* (path: string[], node: LayoutNode): Generator<[NodePath, string]> {
+      if (node.text !== undefined) yield [path, node.text]
+      for (const [name, child] of node.children) yield* walk([...path, name], child)
+    }
+    yield* walk([], this.#root)
+  }
+
+  /** The text of the document at `path`, if there is one. */
+  textAt(path: NodePath): string | undefined {
+    let node: LayoutNode | undefined = this.#root
+    for (const segment of path) {
+      node = node.children.get(segment)
+      if (!node) return undefined
+    }
+    return node.text
+  }
+
+  /** The whole file, as `JSON.stringify(db, null, 2)` would write it (and a final newline when the file had one). */
+  serialize(): string {
+    const members: string[] = []
+    const elsewhere: string[] = []
+    if (this.#root.text !== undefined) elsewhere.push(nodeEntry([], this.#root))
+    for (const [name, node] of this.#root.children) {
+      if (name === NODES_KEY) collect([name], node, elsewhere)
+      else if (node.kept !== undefined) members.push(member(name, indent(JSON.stringify(node.kept.value, null, 2), 2)))
+      else if (node.text !== undefined && node.children.size === 0) members.push(member(name, placedText(node, 2)))
+      else {
+        if (node.text !== undefined) elsewhere.push(nodeEntry([name], node))
+        members.push(member(name, collectionText(name, node, elsewhere)))
+      }
+    }
+    if (elsewhere.length > 0) members.push(member(NODES_KEY, `[\n${elsewhere.join(',\n')}\n  ]`))
+    const body = members.length === 0 ? '{}' : `{\n${members.join(',\n')}\n}`
+    return this.trailingNewline ? body + '\n' : body
+  }
+
+  #make(path: NodePath): LayoutNode {
+    let node = this.#root
+    for (const segment of path) {
+      let next = node.children.get(segment)
+      if (!next) node.children.set(segment, (next = { children: new Map() }))
+      node = next
+      // A document written below a kept value (`/tags/x` where `tags` is an array of strings) takes its place.
+      node.kept = undefined
+    }
+    return node
+  }
+}
+
+/** A top-level collection's array: its items that fit, each followed in `elsewhere` by what it cannot hold. */
+function collectionText(name: string, node: LayoutNode, elsewhere: string[]): string {
+  const items: string[] = []
+  for (const [segment, child] of node.children) {
+    const path = [name, segment]
+    if (child.text === undefined || !child.fits) {
+      collect(path, child, elsewhere)
+      continue
+    }
+    let text = placedText(child, 4)
+    for (const [childName, grandchild] of child.children) {
+      if (name === 'user' && childName === 'playlist' && grandchild.text === undefined) {
+        const playlists = nestedItems([...path, childName], grandchild, elsewhere)
+        if (playlists.length > 0) text = withLastMember(text, 'playlist', `[\n${playlists.join(',\n')}\n      ]`, 4)
+      } else collect([...path, childName], grandchild, elsewhere)
+    }
+    items.push(`    ${text}`)
+  }
+  return items.length === 0 ? '[]' : `[\n${items.join(',\n')}\n  ]`
+}
+
+/** A user's playlists that fit, as items of its `playlist` array (8 spaces in). */
+function nestedItems(path: NodePath, node: LayoutNode, elsewhere: string[]): string[] {
+  const items: string[] = []
+  for (const [segment, child] of node.children) {
+    const childPath = [...path, segment]
+    if (child.text !== undefined && child.fits) {
+      items.push(`        ${placedText(child, 8)}`)
+      for (const [name, grandchild] of child.children) collect([...childPath, name], grandchild, elsewhere)
+    } else collect(childPath, child, elsewhere)
+  }
+  return items
+}
+
+/** Every document of a subtree, as `@nodes` entries. */
+function collect(path: NodePath, node: LayoutNode, elsewhere: string[]): void {
+  if (node.text !== undefined) elsewhere.push(nodeEntry(path, node))
+  for (const [name, child] of node.children) collect([...path, name], child, elsewhere)
+}
+
+/** One `@nodes` entry: `{ "path": [...segments], "document": {...} }`, 4 spaces in. */
+function nodeEntry(path: NodePath, node: LayoutNode): string {
+  const pathText = indent(JSON.stringify(path, null, 2), 6)
+  return `    {\n      "path": ${pathText},\n      "document": ${placedText(node, 6)}\n    }`
+}
+
+/** A node's document as the file holds it, `spaces` in (kept until the document or its place changes). */
+function placedText(node: LayoutNode, spaces: number): string {
+  if (node.placed?.spaces !== spaces) node.placed = { spaces, text: indentDoc(node.text!, spaces) }
+  return node.placed.text
+}
+
+function member(name: string, valueText: string): string {
+  return `  ${JSON.stringify(name)}: ${valueText}`
+}
+
+/** A document's stored text (ending in a newline) as a value `spaces` in. */
+function indentDoc(text: string, spaces: number): string {
+  return indent(text.endsWith('\n') ? text.slice(0, -1) : text, spaces)
+}
+
+/** Every line after the first moved `spaces` in (a JSON string never holds a raw newline, so each one is the layout's). */
+function indent(text: string, spaces: number): string {
+  return text.replaceAll('\n', '\n' + ' '.repeat(spaces))
+}
+
+/** An object's text (`spaces` in) with one more member last. */
+function withLastMember(objectText: string, name: string, valueText: string, spaces: number): string {
+  const inner = ' '.repeat(spaces + 2)
+  if (objectText === '{}') return `{\n${inner}${JSON.stringify(name)}: ${valueText}\n${' '.repeat(spaces)}}`
+  const head = objectText.slice(0, objectText.length - (spaces + 2))
+  return `${head},\n${inner}${JSON.stringify(name)}: ${valueText}\n${' '.repeat(spaces)}}`
+}

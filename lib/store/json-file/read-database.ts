@@ -1,0 +1,139 @@
+import { newId } from '../../data/ids.ts'
+import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
+import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
+import type { Doc, NodePath } from '../store.ts'
+import { idFieldsOf, NODES_KEY, segmentOfItem } from './layout.ts'
+
+/**
+ * Reading a db.json as the store it is (docs/json-server.md, "Serving a
+ * db.json"): the inverse of layout.ts. What is read is a list of placements in
+ * the file's order, so the layout keeps it; every problem found is reported
+ * at once, naming the file and where: a line and column for broken JSON, the
+ * value's path (`posts[3].id`) for a value the store cannot hold.
+ */
+export type Placement =
+  | { kind: 'document'; path: NodePath; doc: Doc }
+  /** A top-level array (its items follow) or a value kept as it is. */
+  | { kind: 'top-level'; name: string; kept?: { value: unknown } }
+
+export interface Database {
+  placements: Placement[]
+  trailingNewline: boolean
+  /** Items without an id got one: the file should be written so it keeps them. */
+  idsGiven: boolean
+}
+
+/** A db.json the store cannot hold: `message` names the file and says what is wrong, and where. */
+export class DatabaseProblem extends Error {}
+
+export function readDatabase(text: string, label: string): Database {
+  const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  // An empty file is an empty database, as json-server takes it.
+  if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch (error) {
+    throw new DatabaseProblem(`${label} is not valid JSON: ${syntaxPlace(json, error)}`)
+  }
+  const inexact = inexactJson(json, value, 5)
+  if (inexact.length > 0) {
+    throw new DatabaseProblem(`${label} holds ${inexact.map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}`)
+  }
+  if (!isObject(value)) {
+    throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
+  }
+  const reader = new Reader()
+  for (const name of Object.keys(value)) reader.topLevel(name, value[name])
+  if (reader.problems.length > 0) {
+    const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
+    throw new DatabaseProblem(`${label} cannot be served: ${shown}`)
+  }
+  return { placements: reader.placements, trailingNewline: /\n\s*$/.test(json), idsGiven: reader.idsGiven }
+}
+
+/** Where JSON.parse stopped, as a line and a column (1-based), and what was expected there. */
+function syntaxPlace(json: string, error: unknown): string {
+  let found: { offset: number; expected: string }
+  try {
+    found = jsonErrorOffset(json)
+  } catch {
+    // A file nested deeper than the finder's recursion can go: V8's own message says where.
+    return (error as Error).message
+  }
+  if (found.offset < 0) return (error as Error).message
+  const before = json.slice(0, found.offset)
+  const line = before.split('\n').length
+  const column = found.offset - before.lastIndexOf('\n')
+  return `line ${line}, column ${column}: expected ${found.expected}`
+}
+
+class Reader {
+  readonly placements: Placement[] = []
+  readonly problems: string[] = []
+  idsGiven = false
+  readonly #seen = new Set<string>()
+
+  topLevel(name: string, value: unknown): void {
+    if (name === NODES_KEY) return this.#nodes(value)
+    if (isObject(value)) return this.#document([name], value, pathOf([{ at: name }]))
+    const isCollection = Array.isArray(value) && (value.length === 0 || value.some(isObject))
+    if (!isCollection) {
+      // A string, a number, an array of strings: json-server would serve it; the store keeps it as it is.
+      this.placements.push({ kind: 'top-level', name, kept: { value } })
+      return
+    }
+    this.placements.push({ kind: 'top-level', name })
+    this.#items([name], value as unknown[], [{ at: name }])
+  }
+
+  /** A collection's items: each an object whose id field names it (one without gets a new id). */
+  #items(collection: NodePath, items: unknown[], where: Array<{ at: string | number }>): void {
+    const fields = idFieldsOf([...collection, ''])
+    items.forEach((item, index) => {
+      const at = [...where, { at: index }]
+      if (!isObject(item)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(item)}; every item of a collection is an object`)
+      let segment = segmentOfItem(item, fields)
+      if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
+      let doc: Doc = item
+      if (segment === undefined) {
+        // As json-server does, an item without an id gets one; the file is written so it keeps it.
+        segment = newId()
+        doc = { [fields[0]]: segment }
+        for (const key of Object.keys(item)) if (key !== fields[0]) defineValue(doc, key, item[key])
+        this.idsGiven = true
+      }
+      const path = [...collection, segment]
+      const playlists = collection.length === 1 && collection[0] === 'user' ? doc.playlist : undefined
+      if (Array.isArray(playlists)) doc = withoutKey(doc, 'playlist')
+      this.#document(path, doc, pathOf(at))
+      if (Array.isArray(playlists)) this.#items([...path, 'playlist'], playlists, [...at, { at: 'playlist' }])
+    })
+  }
+
+  /** `@nodes`: documents by their path. */
+  #nodes(value: unknown): void {
+    if (!Array.isArray(value)) return void this.problems.push(`${NODES_KEY} is ${jsonKindOf(value)}; it is an array of { "path": [...], "document": {...} }`)
+    value.forEach((entry, index) => {
+      const at = `${NODES_KEY}[${index}]`
+      const path = isObject(entry) ? entry.path : undefined
+      if (!isObject(entry) || !Array.isArray(path) || !path.every((segment) => typeof segment === 'string') || !isObject(entry.document)) {
+        return void this.problems.push(`${at} is not { "path": [...strings], "document": {...} }`)
+      }
+      this.#document(path as string[], entry.document, at)
+    })
+  }
+
+  #document(path: NodePath, doc: Doc, where: string): void {
+    const key = JSON.stringify(path)
+    if (this.#seen.has(key)) return void this.problems.push(`${where} is a second document at ${key}; ids in a collection must differ`)
+    this.#seen.add(key)
+    this.placements.push({ kind: 'document', path, doc })
+  }
+}
+
+function withoutKey(doc: Doc, omitted: string): Doc {
+  const rest: Doc = {}
+  for (const key of Object.keys(doc)) if (key !== omitted) defineValue(rest, key, doc[key])
+  return rest
+}

@@ -1,0 +1,39 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { makeTempDir, send } from '../../support/helpers.ts'
+import { runCli, startCli, stopAll } from '../../support/process.ts'
+
+// `restdir db.json` (docs/json-server.md, "Serving a db.json"), run as a real child process.
+
+const folders: string[] = []
+test.after(async () => {
+  await stopAll()
+  for (const folder of folders) await rm(folder, { recursive: true, force: true })
+})
+
+test('restdir db.json serves the file, names it in the banner and writes every change back into it', async () => {
+  const folder = await makeTempDir('restdir-dbjson-cli-')
+  folders.push(folder)
+  const file = join(folder, 'db.json')
+  await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'one' }] }, null, 2))
+  const server = await startCli([file, '--port', '0'])
+  assert.match(server.stdout(), new RegExp(`store: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(a db\\.json`))
+  assert.equal((await send(server.port, 'GET', '/posts/1')).json, { id: 1, title: 'one' })
+  assert.is((await send(server.port, 'PUT', '/posts/2', { body: { title: 'two' } })).status, 201)
+  assert.equal(JSON.parse(await readFile(file, 'utf8')).posts, [{ id: 1, title: 'one' }, { id: '2', title: 'two' }])
+  assert.equal(await server.stop(), { code: 0, signal: null })
+})
+
+test('two stores, or a store argument with --store, are a usage error (exit 2)', async () => {
+  const two = await runCli(['a.json', 'b.json'])
+  assert.is(two.code, 2)
+  assert.match(two.stderr, /restdir takes one store to serve .*not 2: a\.json b\.json/)
+  assert.match(two.stderr, /Usage: restdir \[options\] \[STORE\]/)
+  const both = await runCli(['a.json', '--store', 'folder'])
+  assert.is(both.code, 2)
+  assert.match(both.stderr, /The store is given twice, as a\.json and as --store/)
+})
+
+test.run()

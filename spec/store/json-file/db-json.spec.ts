@@ -1,0 +1,178 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { existsSync } from 'node:fs'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { JsonFileStore } from '../../../lib/store/index.ts'
+import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
+import { openStream } from '../../support/event-stream.ts'
+
+// A db.json served as the store it is (docs/json-server.md, "Serving a db.json"), through real HTTP.
+
+const folders: string[] = []
+const servers: TestServer[] = []
+test.after.each(async () => {
+  for (const server of servers.splice(0)) await server.close()
+  for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true })
+})
+
+const quiet = () => {}
+
+/** A db.json written as json-server writes one, served through an opened JsonFileStore. */
+async function serveDatabase(text: string | undefined, options: { statInterval?: number; watch?: boolean } = {}) {
+  const folder = await makeTempDir('restdir-dbjson-')
+  folders.push(folder)
+  const file = join(folder, 'db.json')
+  if (text !== undefined) await writeFile(file, text)
+  const store = await JsonFileStore.open(file, { log: quiet, ...options })
+  const server = await startServer({ store })
+  servers.push(server)
+  return { file, store, server, folder }
+}
+
+function seed() {
+  return {
+    posts: [
+      { id: 1, title: 'json-server', views: 100, tags: ['a', 'b'] },
+      { id: 2, title: 'restdir', views: 200, author: { name: 'Ann' } },
+    ],
+    comments: [{ id: 'c1', text: 'a comment', postId: 1 }],
+    profile: { name: 'typicode' },
+    $schema: './node_modules/json-server/schema.json',
+  }
+}
+
+const asJsonServerWrites = (value: unknown) => JSON.stringify(value, null, 2)
+
+async function eventually<T>(probe: () => Promise<T>, done: (value: T) => boolean, withinMs: number): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const value = await probe()
+    if (done(value) || Date.now() - started > withinMs) return value
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+test('a write leaves the rest of the file byte for byte as json-server writes it: key order, 2-space indentation, numeric ids, no final newline where it had none', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db))
+  const patched = await server.request('PATCH', '/posts/2', { body: { title: 'restdir, patched' } })
+  assert.is(patched.status, 200, patched.text)
+  const posted = await server.request('POST', '/posts', { body: { title: 'new', views: 0 } })
+  assert.is(posted.status, 201, posted.text)
+  db.posts[1].title = 'restdir, patched'
+  db.posts.push(posted.json)
+  assert.is(await readFile(file, 'utf8'), asJsonServerWrites(db))
+  assert.is(typeof JSON.parse(await readFile(file, 'utf8')).posts[0].id, 'number', 'a numeric id stays a number')
+})
+
+test('a file that ends with a newline keeps it; a deleted last item leaves its collection as [] as json-server does', async () => {
+  const db = { posts: [{ id: '1', title: 'only' }], profile: { name: 'x' } }
+  const { file, server } = await serveDatabase(asJsonServerWrites(db) + '\n')
+  assert.is((await server.request('DELETE', '/posts/1')).status, 200)
+  assert.is(await readFile(file, 'utf8'), asJsonServerWrites({ posts: [], profile: { name: 'x' } }) + '\n')
+})
+
+test('users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
+  const { file, server, store } = await serveDatabase('{}\n')
+  const user = await server.request('POST', '/user', { body: { username: 'ann' } })
+  assert.is(user.status, 201, user.text)
+  const userId = user.json.user_id as string
+  const playlist = await server.request('POST', `/user/${userId}/playlist`, { body: { name: 'mix', songs: ['one'] } })
+  assert.is(playlist.status, 201, playlist.text)
+  assert.is((await server.request('PUT', '/posts/1/comments/7', { body: { text: 'deep' } })).status, 201)
+  const written = JSON.parse(await readFile(file, 'utf8'))
+  assert.equal(written.user, [{ user_id: userId, username: 'ann', playlist: [playlist.json] }])
+  assert.equal(written['@nodes'], [{ path: ['posts', '1', 'comments', '7'], document: { id: '7', text: 'deep' } }])
+  await store.close()
+  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet }) })
+  servers.push(reopened)
+  assert.equal((await reopened.request('GET', `/user/${userId}/playlist/${playlist.json.playlist_id}`)).json, playlist.json)
+  assert.equal((await reopened.request('GET', '/posts/1/comments/7')).json, { id: '7', text: 'deep' })
+})
+
+test('100 concurrent POSTs share a few file writes, and every one is in the file when its answer comes', async () => {
+  const { file, store, server } = await serveDatabase(asJsonServerWrites(seed()))
+  const before = store.fileWrites
+  const answers = await Promise.all(Array.from({ length: 100 }, (_, n) => server.request('POST', '/posts', { body: { n } })))
+  const writes = store.fileWrites - before
+  assert.ok(answers.every((answer) => answer.status === 201))
+  const posts = JSON.parse(await readFile(file, 'utf8')).posts as Array<{ id: string; n?: number }>
+  for (const answer of answers) assert.ok(posts.some((post) => post.id === answer.json.id && post.n === answer.json.n), `${answer.json.id} is in the file`)
+  assert.ok(writes <= 25, `100 writes took ${writes} file writes`)
+})
+
+test('a hand edit is served within a second, and event streams hear it as the change it made', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 1000 })
+  const stream = await openStream(server.port, '/posts')
+  assert.is((await stream.next()).event, 'value')
+  db.posts[0].title = 'edited by hand'
+  await writeFile(file, asJsonServerWrites(db))
+  const started = Date.now()
+  const read = await eventually(() => server.request('GET', '/posts/1'), (answer) => answer.json.title === 'edited by hand', 1500)
+  assert.is(read.json.title, 'edited by hand')
+  assert.ok(Date.now() - started <= 1000, `served after ${Date.now() - started} ms`)
+  const event = await stream.next()
+  assert.equal([event.event, event.data], ['put', { path: '/posts/1', data: db.posts[0] }])
+  stream.close()
+})
+
+test('a hand edit is seen within a second by a stat even where no watch tells of it', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 1000, watch: false })
+  await server.request('GET', '/posts/1')
+  db.profile.name = 'by hand, unwatched'
+  await writeFile(file, asJsonServerWrites(db))
+  const read = await eventually(() => server.request('GET', '/profile'), (answer) => answer.json.name === db.profile.name, 1000)
+  assert.is(read.json.name, db.profile.name)
+})
+
+test('a hand edit that breaks the JSON is never overwritten: reads keep the last good state, writes get a 503 naming the file, line and column, and both recover once it is mended', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db))
+  const broken = asJsonServerWrites(db).replace('"views": 200,', '"views": 200')
+  await writeFile(file, broken)
+  const refused = await eventually(() => server.request('PUT', '/posts/2', { body: { title: 'lost?' } }), (answer) => answer.status !== 200, 1000)
+  assert.is(refused.status, 503, refused.text)
+  assert.is(refused.headers['content-type'], 'application/problem+json')
+  assert.is(refused.headers['retry-after'], '1')
+  // Line 16 is `"author": {` after the `"views": 200` that lost its comma.
+  assert.match(refused.json.detail, /db\.json is not valid JSON: line 16, column 7: expected "," or "}"/, refused.json.detail)
+  assert.is((await server.request('POST', '/posts', { body: { title: 'also refused' } })).status, 503)
+  const kept = await server.request('GET', '/posts/2')
+  assert.is(kept.status, 200)
+  assert.is(kept.json.title, 'restdir', 'reads serve the last good state')
+  assert.is(await readFile(file, 'utf8'), broken, 'the broken file is left as the person left it')
+
+  db.posts[1].title = 'mended by hand'
+  await writeFile(file, asJsonServerWrites(db))
+  const taken = await eventually(() => server.request('PATCH', '/posts/2', { body: { views: 201 } }), (answer) => answer.status === 200, 1000)
+  assert.is(taken.status, 200, taken.text)
+  assert.equal(taken.json, { ...db.posts[1], views: 201 })
+  assert.is(JSON.parse(await readFile(file, 'utf8')).posts[1].views, 201)
+})
+
+test('a missing file is made as {} and served; its folder must exist', async () => {
+  const folder = await makeTempDir('restdir-dbjson-')
+  folders.push(folder)
+  const file = join(folder, 'db.json')
+  const store = await JsonFileStore.open(file, { log: quiet })
+  assert.is(await readFile(file, 'utf8'), '{}\n')
+  await store.close()
+  const refused = await JsonFileStore.open(join(folder, 'no-such-folder', 'db.json')).then(() => undefined, (error: Error) => error)
+  assert.match(String(refused?.message), /the folder .*no-such-folder does not exist/)
+})
+
+test('a second server on the same file is refused, naming the file; the first one\'s clean stop lets the next start', async () => {
+  const { file, store } = await serveDatabase('{}')
+  const refused = await JsonFileStore.open(file).then(() => undefined, (error: NodeJS.ErrnoException) => error)
+  assert.is(refused?.code, 'ESTORELOCKED')
+  assert.ok(refused?.message.includes(`${file} is served by another restdir (pid ${process.pid})`), refused?.message)
+  await store.close()
+  assert.not.ok(existsSync(join(file, '..', '.db.json.lock')), 'a clean stop removes the lock folder')
+  const next = await JsonFileStore.open(file)
+  await next.close()
+})
+
+test.run()
