@@ -9,7 +9,7 @@ import { sendJson, sendNoContent } from '../http/respond.ts'
 import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
 import { parseDependents, removeDependents } from '../listing/relations.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
-import { ID_LENGTH } from '../data/ids.ts'
+import { ID_LENGTH } from '../store/new-id.ts'
 
 /**
  * The generic data API (docs/http-api.md, "The generic data API"): every URL not

@@ -1,4 +1,4 @@
-import { newId } from '../../data/ids.ts'
+import { newId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'

@@ -21,8 +21,11 @@ test('restdir db.json serves the file, names it in the banner and writes every c
   const server = await startCli([file, '--port', '0'])
   assert.match(server.stdout(), new RegExp(`store: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(a db\\.json`))
   assert.equal((await send(server.port, 'GET', '/posts/1')).json, { id: 1, title: 'one' })
-  assert.is((await send(server.port, 'PUT', '/posts/2', { body: { title: 'two' } })).status, 201)
-  assert.equal(JSON.parse(await readFile(file, 'utf8')).posts, [{ id: 1, title: 'one' }, { id: '2', title: 'two' }])
+  // json-server's URL semantics are on for a db.json (docs/json-server.md): the next integer id, and a PUT of a missing id is a 404.
+  const created = await send(server.port, 'POST', '/posts', { body: { title: 'two' } })
+  assert.equal([created.status, created.json], [201, { id: 2, title: 'two' }])
+  assert.is((await send(server.port, 'PUT', '/posts/3', { body: { title: 'three' } })).status, 404)
+  assert.equal(JSON.parse(await readFile(file, 'utf8')).posts, [{ id: 1, title: 'one' }, { id: 2, title: 'two' }])
   assert.equal(await server.stop(), { code: 0, signal: null })
 })
 
