@@ -14,6 +14,10 @@ export interface BannerFacts {
   www: string | undefined
   /** --delay as given. */
   delay: string | undefined
+  /** json-server 0.17's URL semantics (--json-server; on for a db.json). */
+  jsonServer: boolean
+  /** Writes need the token (--token or RESTDIR_TOKEN). */
+  token: boolean
   /** The declared routes, each pattern with its methods, as the router holds them. */
   routes: Array<{ pattern: string; methods: string[] }>
 }
@@ -25,6 +29,8 @@ export function bannerText(facts: BannerFacts): string {
     `store: ${facts.storeLabel ?? 'in memory'}${facts.sync ? ' (fsync on every write)' : ''}\n` +
     (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
+    (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
+    (facts.jsonServer ? `json-server 0.17's URLs: nested routes, cascading deletes, integer ids, GET /db (--json-server; --no-json-server turns it off)\n` : '') +
     `routes:\n` +
     routeLines(facts) +
     (facts.delay ? `every data answer waits ${facts.delay} ms (--delay)\n` : '') +

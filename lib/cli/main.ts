@@ -73,6 +73,8 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       prefix: settings.prefix,
       www: options.www,
       delay: textOf(flags, 'delay'),
+      jsonServer: settings.jsonServer,
+      token: options.token !== undefined,
       routes: server.handler.routes,
     }))
     const warnings = exposureWarnings(host, settings.guards.cors, options.token, options.readonly ?? false)

@@ -62,6 +62,30 @@ test('a bad flag, a bad value or a bad PORT exits 2, saying what is wrong, follo
   }
 })
 
+test('the banner names the modes that change what a request gets: the token, read-only, json-server URLs, the delay', async () => {
+  const dir = await makeTempDir()
+  try {
+    const plain = await startCli(['--port', '0', '--store', dir, '--quiet'])
+    const quiet = plain.stdout()
+    await plain.stop()
+    for (const mode of ['Authorization: Bearer', 'read-only', "json-server 0.17's URLs", '--delay']) assert.not.ok(quiet.includes(mode), `no ${mode} line without its flag: ${quiet}`)
+    const modes = await startCli(['--port', '0', '--store', dir, '--quiet', '--token', 'secret', '--json-server', '--delay', '5'])
+    const banner = modes.stdout()
+    await modes.stop()
+    assert.match(banner, /every write needs "Authorization: Bearer <token>" \(--token\)\n/)
+    assert.not.ok(banner.includes('secret'), 'the banner never shows the token')
+    assert.match(banner, /json-server 0\.17's URLs/)
+    assert.match(banner, /every data answer waits 5 ms \(--delay\)/)
+    const readonly = await startCli(['--port', '0', '--store', dir, '--quiet', '--token', 'secret', '--readonly'])
+    const readonlyBanner = readonly.stdout()
+    await readonly.stop()
+    assert.match(readonlyBanner, /read-only \(--readonly\): every write is refused/)
+    assert.not.ok(readonlyBanner.includes('Authorization'), 'a read-only server takes no write, so it names no token')
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 test('the banner shows the URL, the store folder and the routes, then one log line per request', async () => {
   const dir = await tempStore()
   const cli = await startCli(['--port', '0', '--store', dir])

@@ -20,6 +20,7 @@ test('restdir db.json serves the file, names it in the banner and writes every c
   await writeFile(file, JSON.stringify({ posts: [{ id: 1, title: 'one' }] }, null, 2))
   const server = await startCli([file, '--port', '0'])
   assert.match(server.stdout(), new RegExp(`store: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(a db\\.json`))
+  assert.match(server.stdout(), /json-server 0\.17's URLs: .*\(--json-server; --no-json-server turns it off\)\n/)
   assert.equal((await send(server.port, 'GET', '/posts/1')).json, { id: 1, title: 'one' })
   // json-server's URL semantics are on for a db.json (docs/json-server.md): the next integer id, and a PUT of a missing id is a 404.
   const created = await send(server.port, 'POST', '/posts', { body: { title: 'two' } })
