@@ -31,7 +31,7 @@ export interface OpenStoreOptions {
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
   if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
-  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { log: options.log })
+  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log })
   return FileStore.open(location, { sync: options.sync })
 }
 

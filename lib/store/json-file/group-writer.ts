@@ -6,6 +6,8 @@ import { DirectoryFlusher } from '../file/flush.ts'
 
 export interface GroupWriterOptions {
   file: string
+  /** Flush the new file and its folder to disk before a write is acknowledged (`--sync`), as the folder store does. */
+  sync: boolean
   /** A fresh temp file name in the file's folder. */
   tempPath(): string
   /** The whole file as it is to be now: called as a file write starts, so it holds every change made before. */
@@ -25,8 +27,9 @@ interface Waiters {
 }
 
 /**
- * Writes the db.json as a whole, atomically and durably (temp file in the same
- * folder, fsync, rename, fsync of the folder), with group commit: a write
+ * Writes the db.json as a whole, atomically (temp file in the same folder,
+ * rename; with `sync`, the file and its folder flushed to disk as well, as
+ * the folder store does with --sync), with group commit: a write
  * that commits while a file write is under way waits for the next one, which
  * all those writes share. So however many writes come at once, the file is
  * written at most twice for them, where json-server rewrites it once per write.
@@ -77,7 +80,7 @@ export class GroupWriter {
     const placed = this.#replaceFile(this.#options.serialize())
     this.#running = placed
     placed.then(() => this.#finished(undefined), (error: unknown) => this.#finished({ error }))
-    return placed.then(() => this.#folderFlushes.flush(dirname(this.#options.file)))
+    return this.#options.sync ? placed.then(() => this.#folderFlushes.flush(dirname(this.#options.file))) : placed
   }
 
   #finished(failure: { error: unknown } | undefined): void {
@@ -96,7 +99,7 @@ export class GroupWriter {
   async #replaceFile(text: string): Promise<void> {
     const { file } = this.#options
     const temp = this.#options.tempPath()
-    const stats = await writeTempFile(temp, text, true)
+    const stats = await writeTempFile(temp, text, this.#options.sync)
     try {
       this.#options.beforeReplace()
       await rename(temp, file)

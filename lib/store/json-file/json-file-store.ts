@@ -16,6 +16,8 @@ import { Layout } from './layout.ts'
 import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
 
 export interface JsonFileStoreOptions {
+  /** Flush every write to disk (the file and its folder) before acknowledging it (`--sync`); off by default, as for a store folder. */
+  sync?: boolean
   /** At most how often (ms) a read stats the file for a hand edit the watch missed; 1000 by default. */
   statInterval?: number
   /** Watch the file's folder for hand edits (default true); without, the stat of every `statInterval` sees them. */
@@ -89,6 +91,7 @@ export class JsonFileStore implements Store {
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
     this.#writer = new GroupWriter({
       file,
+      sync: options.sync ?? false,
       tempPath: () => this.#tempPath(),
       serialize: () => this.#layout.serialize(),
       beforeReplace: () => {
