@@ -33,14 +33,63 @@ const INTEGER_SEGMENT = /^(?:0|[1-9]\d{0,14})$/
  * Only names are read, and the one document of the greatest.
  */
 export async function nextIntegerId(store: Store, parent: NodePath): Promise<number | undefined> {
-  const names = (await store.children(parent)) ?? []
-  let greatest = 0
-  for (const name of names) {
-    if (!INTEGER_SEGMENT.test(name)) return undefined
-    greatest = Math.max(greatest, Number(name))
-  }
-  if (names.length === 0) return 1
+  const greatest = await greatestName(store, parent)
+  if (greatest === undefined) return undefined
+  if (greatest === 0) return 1
   const last = await store.read([...parent, String(greatest)])
   if (last !== undefined && typeof last.doc.id !== 'number') return undefined
   return Number.isSafeInteger(greatest + 1) ? greatest + 1 : undefined
+}
+
+/**
+ * The greatest child name of `parent` when every one is an integer, 0 when it
+ * has none, undefined otherwise. Whole numbers come first in id order
+ * (compareIds), so where the store lists its documents in that order the last
+ * one tells, without reading every name.
+ */
+async function greatestName(store: Store, parent: NodePath): Promise<number | undefined> {
+  if (store.documentChildren) {
+    const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
+    if (total === 0) return 0
+    const last = (await store.documentChildren(parent, total - 1, total))?.names[0]
+    return last !== undefined && INTEGER_SEGMENT.test(last) ? Number(last) : undefined
+  }
+  let greatest = 0
+  for (const name of (await store.children(parent)) ?? []) {
+    if (!INTEGER_SEGMENT.test(name)) return undefined
+    greatest = Math.max(greatest, Number(name))
+  }
+  return greatest
+}
+
+/** Integer ids this process is creating documents under now, by collection: POSTs at once take the next ones in turn. */
+const inFlight = new WeakMap<Store, Map<string, Set<number>>>()
+
+/**
+ * The next integer id of `parent` (nextIntegerId), held for this process
+ * until `release`: POSTs that come together get 3, 4, 5 rather than all
+ * racing for 3, so none writes in vain; once released, the id is the stored
+ * document's or free again, so ids follow json-server's rule whenever no
+ * other POST is under way.
+ */
+export async function holdIntegerId(store: Store, parent: NodePath): Promise<{ id: number; release(): void } | undefined> {
+  const next = await nextIntegerId(store, parent)
+  if (next === undefined) return undefined
+  let collections = inFlight.get(store)
+  if (!collections) inFlight.set(store, (collections = new Map()))
+  const key = JSON.stringify(parent)
+  let held = collections.get(key)
+  if (!held) collections.set(key, (held = new Set()))
+  let id = next
+  for (const other of held) id = Math.max(id, other + 1)
+  if (!Number.isSafeInteger(id)) return undefined
+  held.add(id)
+  const ids = held
+  return {
+    id,
+    release: () => {
+      ids.delete(id)
+      if (ids.size === 0) collections.delete(key)
+    },
+  }
 }

@@ -7,7 +7,7 @@ import { NothingStored } from '../../data/documents.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { mergePatch, type JsonObject } from '../../json/values.ts'
 import { sendJson } from '../../http/respond.ts'
-import { nextIntegerId } from '../../data/ids.ts'
+import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { checkNewChildPath, joinPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
@@ -43,10 +43,10 @@ export async function createMember(context: Context, collection: NodePath, requi
     return sendCreated(context, created)
   }
   for (;;) {
-    const next = await nextIntegerId(context.documents.store, collection)
+    const next = await holdIntegerId(context.documents.store, collection)
     if (next === undefined) break
-    const created = await createAt(context, [...collection, String(next)], { id: next, ...body }, owner)
-    // Taken meanwhile by another POST: the next one.
+    const created = await createAt(context, [...collection, String(next.id)], { id: next.id, ...body }, owner).finally(next.release)
+    // Taken meanwhile by another instance: the next one.
     if (created) return sendCreated(context, created)
   }
   checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
