@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { freePort } from '../spec/support/postgres.ts'
@@ -46,6 +46,8 @@ export interface ListingSizesRow {
   /** Median milliseconds per server; the first (cold) request's time beside. */
   folder: Timing
   memory: Timing
+  /** `restdir db.json`: the file as the store (docs/json-server.md, "Serving a db.json"). */
+  dbJson: Timing
   jsonServer: Timing
 }
 
@@ -58,7 +60,7 @@ interface Timing {
 export interface ListingSizesResult {
   rows: ListingSizesRow[]
   /** restdir's RSS in bytes after the listings, per size and store. */
-  rss: { documents: number; folder: number; memory: number }[]
+  rss: { documents: number; folder: number; memory: number; dbJson: number }[]
 }
 
 export function postDoc(n: number): Record<string, unknown> {
@@ -81,8 +83,11 @@ export async function benchListingSizes(options: ListingSizesOptions): Promise<L
     const store = join(folder, 'store')
     options.log(`listing-sizes: ${size} documents: importing into a store folder`)
     execFileSync(options.launcher.command, [...options.launcher.args, '--store', store, '--import', db], { stdio: 'ignore' })
+    const restdirDb = join(folder, 'restdir-db.json')
+    await copyFile(db, restdirDb)
     const servers = {
       folder: await startRestdir(options.launcher, ['--store', store]),
+      dbJson: await startRestdir(options.launcher, [restdirDb]),
       memory: await startRestdir(options.launcher, ['--fixture', db]),
       v017: await startJsonServer(folder, db, 'json-server-017'),
       v10: await startJsonServer(folder, db, 'json-server'),
@@ -100,11 +105,12 @@ export async function benchListingSizes(options: ListingSizesOptions): Promise<L
             dialect,
             folder: await timeRequests(servers.folder.port, `/posts?${text}`, options.rounds),
             memory: await timeRequests(servers.memory.port, `/posts?${text}`, options.rounds),
+            dbJson: await timeRequests(servers.dbJson.port, `/posts?${text}`, options.rounds),
             jsonServer: await timeRequests(peer.port, `/posts?${text}`, options.rounds),
           })
         }
       }
-      result.rss.push({ documents: size, folder: servers.folder.rss(), memory: servers.memory.rss() })
+      result.rss.push({ documents: size, folder: servers.folder.rss(), memory: servers.memory.rss(), dbJson: servers.dbJson.rss() })
     } finally {
       for (const server of Object.values(servers)) {
         await server.stop()
@@ -166,14 +172,15 @@ function printListingSizes(result: ListingSizesResult): void {
     '',
     'Listings as collections grow (median of sequential requests, ms; the first request in brackets)',
     '',
-    '| documents | query | restdir folder | restdir memory | json-server (same dialect) | X-Total-Count |',
-    '|--:|---|--:|--:|--:|--:|',
+    '| documents | query | restdir folder | restdir memory | restdir db.json | json-server (same dialect) | X-Total-Count |',
+    '|--:|---|--:|--:|--:|--:|--:|',
   ]
   const cell = (timing: Timing) => `${timing.medianMs.toFixed(1)} (${timing.firstMs.toFixed(0)})`
   for (const row of result.rows) {
-    lines.push(`| ${row.documents.toLocaleString('en')} | ${row.query} | ${cell(row.folder)} | ${cell(row.memory)} | ${row.dialect}: ${cell(row.jsonServer)} | ${row.folder.total ?? ''} |`)
+    lines.push(`| ${row.documents.toLocaleString('en')} | ${row.query} | ${cell(row.folder)} | ${cell(row.memory)} | ${cell(row.dbJson)} | ${row.dialect}: ${cell(row.jsonServer)} | ${row.folder.total ?? ''} |`)
   }
-  lines.push('', '| documents | restdir folder RSS | restdir memory RSS |', '|--:|--:|--:|')
-  for (const rss of result.rss) lines.push(`| ${rss.documents.toLocaleString('en')} | ${(rss.folder / 2 ** 20).toFixed(0)} MiB | ${(rss.memory / 2 ** 20).toFixed(0)} MiB |`)
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`
+  lines.push('', '| documents | restdir folder RSS | restdir memory RSS | restdir db.json RSS |', '|--:|--:|--:|--:|')
+  for (const rss of result.rss) lines.push(`| ${rss.documents.toLocaleString('en')} | ${mib(rss.folder)} | ${mib(rss.memory)} | ${mib(rss.dbJson)} |`)
   process.stdout.write(lines.join('\n') + '\n')
 }
