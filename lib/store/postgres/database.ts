@@ -1,5 +1,6 @@
 import { StoreError, type StoreErrorKind } from '../errors.ts'
 import type { NodePath } from '../store.ts'
+import { ensureIndexFunctions } from './listing-index-sql.ts'
 import { ensureQuerySchema } from './listing-query.ts'
 import { MissingPgError, type PgModule, type Pool, type QueryResult } from './pg.ts'
 import { SchemaError, ensureSchema } from './schema.ts'
@@ -26,11 +27,12 @@ export class Database {
   /** When the database was last said in the log to be out of reach. */
   #reported = -Infinity
   #closed: Promise<void> | undefined
-  readonly #log: (line: string) => void
+  /** Says what the operator should know (DatabaseOptions.log, else standard error). */
+  readonly log: (line: string) => void
 
   constructor(url: string, options: DatabaseOptions, pg: Promise<PgModule>) {
     this.location = redactUrl(url)
-    this.#log = options.log ?? ((line) => console.error(line))
+    this.log = options.log ?? ((line) => console.error(line))
     this.pool = pg.then(({ Pool }) => {
       const pool = new Pool({
         connectionString: url,
@@ -57,8 +59,9 @@ export class Database {
         const lost = () => {} // the statement under way fails and says why
         client.on('error', lost)
         try {
-          const { made } = await ensureSchema(client, this.location, this.#log)
+          const { made } = await ensureSchema(client, this.location, this.log)
           await ensureQuerySchema(pool)
+          await ensureIndexFunctions(pool)
           return made
         } finally {
           client.off('error', lost)
@@ -125,7 +128,7 @@ export class Database {
     const now = Date.now()
     if (now - this.#reported < 60_000) return
     this.#reported = now
-    this.#log(`restdir: the database ${this.location} cannot be reached (${describe(error)}); requests are answered 503 until it is back.`)
+    this.log(`restdir: the database ${this.location} cannot be reached (${describe(error)}); requests are answered 503 until it is back.`)
   }
 }
 

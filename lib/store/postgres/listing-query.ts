@@ -197,18 +197,16 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
 }
 
 /**
- * Answers a listing plan with one statement (see listingSql); undefined when
- * the plan or the collection's documents leave the listing to the process, or
- * when the collection does not exist (the process answers that too).
+ * Answers a listing plan with its statement (listingSql, or indexedListingSql
+ * in listing-index-sql.ts); undefined when there is none, when the rows
+ * or the collection's documents leave the listing to the process, or when
+ * the collection does not exist (the process answers that too).
  */
 export async function queryListing(
-  parentKey: string,
-  plan: ListingPlan,
-  order: string,
+  sql: ListingSql | undefined,
   run: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>,
   exists: () => Promise<boolean>,
 ): Promise<ListingPage | undefined> {
-  const sql = listingSql(parentKey, plan, order)
   if (!sql) return undefined
   const { rows } = await run(sql.text, sql.values)
   const { total, unsure, unread, page } = rows[0] as { total: string; unsure: boolean; unread: boolean; page: string[] }
@@ -227,10 +225,49 @@ const NUMERIC_STRING = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`
 const MAYBE_NUMBER = `'^[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*[-+]?(Infinity|\\.?[0-9])'`
 
 /** A sort key's SQL, its direction, and whether its value has a fixed width. */
-interface SortKey {
+export interface SortKey {
   sql: string
   direction: 'ASC' | 'DESC'
   fixed: boolean
+}
+
+/**
+ * The three sort keys of a field's `value` (SQL), as the listing's own: the rank (missing last, the others turned
+ * round for a descending order, so it always sorts ascending), the value as a double, the text; never null, so
+ * that a sort reads them at fixed places in its rows. A double orders the numbers restdir_decimal and
+ * restdir_jsonb let through as the listing's Number() does: at most 15 significant digits, so two different
+ * values never meet in one double. `longText` bounds the text key (see listing-index-sql.ts): a longer string
+ * is left out of it, and its row must be counted unsure.
+ */
+export function sortKeys(value: string, descending: boolean, longText?: number): SortKey[] {
+  const text = `${value} #>> '{}'`
+  const direction = descending ? 'DESC' : 'ASC'
+  const rank = (of: number) => (descending ? 3 - of : of)
+  const bounded = longText === undefined ? '' : ` AND octet_length(${text}) <= ${longText}`
+  return [
+    {
+      sql: `(CASE WHEN ${value} IS NULL THEN 4 ELSE CASE jsonb_typeof(${value}) WHEN 'number' THEN ${rank(0)} WHEN 'boolean' THEN ${rank(1)} WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN ${rank(0)} ELSE ${rank(2)} END ELSE ${rank(3)} END END)::int2`,
+      direction: 'ASC',
+      fixed: true,
+    },
+    {
+      sql: `coalesce(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::float8 WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text})::float8 END, 0)`,
+      direction,
+      fixed: true,
+    },
+    { sql: `coalesce(CASE WHEN jsonb_typeof(${value}) = 'string'${bounded} AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END, '') COLLATE "C"`, direction, fixed: false },
+  ]
+}
+
+/** The rows whose `value` the SQL sort cannot order as the listing does: arrays and objects (by their JSON text), numeric strings SQL does not read exactly. */
+export function unsureSort(value: string): string {
+  const text = `${value} #>> '{}'`
+  return `(jsonb_typeof(${value}) IN ('array', 'object') OR (jsonb_typeof(${value}) = 'string' AND ${text} ~ ${NUMERIC_STRING} AND restdir_decimal(${text}) IS NULL))`
+}
+
+/** A dotted field path SQL reads as the listing does: through objects alone. An array's items and its `length` are own properties in JavaScript; jsonb reads indexes (even ` 1`, `-1`) its own way. */
+export function plainField(field: string): boolean {
+  return !field.split('.').some((segment) => /^\s*[-+]?\d/.test(segment) || segment === 'length')
 }
 
 /** The SQL of conditions and sort keys, with the rows each leaves unsure. */
@@ -250,9 +287,8 @@ class Builder {
     if (field === undefined) return this.fail()
     const known = this.#paths.get(field)
     if (known) return known
+    if (!plainField(field)) return this.fail()
     const segments = field.split('.')
-    // An array's items and its `length` are own properties in JavaScript; jsonb reads indexes (even ` 1`, `-1`) its own way.
-    if (segments.some((segment) => /^\s*[-+]?\d/.test(segment) || segment === 'length')) return this.fail()
     const value = `fields.value${this.#paths.size}`
     this.#paths.set(field, value)
     // A chain of -> (one key each) costs far less per row than #> with a path array, and reads objects alike.
@@ -342,34 +378,14 @@ class Builder {
    * sortDocs (lib/listing/sort.ts): missing values last whatever the order,
    * then numbers and numeric strings by value, booleans, strings by code unit.
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
-   * Three keys a field, as the listing's own: the rank (missing last, the others turned round for a
-   * descending order, so it always sorts ascending), the value as a double, the text; never null, so
-   * that a sort reads them at fixed places in its rows.
+   * Three keys a field (sortKeys).
    */
   sort(keys: ListingPlan['sort']): SortKey[] | undefined {
     const order: SortKey[] = []
     for (const key of keys) {
       const value = this.value(key.field)
-      const text = `${value} #>> '{}'`
-      const direction = key.descending ? 'DESC' : 'ASC'
-      const rank = (of: number) => (key.descending ? 3 - of : of)
-      const numeric = `(jsonb_typeof(${value}) = 'string' AND ${text} ~ ${NUMERIC_STRING})`
-      // A double orders the numbers restdir_decimal and restdir_jsonb let through as the listing's Number() does:
-      // at most 15 significant digits, so two different values never meet in one double.
-      order.push(
-        {
-          sql: `(CASE WHEN ${value} IS NULL THEN 4 ELSE CASE jsonb_typeof(${value}) WHEN 'number' THEN ${rank(0)} WHEN 'boolean' THEN ${rank(1)} WHEN 'string' THEN CASE WHEN ${text} ~ ${NUMERIC_STRING} THEN ${rank(0)} ELSE ${rank(2)} END ELSE ${rank(3)} END END)::int2`,
-          direction: 'ASC',
-          fixed: true,
-        },
-        {
-          sql: `coalesce(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::float8 WHEN 'boolean' THEN CASE WHEN ${text} = 'true' THEN 1 ELSE 0 END WHEN 'string' THEN restdir_decimal(${text})::float8 END, 0)`,
-          direction,
-          fixed: true,
-        },
-        { sql: `coalesce(CASE WHEN jsonb_typeof(${value}) = 'string' AND NOT ${text} ~ ${NUMERIC_STRING} THEN restdir_units(${text}) END, '') COLLATE "C"`, direction, fixed: false },
-      )
-      this.unsureSort.push(`(jsonb_typeof(${value}) IN ('array', 'object') OR (${numeric} AND restdir_decimal(${text}) IS NULL))`)
+      order.push(...sortKeys(value, key.descending))
+      this.unsureSort.push(unsureSort(value))
     }
     return this.failed ? undefined : order
   }

@@ -6,7 +6,9 @@ import { PRUNE_EVERY, changesAfter, keepChangeStatement, keptChangesAfter, lastC
 import { Database } from './database.ts'
 import { JsonCache } from './json-cache.ts'
 import { afterKeysBelow, keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
-import { queryListing } from './listing-query.ts'
+import { indexShape, indexedListingSql } from './listing-index-sql.ts'
+import { ListingIndexes, type BuildClient, type ListingIndexOptions } from './listing-indexes.ts'
+import { listingSql, queryListing } from './listing-query.ts'
 import { PostgresFeed } from './notify-feed.ts'
 import { loadPg, type PoolClient, type QueryResult } from './pg.ts'
 import { documentReads } from './reads.ts'
@@ -26,6 +28,11 @@ export interface PostgresStoreOptions {
   changeWindow?: { maxChanges: number; maxBytes: number }
   /** How long a request waits for a connection before the store answers 'unavailable' (default 5000 ms). */
   connectTimeout?: number
+  /**
+   * Listing indexes (docs/postgres.md, "Indexes for listings"): when restdir
+   * makes one, and how many at most; false makes none and uses none.
+   */
+  listingIndexes?: ListingIndexOptions | false
   /** Where the store says what the operator should know: the schema made, the database out of reach (default: standard error). */
   log?: (line: string) => void
 }
@@ -47,6 +54,8 @@ export class PostgresStore implements Store {
   readonly #compact = new JsonCache()
   /** Reads of one document each, sharing statements when many come at once. */
   readonly #reads: ReturnType<typeof documentReads>
+  /** The listing indexes it uses and makes; undefined when they are turned off. */
+  readonly #indexes: ListingIndexes | undefined
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -74,6 +83,20 @@ export class PostgresStore implements Store {
       report: (error) => database.report(error),
     })
     this.#reads = documentReads(database.pool)
+    this.#indexes =
+      options.listingIndexes === false
+        ? undefined
+        : new ListingIndexes(
+            () => database.pool,
+            async () => new (await pg).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 }) as unknown as BuildClient,
+            options.listingIndexes ?? {},
+            database.log,
+          )
+  }
+
+  /** The listing indexes this store uses and makes, or undefined when they are turned off (for tests, and to wait for a build). */
+  get listingIndexes(): ListingIndexes | undefined {
+    return this.#indexes
   }
 
   /** Settles once the schema is checked (or made): true when this start made it. Rejects when the database cannot be used. */
@@ -284,14 +307,29 @@ export class PostgresStore implements Store {
     return result
   }
 
-  /** Filters, sort and window in SQL (docs/postgres.md, "Running on PostgreSQL"; listing-query.ts). */
-  query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
-    return queryListing(pathKey(path), plan, ID_ORDER, (text, values) => this.#query(path, text, values), () => this.exists(path))
+  /**
+   * Filters, sort and window in SQL (docs/postgres.md, "Running on PostgreSQL"; listing-query.ts), through the
+   * shape's index where one is made (listing-index-sql.ts); a shape answered often without one gets one.
+   */
+  async query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
+    const parentKey = pathKey(path)
+    const shape = this.#indexes && indexShape(parentKey, plan)
+    const indexed = shape !== undefined && (await this.#indexes!.has(shape))
+    const sql = indexed ? indexedListingSql(shape, plan, ID_ORDER) : listingSql(parentKey, plan, ID_ORDER)
+    const page = await queryListing(sql, (text, values) => this.#query(path, text, values), () => this.exists(path))
+    if (page && shape) {
+      if (indexed) this.#indexes!.used++
+      else this.#indexes!.answered(shape)
+    }
+    return page
   }
 
-  /** Closes the pool's connections. Safe to call twice. */
+  /** Stops an index build under way, then closes the pool's connections. Safe to call twice. */
   close(): Promise<void> {
-    return this.#database.close(() => this.#feed.close())
+    return this.#database.close(async () => {
+      await this.#indexes?.close()
+      await this.#feed.close()
+    })
   }
 
   #query(path: NodePath, text: string, values: unknown[]): Promise<QueryResult> {
