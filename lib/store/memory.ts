@@ -2,7 +2,7 @@ import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { ChangeFeed, changeOfWrite } from './feed.ts'
 import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { compareIds, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { compareIds, idInsertionPoint, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 
 export interface MemoryStoreOptions {
   /**
@@ -113,7 +113,7 @@ export class MemoryStore implements Store {
     node.text = text
     node.etag = etagOf(text)
     const names = path.length > 0 ? this.#find(path.slice(0, -1))!.documentNames : undefined
-    if (created && names) names.splice(insertionPoint(names, path[path.length - 1]), 0, path[path.length - 1])
+    if (created && names) names.splice(idInsertionPoint(names, path[path.length - 1]), 0, path[path.length - 1])
     this.#onChange?.(path, { text, doc })
     this.#feed.emit(changeOfWrite(path, doc, conditions))
     return { created, etag: node.etag }
@@ -135,7 +135,7 @@ export class MemoryStore implements Store {
       const detached = parent.children.get(path[depth - 1])
       parent.children.delete(path[depth - 1])
       if (detached?.text !== undefined && parent.documentNames) {
-        const at = insertionPoint(parent.documentNames, path[depth - 1])
+        const at = idInsertionPoint(parent.documentNames, path[depth - 1])
         if (parent.documentNames[at] === path[depth - 1]) parent.documentNames.splice(at, 1)
       }
       if (holdsSomething(trail[depth - 1])) break
@@ -174,18 +174,6 @@ export class MemoryStore implements Store {
     }
     return node
   }
-}
-
-/** The first position in names sorted by compareIds at which `name` could be inserted. */
-function insertionPoint(names: readonly string[], name: string): number {
-  let low = 0
-  let high = names.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (compareIds(names[middle], name) < 0) low = middle + 1
-    else high = middle
-  }
-  return low
 }
 
 function holdsSomething(node: MemoryNode): boolean {

@@ -218,3 +218,15 @@ export function compareIds(a: string, b: string): number {
   if (aNumber && a.length !== b.length) return a.length - b.length
   return a < b ? -1 : a > b ? 1 : 0
 }
+
+/** The first position in `names`, sorted by compareIds, at which `name` could be inserted (a binary search). */
+export function idInsertionPoint(names: readonly string[], name: string): number {
+  let low = 0
+  let high = names.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (compareIds(names[middle], name) < 0) low = middle + 1
+    else high = middle
+  }
+  return low
+}

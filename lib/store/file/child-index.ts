@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { encodeSegment } from './encode.ts'
 import { isMissing } from './fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
-import { compareIds } from '../store.ts'
+import { compareIds, idInsertionPoint } from '../store.ts'
 
 /** What a listing needs to know of a directory's children without reading them. */
 export interface ChildList {
@@ -198,7 +198,7 @@ export class ChildIndexes {
   }
 
   #addName(index: DirectoryIndex, name: string, document: boolean): void {
-    const at = insertionPoint(index.names, name)
+    const at = idInsertionPoint(index.names, name)
     if (index.names[at] !== name) {
       index.names.splice(at, 0, name)
       this.#names++
@@ -208,7 +208,7 @@ export class ChildIndexes {
   }
 
   #removeName(index: DirectoryIndex, name: string): void {
-    const at = insertionPoint(index.names, name)
+    const at = idInsertionPoint(index.names, name)
     if (index.names[at] !== name) return
     index.names.splice(at, 1)
     index.withoutDocument.delete(name)
@@ -240,18 +240,6 @@ export interface ChildChange {
   name: string
   /** `document`: the child now holds a document; `node`: it exists (maybe without one); `removed`: it is gone. */
   kind: 'document' | 'node' | 'removed'
-}
-
-/** The first position in a sorted array at which `name` could be inserted. */
-function insertionPoint(names: readonly string[], name: string): number {
-  let low = 0
-  let high = names.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (compareIds(names[middle], name) < 0) low = middle + 1
-    else high = middle
-  }
-  return low
 }
 
 function statDirectory(directory: string): Stats | undefined {
