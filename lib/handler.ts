@@ -51,8 +51,9 @@ export interface RestdirHandler {
 }
 
 /**
- * The whole of restdir as one request handler (docs/cli.md, "The playground form: `--prefix /api`" and "Using restdir as a library"): declared resources first,
- * then static files, then the generic data API. Usable with `node:http` and as
+ * The whole of restdir as one request handler (docs/cli.md, "The playground
+ * form: `--prefix /api`"; docs/library.md, "Using restdir as a library"):
+ * declared resources first, then static files, then the generic data API. Usable with `node:http` and as
  * Connect/Express middleware.
  */
 export function createHandler(options: RestdirOptions = {}): RestdirHandler {

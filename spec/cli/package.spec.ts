@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { makeTempDir, send } from '../support/helpers.ts'
 
-// The package as users get it (docs/cli.md, "The command line" and "Using restdir as a library"): `npm pack`, installed from the
+// The package as users get it (docs/cli.md, "The command line"; docs/library.md, "Using restdir as a library"): `npm pack`, installed from the
 // tarball into an empty folder with the network shut (`--offline`, and a
 // registry nobody answers at), then run through `npx` and imported as a
 // library. Every step is bounded; nothing here reaches the network.

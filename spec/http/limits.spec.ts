@@ -7,7 +7,7 @@ import { makeTempDir, send, startServerOnFolder, type TestServer } from '../supp
 import { assertProblem } from '../support/assertions.ts'
 import { runCli, startCli } from '../support/process.ts'
 
-// docs/http-api.md, "Security" and "Command line": every limit a flag with a default, and a clear answer past it:
+// docs/http-api.md, "Security", and docs/cli.md, "The command line": every limit a flag with a default, and a clear answer past it:
 // body size 413, path and segment length 414, path depth 414, JSON nesting 400,
 // header and request time-outs (408, connection closed), event streams capped (503).
 

@@ -7,7 +7,7 @@ import { makeTempDir, send, startServer, type Answer } from '../support/helpers.
 import { assertJson } from '../support/assertions.ts'
 import { readDocumentFiles, startCli, stopAll } from '../support/process.ts'
 
-// Persistence (docs/http-api.md, "Versions and conditional requests" and "Where the data goes"): restarts, concurrent writes, and a crash in the middle of a stream of writes.
+// Persistence (docs/http-api.md, "Versions and conditional requests"; docs/storage.md, "Where the data goes"): restarts, concurrent writes, and a crash in the middle of a stream of writes.
 
 const folders: string[] = []
 
