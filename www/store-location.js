@@ -22,7 +22,7 @@ export function parseStoreHeader(value) {
 /**
  * Where the node at `segments` (decoded, below the API root) keeps its document:
  * { kind, text } where text is what to show, e.g. "store/notes/first/@.json"; with
- * `members`, where the documents of the collection there live ("store/notes/*/@.json").
+ * `members`, where the documents of the collection there live (every `@.json` one folder below "store/notes").
  * `sha256Hex(text)` (async) spells the rare name too long for a folder; without it the hash shows as "…".
  */
 export async function documentLocation(store, segments, sha256Hex, { members = false } = {}) {
