@@ -23,6 +23,7 @@ import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
 import { answerReset } from './resources/reset.ts'
 import { answerOpenApi } from './http/openapi.ts'
+import { describeStore, storeHeaderValue, type StoreDescription } from './http/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -70,12 +71,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const www = new StaticFiles(settings.www, settings.wwwCache)
 
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
-  const opening: Promise<Store> = typeof options.store === 'object'
-    ? Promise.resolve(options.store)
-    : openStore(options.store === undefined && settings.fixture !== undefined ? { memory: true } : options.store ?? optionDefaults.store, {
-      sync: settings.sync,
-      changeWindow: settings.changeWindow,
-    })
+  const location = options.store === undefined && settings.fixture !== undefined ? { memory: true as const } : options.store ?? optionDefaults.store
+  const opening: Promise<Store> = typeof location === 'object' && !('memory' in location)
+    ? Promise.resolve(location)
+    : openStore(location, { sync: settings.sync, changeWindow: settings.changeWindow })
+  const storeDescription = describeStore(location)
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
   const ready = opening.then(async (store) => {
@@ -101,7 +101,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (docs/cli.md, "The playground form: `--prefix /api`").
-      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, www, base, headers))) return
+      if ((method === 'GET' || method === 'HEAD') && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
       if (next) return next()
       throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)
     }
@@ -144,7 +144,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (www.mayServe(segments) && (await serveStaticFile(req, res, segments, www, base, headers))) return
+      if (www.mayServe(segments) && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
     }
     if (delay > 0) await sleep(delay)
     if (next && (method === 'GET' || method === 'HEAD')) return generic(context, requireOwners).catch(passNotFoundTo(next, res))
@@ -213,9 +213,12 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
   return segments.slice(prefix.length)
 }
 
-/** Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path. */
-async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFiles, base: string, cors: string[]): Promise<boolean> {
-  const headers = [...cors, 'X-Restdir-Api', base || '/']
+/**
+ * Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path,
+ * and what keeps the documents (`X-Restdir-Store`, lib/http/store-header.ts), so it can show where each one lives.
+ */
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFiles, base: string, store: StoreDescription, cors: string[]): Promise<boolean> {
+  const headers = [...cors, 'X-Restdir-Api', base || '/', 'X-Restdir-Store', storeHeaderValue(store, req.socket.remoteAddress)]
   applyHeaders(res, headers)
   if (await www.serve(req, res, segments)) return true
   // Nothing was written: what follows (the data API, the next middleware) starts from a clean answer.

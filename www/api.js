@@ -1,16 +1,25 @@
 /**
  * Where the data API lives. `restdir --prefix /api` moves it under a prefix;
- * the server names the base in an `X-Restdir-Api` header on the page itself.
+ * the server names the base in an `X-Restdir-Api` header on the page itself,
+ * and what keeps the documents in `X-Restdir-Store`.
  */
+
+let pageAnswer
+
+/** The headers of the server's answer for this page, asked for once. */
+function pageHeaders() {
+  pageAnswer ??= fetch(location.pathname, { method: 'HEAD', cache: 'no-store' }).then((response) => response.headers, () => new Headers())
+  return pageAnswer
+}
 
 /** Asks the server for the API base: "/" or a prefix such as "/api". */
 export async function discoverApiBase() {
-  try {
-    const response = await fetch(location.pathname, { method: 'HEAD', cache: 'no-store' })
-    return normalizeBase(response.headers.get('X-Restdir-Api'))
-  } catch {
-    return '/'
-  }
+  return normalizeBase((await pageHeaders()).get('X-Restdir-Api'))
+}
+
+/** What the server says keeps its documents (`X-Restdir-Store`, e.g. `folder; name="store"`), unparsed; null when it says nothing. */
+export async function discoverStoreHeader() {
+  return (await pageHeaders()).get('X-Restdir-Store')
 }
 
 function normalizeBase(header) {

@@ -1,15 +1,17 @@
-import { discoverApiBase, relativeToBase } from './api.js'
+import { discoverApiBase, discoverStoreHeader, relativeToBase } from './api.js'
 import { h, fill } from './dom.js'
 import { renderExchange, sendExchange } from './exchange.js'
 import { createLessons } from './lessons.js'
 import { createRequestForm } from './request-form.js'
 import { reasonPhrase } from './statuses.js'
+import { parseStoreHeader } from './store-location.js'
 import { createTree } from './tree.js'
 
 /** How many past exchanges the history keeps. */
 const HISTORY_SIZE = 10
 
 const base = await discoverApiBase()
+const store = parseStoreHeader(await discoverStoreHeader())
 const history = []
 let shownExchange
 
@@ -85,6 +87,7 @@ function show(exchange) {
       document.getElementById('send').focus()
     },
     relativeLocation: (location) => relativeToBase(base, location),
+    store,
   })
   renderHistory()
 }

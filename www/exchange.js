@@ -1,12 +1,14 @@
 import { apiUrl } from './api.js'
 import { h, fill } from './dom.js'
+import { renderCurl, renderWhereStored } from './exchange-notes.js'
 import { renderJson } from './json-view.js'
 import { explainStatus, reasonPhrase, statusKind } from './statuses.js'
 
 /**
  * One request and its answer, captured for the raw-exchange view:
- * { method, path, target, requestHeaders, requestBody, durationMs, response?, error? }
- * where `path` is relative to the API base and `target` is the real request target.
+ * { method, path, target, url, requestHeaders, formHeaders, requestBody, durationMs, response?, error? }
+ * where `path` is relative to the API base, `target` is the real request target and
+ * `url` the absolute URL; `formHeaders` are the headers the form chose (no Host, Accept…).
  */
 export async function sendExchange(base, { method, path, body, headers }) {
   const url = new URL(apiUrl(base, path), location.origin)
@@ -19,7 +21,9 @@ export async function sendExchange(base, { method, path, body, headers }) {
     method,
     path,
     target: url.pathname + url.search,
+    url: url.href,
     requestHeaders: shownRequestHeaders(headers, requestHeaders, hasBody ? body : undefined),
+    formHeaders: formHeaders(headers, requestHeaders, hasBody),
     requestBody: hasBody ? body : undefined,
     sentAt: new Date(),
     durationMs: 0,
@@ -51,6 +55,15 @@ function shownRequestHeaders(extraLines, headers, body) {
     shown.push([name, value])
   }
   return shown
+}
+
+/** The headers the form itself sets (Content-Type for a body, then the extra ones), as a terminal must send them too. */
+function formHeaders(extraLines, headers, hasBody) {
+  const sent = hasBody ? [['Content-Type', headers.get('Content-Type')]] : []
+  for (const [name, value] of extraLines) {
+    if (!(hasBody && name.toLowerCase() === 'content-type')) sent.push([name, value])
+  }
+  return sent
 }
 
 function readResponse(response, text) {
@@ -92,8 +105,9 @@ function problemOf(response) {
  * Draws an exchange into `container`. `onFollow(path)` is offered for a
  * Location header, so the new resource is one click from a GET.
  */
-export function renderExchange(container, exchange, { onFollow, relativeLocation }) {
-  fill(container, renderRequest(exchange), renderAnswer(exchange, onFollow, relativeLocation))
+export function renderExchange(container, exchange, { onFollow, relativeLocation, store }) {
+  fill(container, renderRequest(exchange), renderCurl(exchange), renderAnswer(exchange, onFollow, relativeLocation),
+    renderWhereStored(exchange, store, relativeLocation))
 }
 
 function renderRequest(exchange) {

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert'
 import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { launchBrowser } from '../support/browser.ts'
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 import { createServer, type RestdirServer } from '../../lib/server.ts'
 import { FileStore } from '../../lib/store/index.ts'
@@ -358,6 +359,64 @@ test('invalid JSON is caught before sending, with a message that says where and 
   assert.is(await page.getAttribute('#body', 'aria-invalid'), 'true')
   assert.is(sent, 0, 'nothing was sent')
   assert.ok(await page.isVisible('#exchange .empty-state'))
+  await close()
+})
+
+test('a POST with a tricky body is shown as the curl command that sends it, quoted for a POSIX shell', async () => {
+  const { page, close } = await openPage(plain)
+  await page.selectOption('#method', 'POST')
+  await page.fill('#path', '/curl-shown')
+  const body = '{\n  "say": "it\'s $HOME, `id` and \\\\ 🎉"\n}'
+  await page.fill('#body', body)
+  await page.click('#headers-box summary')
+  await page.fill('#headers', 'X-Trace: it\'s "here"')
+  await page.click('#send')
+  await page.waitForSelector('#exchange .curl-command')
+  assert.is(await page.textContent('#exchange .curl-command'), [
+    `curl -i -X POST '${plain.url}/curl-shown' \\`,
+    "  -H 'Content-Type: application/json' \\",
+    `  -H 'X-Trace: it'\\''s "here"' \\`,
+    "  --data-raw '{",
+    `  "say": "it'\\''s $HOME, \`id\` and \\\\ 🎉"`,
+    "}'",
+  ].join('\n'))
+  await page.click('#exchange .copy-curl')
+  await page.waitForFunction(() => /Copied|Selected/.test(document.querySelector('#exchange .copy-status')?.textContent ?? ''))
+  await outside(plain, 'DELETE', '/curl-shown')
+  await close()
+})
+
+test('each exchange on a folder store names the file its document lives in, as the store spells it', async () => {
+  const { page, close } = await openPage(plain)
+  await page.selectOption('#method', 'PUT')
+  await page.fill('#path', '/notes/Where Now')
+  await page.fill('#body', '{"text": "here"}')
+  await page.click('#send')
+  await page.waitForSelector('#exchange .store-location[data-kind="folder"]')
+  const shown = await page.textContent('#exchange .store-location') ?? ''
+  assert.is(shown, `${path.basename(plain.dir)}/notes/!where%20!now/@.json`)
+  // The name is the store folder's own, and the rest is the real file.
+  const file = path.join(path.dirname(plain.dir), ...shown.split('/'))
+  assert.equal(JSON.parse(await readFile(file, 'utf8')), { text: 'here', id: 'Where Now' })
+  await outside(plain, 'DELETE', '/notes/Where%20Now')
+  await close()
+})
+
+test('a mistake in the JSON body is shown with its line and column a moment after typing, without pressing Send', async () => {
+  const { page, close } = await openPage(plain)
+  let sent = 0
+  page.on('request', (request) => {
+    if (request.method() === 'POST') sent++
+  })
+  await page.selectOption('#method', 'POST')
+  await page.click('#body')
+  await page.keyboard.press('Control+A')
+  await page.keyboard.press('Delete')
+  await page.keyboard.type('{"a": 1,}')
+  await page.waitForFunction(() => /Line 1, column 9/.test(document.querySelector('#body-message')?.textContent ?? ''), undefined, { timeout: 1000 })
+  assert.match(await page.textContent('#body-message') ?? '', /no comma after the last item/)
+  assert.is(await page.evaluate(() => document.activeElement?.id), 'body', 'still typing: the body kept the focus')
+  assert.is(sent, 0, 'nothing was sent')
   await close()
 })
 
