@@ -93,7 +93,7 @@ export function createRequestForm(form, { onSubmit }) {
     return { method: method.value, path: relativePath, body: bodyCheck.text || undefined, headers: headerCheck.headers }
   }
 
-  // Checked a moment after the last key (README, "The playground"): soon enough to point at a slip
+  // Checked a moment after the last key (README.md, "The playground"): soon enough to point at a slip
   // while it is fresh, late enough not to flash a mistake at every key of a word.
   let typingTimer
   body.addEventListener('input', () => {
