@@ -1,8 +1,8 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { RestdirOptions } from '../options.ts'
-import { defaultOf, optionOf, optionsTable, type CliOption } from './options-table.ts'
+import { nearestWord } from './near-miss.ts'
+import { defaultOf, optionOf, optionsTable, optionWritten, type CliOption } from './options-table.ts'
 import { UsageError } from './usage.ts'
-import { parseValue } from './values.ts'
+import { parseValue, whatItTakes } from './values.ts'
 
 /** The flags as given: the text of each one given, true or false for each switch. */
 export type Flags = Record<string, string | boolean | undefined>
@@ -13,19 +13,75 @@ export interface CommandLine {
   positionals: string[]
 }
 
-/** Reads the command line by the table of options; an unknown flag or a missing value is a UsageError. */
+/**
+ * Reads the command line by the table of options: `--port 4000`, `--port=4000`, `-p 4000`, `-p4000`;
+ * after `--` every argument is a store. A mistake is a UsageError in restdir's words (docs/cli.md,
+ * "Mistakes on the command line"): an unknown flag with the one it most likely meant, a value missing
+ * with what the flag takes. A flag given twice keeps its last value.
+ */
 export function readCommandLine(argv: string[]): CommandLine {
-  const options: NonNullable<ParseArgsConfig['options']> = {}
-  for (const option of optionsTable) {
-    options[option.flag] = option.value === 'switch' ? { type: 'boolean', default: false } : { type: 'string' }
+  const flags: Flags = {}
+  for (const option of optionsTable) if (option.value === 'switch') flags[option.flag] = false
+  const positionals: string[] = []
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]
+    if (arg === '--') {
+      positionals.push(...argv.slice(index + 1))
+      break
+    }
+    if (!looksLikeFlag(arg)) {
+      positionals.push(arg)
+      continue
+    }
+    const { written, inline } = splitFlag(arg)
+    const longWithOneDash = /^-([a-z][a-z-]+)(=.*)?$/.exec(arg)?.[1]
+    if (longWithOneDash !== undefined && optionsTable.some((option) => option.flag === longWithOneDash)) {
+      throw new UsageError(`${arg}: a long option takes two dashes, as --${longWithOneDash}.`)
+    }
+    const option = optionWritten(written)
+    if (option === undefined) throw new UsageError(unknownFlag(written))
+    if (option.value === 'switch') {
+      if (inline === undefined) flags[option.flag] = true
+      else if (written.startsWith('--')) throw new UsageError(`${written} takes no value (it was given "${inline}").`)
+      else throw new UsageError(`${arg}: give short flags one at a time, as ${written} -${inline.replace(/^=/, '')[0]}.`)
+      continue
+    }
+    if (inline !== undefined) {
+      flags[option.flag] = inline
+      continue
+    }
+    // The next argument is the value, a negative number too (`--delay -5`), which the flag's own rule then refuses.
+    const next = argv[index + 1]
+    if (next === undefined || looksLikeFlag(next)) throw new UsageError(`${written} needs a value: ${whatItTakes(option)}.`)
+    flags[option.flag] = next
+    index++
   }
-  try {
-    // No option is `multiple`, so no value is an array.
-    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true })
-    return { flags: values as Flags, positionals }
-  } catch (error) {
-    throw new UsageError((error as Error).message)
+  return { flags, positionals }
+}
+
+/** `-p`, `--port`, `--port=4000`; not `-` alone (a name like any other) nor a negative number. */
+function looksLikeFlag(arg: string): boolean {
+  return arg.length > 1 && arg.startsWith('-') && !/^-\d/.test(arg)
+}
+
+/** `--port=4000` → `--port` and `4000`; `-p4000` and `-p=4000` → `-p` and `4000`. */
+function splitFlag(arg: string): { written: string; inline?: string } {
+  if (arg.startsWith('--')) {
+    const equals = arg.indexOf('=')
+    return equals < 0 ? { written: arg } : { written: arg.slice(0, equals), inline: arg.slice(equals + 1) }
   }
+  const rest = arg.slice(2)
+  return rest === '' ? { written: arg.slice(0, 2) } : { written: arg.slice(0, 2), inline: rest.replace(/^=/, '') }
+}
+
+/** `--prot is not an option; did you mean --port?`; an unknown short flag is shown the short ones. */
+function unknownFlag(written: string): string {
+  if (!written.startsWith('--')) {
+    const shorts = optionsTable.filter((option) => option.short).map((option) => `-${option.short}`).join(' ')
+    return `${written} is not an option; the short ones are ${shorts}.`
+  }
+  const meant = nearestWord(written.slice(2), optionsTable.map((option) => option.flag))
+  return meant === undefined ? `${written} is not an option.` : `${written} is not an option; did you mean --${meant}?`
 }
 
 export function switchOn(flags: Flags, flag: string): boolean {

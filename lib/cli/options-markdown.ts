@@ -16,10 +16,14 @@ export function optionsMarkdown(): string {
   return ['| option | meaning | default |', '|---|---|---|', ...lines].join('\n') + '\n'
 }
 
-/** `--port N`, in backticks; a flag that takes either of two (`DIR|URL`) reads `--store DIR` or `--store URL`. */
+/**
+ * `--port N`, in backticks, after its short form (`-p N`, `--port N`); a flag that takes either of two
+ * (`DIR|URL`) reads `--store DIR` or `--store URL`.
+ */
 function flagCell(option: CliOption): string {
   const either = option.placeholder?.split('|') ?? []
-  if (either.length < 2) return `\`${flagWithPlaceholder(option)}\``
+  const short = option.short === undefined ? '' : `\`-${option.short}${option.placeholder ? ` ${option.placeholder}` : ''}\`, `
+  if (either.length < 2) return `${short}\`${flagWithPlaceholder(option)}\``
   return either.map((placeholder) => `\`--${option.flag} ${placeholder}\``).join(' or ')
 }
 

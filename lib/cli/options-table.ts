@@ -29,6 +29,13 @@ export type ValueKind =
 export interface CliOption {
   /** The flag without its dashes. */
   flag: string
+  /**
+   * Its one-letter form, the letter json-server 0.17 gives the same option where it has one
+   * (`-p`, `-H`, `-d`, `-q`, `-s` for its `--static`, which is --www here); docs/cli.md, "Short flags".
+   */
+  short?: string
+  /** What a text flag takes, for the message when its value is missing (values.ts says it for the other kinds). */
+  takes?: string
   /** What the flag takes, as the usage names it (`N`, `SIZE`; `DIR|URL` for either). */
   placeholder?: string
   value: ValueKind
@@ -50,19 +57,19 @@ export interface CliOption {
 }
 
 export const optionsTable: readonly CliOption[] = [
-  { flag: 'port', placeholder: 'N', value: 'port', commandDefault: 3000, env: 'PORT', section: 'options',
+  { flag: 'port', short: 'p', placeholder: 'N', value: 'port', commandDefault: 3000, env: 'PORT', section: 'options',
     usage: 'port to listen on (default {default}, or {env}; 0 picks a free one)',
     docs: { meaning: 'port to listen on; `0` picks a free one', default: '`{default}`, or `{env}`' } },
-  { flag: 'host', placeholder: 'HOST', value: 'text', commandDefault: '127.0.0.1', section: 'options',
+  { flag: 'host', short: 'H', takes: 'an address, such as 127.0.0.1 or 0.0.0.0', placeholder: 'HOST', value: 'text', commandDefault: '127.0.0.1', section: 'options',
     usage: 'address to bind (default {default}; 0.0.0.0 exposes it)',
     docs: { meaning: 'address to bind' } },
-  { flag: 'store', placeholder: 'DIR|URL', value: 'text', lands: 'store', section: 'options',
+  { flag: 'store', takes: 'a folder, a db.json or a postgres:// URL', placeholder: 'DIR|URL', value: 'text', lands: 'store', section: 'options',
     usage: 'data folder (default {default}), or a postgres:// URL (needs npm install pg);\nwhen not given: $RESTDIR_STORE, then a postgres:// $DATABASE_URL',
     docs: {
       meaning: 'the data folder, or a `postgres://` URL (see [Running on PostgreSQL](postgres.md))',
       default: '`$RESTDIR_STORE`, else a `postgres://` `$DATABASE_URL`, else `{default}`',
     } },
-  { flag: 'www', placeholder: 'DIR', value: 'text', lands: 'www', section: 'options',
+  { flag: 'www', short: 's', takes: 'a folder of static files', placeholder: 'DIR', value: 'text', lands: 'www', section: 'options',
     usage: 'folder of static files (default: the bundled playground)',
     docs: { meaning: 'folder of static files', default: 'the bundled playground' } },
   { flag: 'prefix', placeholder: 'PATH', value: 'prefix', lands: 'prefix', section: 'options',
@@ -76,7 +83,7 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'max-body', placeholder: 'SIZE', value: 'size', lands: 'maxBody', section: 'options',
     usage: 'largest request body, e.g. 512kb, 2mb (default {default})',
     docs: { meaning: 'largest request body (`512kb`, `2mb`, …)' } },
-  { flag: 'delay', placeholder: 'MS', value: 'delay', lands: 'delay', section: 'options',
+  { flag: 'delay', short: 'd', placeholder: 'MS', value: 'delay', lands: 'delay', section: 'options',
     usage: 'wait MS milliseconds before every data answer (to see loading states)',
     docs: { meaning: 'wait `MS` milliseconds before every data answer, to see a front end\'s loading states' } },
   { flag: 'json-server', value: 'switch', lands: 'jsonServer', section: 'options',
@@ -88,7 +95,7 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'no-json-server', value: 'switch', lands: 'jsonServer', section: 'options',
     usage: 'turn the json-server mode off, also for a db.json store',
     docs: { joinsRow: true } },
-  { flag: 'import', placeholder: 'SOURCE', value: 'text', section: 'options',
+  { flag: 'import', takes: 'a store folder, a postgres:// URL or a db.json', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {
       meaning: 'copy a store folder, a `postgres://` database or a json-server `db.json` into the store, then exit (see [Moving a store](postgres.md#moving-a-store)); `0` when done, `1` when refused, `2` for a store into itself',
@@ -99,13 +106,13 @@ export const optionsTable: readonly CliOption[] = [
       meaning: 'with `--import`: merge into a store that holds documents, the source\'s replacing those at the same paths (a `db.json`: replace documents that exist already)',
       default: 'off',
     } },
-  { flag: 'fixture', placeholder: 'PATH', value: 'text', lands: 'fixture', section: 'options',
+  { flag: 'fixture', takes: 'a db.json or a store folder', placeholder: 'PATH', value: 'text', lands: 'fixture', section: 'options',
     usage: 'start from a db.json or a store folder; POST /?_reset puts it back\n(without --store, the store is kept in memory)',
     docs: {
       meaning: 'start from a json-server `db.json` or a store folder, and let `POST /?_reset` put the store back to it (see [Resetting between tests](http-api.md#resetting-between-tests)); when no store is chosen (no `--store`, `$RESTDIR_STORE` or `postgres://` `$DATABASE_URL`) the store is kept in memory',
       default: 'none: resets are off',
     } },
-  { flag: 'cors', placeholder: 'LIST', value: 'text', lands: 'cors', section: 'options',
+  { flag: 'cors', takes: "'*' or origins such as https://a.example,https://b.example", placeholder: 'LIST', value: 'text', lands: 'cors', section: 'options',
     usage: 'origins allowed besides localhost ones: \'*\' or https://a.example,https://b.example',
     docs: {
       meaning: 'origins allowed besides loopback ones: `\'*\'` (a warning when writes are then open to every page), or `https://a.example,https://b.example`',
@@ -153,13 +160,13 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'max-stream-buffer', placeholder: 'SIZE', value: 'positive-size', lands: 'maxStreamBuffer', section: 'limits',
     usage: 'unread bytes a stream may hold before it is closed (default {default}, or 4 x --max-body)',
     docs: { meaning: 'unread bytes an event stream may hold before it is closed', default: '`{default}`, or 4 × `--max-body`' } },
-  { flag: 'quiet', value: 'switch', lands: 'quiet', section: 'options',
+  { flag: 'quiet', short: 'q', value: 'switch', lands: 'quiet', section: 'options',
     usage: 'no request log',
     docs: { meaning: 'no request log' } },
-  { flag: 'help', value: 'switch', section: 'options',
+  { flag: 'help', short: 'h', value: 'switch', section: 'options',
     usage: 'show this help',
     docs: { meaning: '' } },
-  { flag: 'version', value: 'switch', section: 'options',
+  { flag: 'version', short: 'v', value: 'switch', section: 'options',
     usage: 'show the version',
     docs: { joinsRow: true } },
 ]
@@ -190,6 +197,17 @@ export function shownDefault(option: CliOption): string | undefined {
 /** Fills in `{default}` and `{env}` (as `$NAME`). */
 export function fillIn(text: string, option: CliOption): string {
   return text.replaceAll('{default}', shownDefault(option) ?? '').replaceAll('{env}', option.env ? `$${option.env}` : '')
+}
+
+/** The option written as `--flag` or as its short form `-x`, or undefined when it is neither. */
+export function optionWritten(written: string): CliOption | undefined {
+  if (written.startsWith('--')) return optionsTable.find((option) => option.flag === written.slice(2))
+  return optionsTable.find((option) => option.short !== undefined && `-${option.short}` === written)
+}
+
+/** `-p, --port N` (or `--host HOST` without a short form), as the usage and docs/cli.md name it. */
+export function flagsWithPlaceholder(option: CliOption): string {
+  return option.short ? `-${option.short}, ${flagWithPlaceholder(option)}` : flagWithPlaceholder(option)
 }
 
 /** `--flag PLACEHOLDER`, as the usage names it. */

@@ -1,6 +1,6 @@
-import { fillIn, flagWithPlaceholder, optionsTable, type CliOption } from './options-table.ts'
+import { fillIn, flagsWithPlaceholder, optionsTable, type CliOption } from './options-table.ts'
 
-/** A mistake on the command line: the message, then the usage, and exit status 2 (docs/cli.md). */
+/** A mistake on the command line: what is wrong, where to read more, and exit status 2 (docs/cli.md, "Mistakes on the command line"). */
 export class UsageError extends Error {}
 
 /** --help's text, from the table of options: the general ones first, then the limits. */
@@ -10,25 +10,28 @@ export function usageText(): string {
     'STORE, as --store: a json-server db.json (every change is written back into it),\n' +
     'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n\n' +
     'Options:\n' +
-    section('options', 17) +
+    section('options', 21) +
     '\nLimits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):\n' +
     section('limits', 24)
 }
 
+/** Two lines, not the whole usage, so the mistake is what stays on the screen. */
 export function exitWithUsage(message: string): never {
-  process.stderr.write(`restdir: ${message}\n\n${usageText()}`)
+  process.stderr.write(`restdir: ${message}\nrestdir --help for every option\n`)
   process.exit(2)
 }
 
 /**
  * One line per option (and one more for each further line of its help), the help starting at
- * `column`; the few flags too long for it line up with each other four columns further.
+ * `column`; the few flags too long for it line up with each other four columns further. In a
+ * section with short flags, the long ones line up: `-p, --port N` above `    --host HOST`.
  */
 function section(name: CliOption['section'], column: number): string {
-  return optionsTable
-    .filter((option) => option.section === name)
+  const options = optionsTable.filter((option) => option.section === name)
+  const indent = options.some((option) => option.short) ? '    ' : ''
+  return options
     .map((option) => {
-      const flag = flagWithPlaceholder(option)
+      const flag = option.short ? flagsWithPlaceholder(option) : indent + flagsWithPlaceholder(option)
       const width = flag.length + 2 <= column ? column : column + 4
       const [first, ...more] = fillIn(option.usage, option).split('\n')
       return `  ${flag.padEnd(width)}${first}\n` + more.map((line) => `${' '.repeat(2 + width)}${line}\n`).join('')

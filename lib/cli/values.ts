@@ -58,3 +58,19 @@ function parseDuration(text: string, source: string): number {
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000 }
   return Math.ceil(Number(match[1]) * units[(match[2] ?? 'ms').toLowerCase()])
 }
+
+/** What a flag takes, in words, for `--port needs a value: …` (docs/cli.md, "Mistakes on the command line"). */
+export function whatItTakes(option: CliOption): string {
+  switch (option.value) {
+    case 'port': return 'a port number, 0 for any free one'
+    case 'prefix': return 'a path, such as /api'
+    case 'count': return 'a whole number of at least 1'
+    case 'size':
+    case 'positive-size': return 'a size, such as 512kb or 2mb'
+    case 'duration': return 'a time, such as 500ms, 10s or 2m'
+    case 'delay': return 'a number of milliseconds (0-600000)'
+    case 'secret': return 'the secret every write must send'
+    case 'text':
+    case 'switch': return option.takes ?? option.placeholder ?? 'a value'
+  }
+}

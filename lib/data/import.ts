@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { createWithNewId } from './ids.ts'
+import { alreadyImported } from './import-repeats.ts'
 import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from '../json/values.ts'
 import { inexactJson, pathOf } from '../json/syntax.ts'
@@ -75,9 +76,12 @@ export async function importDatabase(store: Store, database: unknown, options: I
     plan.problems.push(...(await usernamesTakenInStore(store, plan.items)))
   }
   if (plan.problems.length > 0) throw new ImportError(plan.problems)
+  // Id-less items a previous import of this file wrote already are not added again under new ids.
+  const repeated = await alreadyImported(store, plan.items.filter((item) => !('path' in item)) as Array<Extract<Planned, { parent: NodePath }>>)
   let written = 0
   const writeAll = async (items: Planned[], parentOf: (item: Planned) => NodePath): Promise<void> => {
     for (const item of items) {
+      if (repeated.has(item as Extract<Planned, { parent: NodePath }>)) continue
       let path: NodePath
       if ('path' in item) {
         path = [...parentOf(item), item.path[item.path.length - 1]]

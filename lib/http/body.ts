@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isUtf8 } from 'node:buffer'
 import { HttpError } from '../http-error.ts'
 import { closeOnceDrained } from './linger.ts'
+import { quotedHeader } from './problem.ts'
 import { decodeUrlEncoded } from '../path.ts'
 import { isObject, jsonKindOf, type JsonObject } from '../json/values.ts'
 import { inexactJson, jsonErrorOffset } from '../json/syntax.ts'
@@ -63,8 +64,8 @@ function checkContentEncoding(header: string | undefined): void {
   if (header === undefined) return
   const codings = header.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity')
   if (codings.length === 0) return
-  const named = JSON.stringify(codings.join(', ').slice(0, 60))
-  throw new HttpError(415, `Content-Encoding ${named} is not accepted; send the body uncompressed.`, { 'Accept-Encoding': 'identity' })
+  const named = quotedHeader(codings.join(', ').slice(0, 60))
+  throw new HttpError(415, `Content-Encoding "${named}" is not accepted; send the body uncompressed.`, { 'Accept-Encoding': 'identity' })
 }
 
 function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: BodyLimits): JsonObject {
@@ -73,12 +74,27 @@ function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: 
     throw new HttpError(415, 'The request has a body but no Content-Type; send it as JSON with "Content-Type: application/json".')
   }
   if (kind === 'unsupported') {
-    throw new HttpError(415, `Content-Type "${req.headers['content-type']}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
+    throw new HttpError(415, `Content-Type "${quotedHeader(req.headers['content-type']!)}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
   }
   const text = decodeUtf8(bytes)
-  if (kind === 'form') return Object.fromEntries(decodeUrlEncoded(text, 'form field'))
+  if (kind === 'form') {
+    refuseJsonSentAsForm(text)
+    return Object.fromEntries(decodeUrlEncoded(text, 'form field'))
+  }
   checkDepth(text, limits.maxDepth)
   return requireObject(parseJson(text))
+}
+
+/**
+ * `curl -d '{"a":1}'` labels its body a form, which would store a field named `{"a":1}` with an empty
+ * value. A form encoder percent-encodes `{` and `[` (the WHATWG URL standard,
+ * application/x-www-form-urlencoded serializer), so a form body that starts with one is JSON sent
+ * with the wrong Content-Type: refused, nothing stored (docs/http-api.md, "Requests and errors").
+ */
+function refuseJsonSentAsForm(text: string): void {
+  const first = text.trimStart()[0]
+  if (first !== '{' && first !== '[') return
+  throw new HttpError(415, 'The body is JSON but its Content-Type says a form (application/x-www-form-urlencoded, curl -d\'s default); send it with "Content-Type: application/json" (curl -H \'Content-Type: application/json\', or curl --json).')
 }
 
 function requireObject(value: unknown): JsonObject {
@@ -113,7 +129,7 @@ function bodyKind(header: string | undefined): BodyKind {
 function tooLarge(req: IncomingMessage, limits: BodyLimits): HttpError {
   // The rest of the body is never buffered; it is read and dropped, within bounds, so the client reads the 413 before the close.
   closeOnceDrained(req, Math.max(MIN_DRAIN_BYTES, 4 * limits.maxBody))
-  return new HttpError(413, `The body is larger than the limit of ${limits.maxBody} bytes.`, { Connection: 'close' })
+  return new HttpError(413, `The body is larger than the limit of ${limits.maxBody} bytes; send a smaller one, or raise the limit with --max-body (maxBody as a library option).`, { Connection: 'close' })
 }
 
 function readBytes(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {

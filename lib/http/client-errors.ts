@@ -2,7 +2,7 @@ import type { Server, ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { HttpError } from '../http-error.ts'
-import { problemJson, sendProblem } from './problem.ts'
+import { problemJson, quotedHeader, sendProblem } from './problem.ts'
 
 /**
  * Node's HTTP parser refuses some requests before any handler sees them: a
@@ -21,7 +21,7 @@ export function answerClientErrors(server: Server): void {
   // Node's own 417 has no body (RFC 9110 §10.1.1: a server may refuse an expectation it does not know).
   server.on('checkExpectation', (req, res: ServerResponse) => {
     const expectation = String(req.headers.expect).slice(0, 100)
-    sendProblem(res, new HttpError(417, `Expect: ${JSON.stringify(expectation)} is not understood; the only expectation restdir meets is 100-continue.`, { Connection: 'close' }))
+    sendProblem(res, new HttpError(417, `Expect: "${quotedHeader(expectation)}" is not understood; the only expectation restdir meets is 100-continue.`, { Connection: 'close' }))
   })
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { HttpError } from '../http-error.ts'
+import { quotedHeader } from './problem.ts'
 
 /*
  * Conditional requests (RFC 9110 §13), for documents (lib/http/respond.ts, and the
@@ -133,7 +134,7 @@ export function writePreconditions(headers: WriteConditionHeaders): ((current: {
   return (current) => {
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, current?.etag)) {
       throw new HttpError(412, current
-        ? `If-Match ${ifMatch} does not match the current version ${current.etag}; read the document again and retry.`
+        ? `If-Match ${quotedHeader(ifMatch)} does not match the current version ${current.etag}; read the document again and retry.`
         : 'If-Match was sent but there is no document here.')
     }
     if (ifNoneMatch !== undefined && !ifNoneMatchHolds(ifNoneMatch, current?.etag)) {

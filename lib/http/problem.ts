@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { STATUS_CODES } from 'node:http'
+import { isUtf8 } from 'node:buffer'
 import { StoreError } from '../store/errors.ts'
 import { NothingStored } from '../data/documents.ts'
 import { joinPath } from '../path.ts'
@@ -34,6 +35,27 @@ export function problemJson(error: HttpError): string {
     status: error.status,
     detail: error.detail,
   })
+}
+
+/** The most of a header value a detail quotes; the rest is `…`. */
+const MAX_QUOTED_HEADER = 200
+
+/**
+ * A header value as a detail quotes it, faithfully: Node hands header values over as Latin-1
+ * strings (one character a byte), so typographic quotes pasted into an If-Match would come back
+ * as `â€œ`. The bytes are read as UTF-8 when they are UTF-8; a byte that is not, and a control
+ * character, is written `\xNN`. Every detail that quotes a header goes through here
+ * (docs/http-api.md, "Requests and errors").
+ */
+export function quotedHeader(value: string): string {
+  const bytes = Buffer.from(value, 'latin1')
+  const text = isUtf8(bytes) ? bytes.toString('utf8') : [...value].map((char) => (char.charCodeAt(0) > 0x7e ? hexEscape(char) : char)).join('')
+  const shown = text.replace(/[\x00-\x1f\x7f]/g, hexEscape)
+  return shown.length > MAX_QUOTED_HEADER ? `${shown.slice(0, MAX_QUOTED_HEADER)}…` : shown
+}
+
+function hexEscape(char: string): string {
+  return `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`
 }
 
 /** Turns anything thrown into an HttpError; unknown faults become a 500 that says nothing internal. */

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { optionDefaults, resolveSettings, type RestdirOptions } from '../../lib/options.ts'
-import { defaultOf, fillIn, flagWithPlaceholder, optionOf, optionsTable, shownDefault } from '../../lib/cli/options-table.ts'
+import { defaultOf, fillIn, flagsWithPlaceholder, flagWithPlaceholder, optionOf, optionsTable, shownDefault } from '../../lib/cli/options-table.ts'
 import { optionsMarkdown } from '../../lib/cli/options-markdown.ts'
 import { defaultBodyLimits } from '../../lib/http/body.ts'
 import { defaultPathLimits } from '../../lib/path.ts'
@@ -49,7 +49,7 @@ test('--help prints every option of the table with its help and the default the 
   const lines = help.stdout.split('\n')
   for (const option of optionsTable) {
     const [first, ...more] = fillIn(option.usage, option).split('\n')
-    const line = lines.findIndex((text) => text.startsWith(`  ${flagWithPlaceholder(option)} `))
+    const line = lines.findIndex((text) => text.startsWith(`  ${flagsWithPlaceholder(option)} `) || text.startsWith(`      ${flagWithPlaceholder(option)} `))
     assert.ok(line >= 0, `--help has a line for ${flagWithPlaceholder(option)}`)
     assert.ok(lines[line].endsWith(` ${first}`), `--help: ${lines[line]}`)
     more.forEach((text, n) => assert.is(lines[line + 1 + n].trim(), text))

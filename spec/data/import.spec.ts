@@ -153,4 +153,26 @@ test('numeric ids come back as numbers and list in numeric order, as json-server
   }
 })
 
+test('importing the same db.json again with --force adds no second copy of its items without an id; a new or a further equal item is added', async () => {
+  const dir = await folder()
+  const file = join(dir, 'db.json')
+  const store = join(dir, 'store')
+  const posts = (docs: Map<string, unknown>) => [...docs.entries()].filter(([at]) => at.startsWith('posts/')).map(([, doc]) => doc as Record<string, unknown>)
+  const titles = async () => posts(await readDocumentFiles(store)).map((doc) => String(doc.title)).sort()
+  writeFileSync(file, JSON.stringify({ posts: [{ id: 1, title: 'one' }, { title: 'a' }, { title: 'a' }, { title: 'b', tags: ['x'] }] }))
+  assert.is((await runCli(['--import', file, '--store', store])).code, 0)
+  assert.equal(await titles(), ['a', 'a', 'b', 'one'])
+  const firstIds = posts(await readDocumentFiles(store)).map((doc) => doc.id)
+  for (let again = 0; again < 2; again++) {
+    const exit = await runCli(['--import', file, '--store', store, '--force'])
+    assert.is(exit.code, 0, exit.stderr)
+    assert.equal(await titles(), ['a', 'a', 'b', 'one'], `run ${again + 2} adds nothing`)
+  }
+  assert.equal(posts(await readDocumentFiles(store)).map((doc) => doc.id).sort(), firstIds.sort(), 'the items keep the ids they were given first')
+  // A field that differs makes another item; a third equal item is a third copy.
+  writeFileSync(file, JSON.stringify({ posts: [{ id: 1, title: 'one' }, { title: 'a' }, { title: 'a' }, { title: 'a' }, { title: 'b', tags: ['y'] }] }))
+  assert.is((await runCli(['--import', file, '--store', store, '--force'])).code, 0)
+  assert.equal(await titles(), ['a', 'a', 'a', 'b', 'b', 'one'])
+})
+
 test.run()

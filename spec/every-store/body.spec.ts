@@ -64,6 +64,25 @@ test('any other content type is 415, and a body with no Content-Type is 415 too'
   assertProblem(await api.request('GET', '/types/refused'), 404)
 })
 
+test('JSON sent as a form (curl -d without a Content-Type) is 415 saying to send application/json, and nothing is stored or changed', async () => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+  assertJson(await api.request('PUT', '/curl-notes/kept', { body: { text: 'before' } }), 201)
+  const cases: Array<[string, string, string]> = [
+    ['POST', '/curl-notes', '{"text":"hi"}'],
+    ['POST', '/curl-notes', '  {"text":"a=b&c=d"}'],
+    ['PUT', '/curl-notes/new', '{"text":"hi"}'],
+    ['PATCH', '/curl-notes/kept', '{"text":"after"}'],
+    ['POST', '/curl-notes', '[{"text":"hi"}]'],
+  ]
+  for (const [method, target, body] of cases) {
+    const answer = await api.request(method, target, { body, headers: form })
+    assertProblem(answer, 415, /JSON but its Content-Type says a form.*"Content-Type: application\/json"/)
+  }
+  assertJson(await api.request('GET', '/curl-notes'), 200, [{ id: 'kept', text: 'before' }])
+  // A real form's braces come percent-encoded, and are read as the form they are.
+  assertJson(await api.request('PUT', '/curl-notes/form', { body: 'text=%7Bhi%7D', headers: form }), 201, { id: 'form', text: '{hi}' })
+})
+
 // Empty and non-object bodies
 
 test('an empty body counts as {} on PUT, POST and PATCH, with or without a Content-Type', async () => {
@@ -189,7 +208,7 @@ test('a body of exactly the limit is accepted and one byte more is 413 with Conn
   assertJson(await small.request('PUT', '/size/exact', { body: exact, headers: jsonType }), 201)
   const over = `{"a":"${'x'.repeat(LIMIT - 7)}"}`
   const answer = await small.request('PUT', '/size/over', { body: over, headers: jsonType })
-  assertProblem(answer, 413, new RegExp(`${LIMIT} bytes`))
+  assertProblem(answer, 413, new RegExp(`limit of ${LIMIT} bytes; .*--max-body`))
   assert.is(answer.headers.connection, 'close')
   assertProblem(await small.request('GET', '/size/over'), 404)
 })

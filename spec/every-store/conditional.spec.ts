@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { racingStoreOptions, startServer, type TestServer } from '../support/helpers.ts'
 import { assertProblem } from '../support/assertions.ts'
+import { rawExchange, rawRequest } from '../support/raw-http.ts'
 import { MemoryStore } from '../../lib/store/index.ts'
 
 // docs/http-api.md, "Versions and conditional requests" (RFC 9110 §13): strong ETags on every document answer, conditional reads (304),
@@ -115,6 +116,21 @@ conditional('PUT, PATCH and DELETE with a stale If-Match are 412 and change noth
 
   const after = await current(server, '/cond/locked')
   assert.equal(after, { status: 200, etag: now.headers.etag, doc: { id: 'locked', v: 2 } })
+})
+
+conditional('an If-Match pasted with typographic characters is quoted in the 412 as sent, and bytes that are not UTF-8 as \\xNN', async ({ server }) => {
+  const stored = await server.request('PUT', '/cond/pasted', { body: { v: 1 } })
+  const pasted = '\u201ckT3\u2026\u201d'
+  const request = rawRequest('PUT', '/cond/pasted', { body: { v: 2 }, headers: { 'If-Match': pasted }, close: true })
+  const typographic = (await rawExchange(server.port, Buffer.from(request, 'utf8'))).answers[0]
+  assert.is(typographic.status, 412)
+  const detail = JSON.parse(typographic.body.toString('utf8')).detail as string
+  assert.ok(detail.startsWith(`If-Match ${pasted} does not match the current version`), detail)
+  const notUtf8 = Buffer.from(rawRequest('PUT', '/cond/pasted', { body: { v: 3 }, headers: { 'If-Match': '"kT3\u00ff"' }, close: true }), 'latin1')
+  const escaped = (await rawExchange(server.port, notUtf8)).answers[0]
+  assert.is(escaped.status, 412)
+  assert.ok((JSON.parse(escaped.body.toString('utf8')).detail as string).startsWith('If-Match "kT3\\xff" does not match'), escaped.body.toString())
+  assert.equal(await current(server, '/cond/pasted'), { status: 200, etag: stored.headers.etag, doc: { id: 'pasted', v: 1 } })
 })
 
 conditional('a weak tag never satisfies If-Match, which compares strongly (RFC 9110 §8.8.3.2)', async ({ server }) => {

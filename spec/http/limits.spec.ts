@@ -292,7 +292,7 @@ flags('a bad limit flag says what is wrong and exits with status 2', async () =>
   results.forEach((result, index) => {
     assert.is(result.code, 2, cases[index].join(' '))
     assert.ok(result.stderr.includes(cases[index][0]), result.stderr)
-    assert.match(result.stderr, /Usage: restdir/)
+    assert.match(result.stderr, /\nrestdir --help for every option\n$/)
   })
 })
 

@@ -67,6 +67,25 @@ const MIGRATIONS: Record<string, (client: SchemaClient) => Promise<void>> = {
 }
 
 /**
+ * The tables are made in the first schema of the connection's search_path that exists. When none
+ * does (a `?options=-c search_path=name` whose schema was never made), PostgreSQL's own words are
+ * `3F000: no schema has been selected to create in`: this says which schema and how to make it
+ * (docs/postgres.md, "Choosing the store").
+ */
+async function requireSchemaToMakeIn(client: SchemaClient, location: string): Promise<void> {
+  const { rows } = await client.query("SELECT current_schema() AS schema, current_setting('search_path') AS path, current_user AS role")
+  if (rows[0].schema !== null) return
+  const named = String(rows[0].path).split(',').map((name) => name.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean)
+  const first = named[0] === '$user' ? String(rows[0].role) : named[0]
+  if (first === undefined) throw new SchemaError(`the database ${location} has an empty search_path, so restdir has no schema to make its tables in; name one in the URL (?options=-c%20search_path%3Dname).`)
+  const identifier = /^[a-z_][a-z0-9_]*$/.test(first) ? first : `"${first.replaceAll('"', '""')}"`
+  throw new SchemaError(
+    `the database ${location} has no schema ${JSON.stringify(first)}, which its search_path (${String(rows[0].path)}) names for restdir's tables; ` +
+      `make it (CREATE SCHEMA ${identifier};) or name one that exists.`,
+  )
+}
+
+/**
  * Makes the schema on first start, or moves an older version to this one,
  * under an advisory lock so that servers starting at once do it once, in one
  * transaction, so a failed move leaves the old version whole. Refuses a
@@ -87,6 +106,7 @@ export async function ensureSchema(
     await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir schema'))")
     const { rows } = await client.query("SELECT to_regclass('restdir_meta') IS NOT NULL AS present")
     if (rows[0].present !== true) {
+      await requireSchemaToMakeIn(client, location)
       await makeVersion1(client)
       await migrateToVersion2(client)
       await client.query('COMMIT')

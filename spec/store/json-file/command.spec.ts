@@ -34,7 +34,7 @@ test('two stores, or a store argument with --store, are a usage error (exit 2)',
   const two = await runCli(['a.json', 'b.json'])
   assert.is(two.code, 2)
   assert.match(two.stderr, /restdir takes one store to serve .*not 2: a\.json b\.json/)
-  assert.match(two.stderr, /Usage: restdir \[options\] \[STORE\]/)
+  assert.match(two.stderr, /\nrestdir --help for every option\n$/)
   const both = await runCli(['a.json', '--store', 'folder'])
   assert.is(both.code, 2)
   assert.match(both.stderr, /The store is given twice, as a\.json and as --store/)

@@ -132,6 +132,22 @@ test('a database holding a schema version this restdir does not know is refused,
   await schema.drop()
 })
 
+test('a search_path naming a schema that does not exist is refused, naming the schema and how to make it, by the library and by the command', async () => {
+  const url = new URL(postgres!.url)
+  const missing = `nowhere_${process.pid}_${randomBytes(3).toString('hex')}`
+  url.searchParams.set('options', `-c search_path=${missing}`)
+  let refused: unknown
+  await PostgresStore.open(url.toString(), { log: () => {} }).catch((error: unknown) => (refused = error))
+  assert.instance(refused, SchemaError)
+  assert.match((refused as Error).message, new RegExp(`has no schema "${missing}", which its search_path \\(${missing}\\) names .*CREATE SCHEMA ${missing};`))
+  const cli = await runCli(['--port', '0', '--store', url.toString()])
+  assert.is(cli.code, 1)
+  assert.ok(cli.stderr.includes(`CREATE SCHEMA ${missing};`), cli.stderr)
+  assert.not.match(cli.stderr, /3F000|no schema has been selected/)
+  const made = await adminQuery(postgres!.url, 'SELECT count(*)::int AS count FROM pg_namespace WHERE nspname = $1', [missing])
+  assert.equal(made.rows, [{ count: 0 }], 'no schema is made behind the user\'s back')
+})
+
 test('a database not encoded in UTF-8 is refused with a message saying so, and gets no tables', async () => {
   const name = `restdir_ascii_${process.pid}`
   await adminQuery(postgres!.url, `CREATE DATABASE ${name} ENCODING 'SQL_ASCII' LOCALE 'C' TEMPLATE template0`)
