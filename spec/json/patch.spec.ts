@@ -131,7 +131,7 @@ test('replace keeps an object member in its place', () => {
 })
 
 test('a "__proto__" key is added, copied and read as plain data, never as a prototype', () => {
-  const result = patched({}, [
+  const result = patched(JSON.parse('{"kept": {"__proto__": {"deep": 1}}}'), [
     { op: 'add', path: '/__proto__', value: { polluted: true } },
     { op: 'copy', from: '/__proto__', path: '/copy' },
     { op: 'test', path: '/__proto__/polluted', value: true },
@@ -139,7 +139,7 @@ test('a "__proto__" key is added, copied and read as plain data, never as a prot
   assert.is(Object.getPrototypeOf(result), Object.prototype)
   assert.ok(Object.hasOwn(result, '__proto__'))
   assert.is(({} as Record<string, unknown>).polluted, undefined)
-  assert.is(JSON.stringify(result), '{"__proto__":{"polluted":true},"copy":{"polluted":true}}')
+  assert.is(JSON.stringify(result), '{"kept":{"__proto__":{"deep":1}},"__proto__":{"polluted":true},"copy":{"polluted":true}}')
 })
 
 test('a path through an inherited member names nothing', () => {
@@ -186,7 +186,7 @@ test('a test compares objects whatever their key order, and arrays item by item'
 })
 
 test('copies that would make the document grow past the limit are refused: copying it into itself doubles it', () => {
-  const doubling = Array.from({ length: 40 }, (_, index) => ({ op: 'copy', from: '', path: `/c${index}` }))
+  const doubling = Array.from({ length: 12 }, (_, index) => ({ op: 'copy', from: '', path: `/c${index}` }))
   assert.match(refusal({ a: [1, 2, 3] }, doubling).message, /copies more than 1000 values/)
 })
 
