@@ -244,13 +244,12 @@ export type PatchBody = { type: 'json-patch'; operations: unknown } | { type: 'm
  */
 export async function readPatchBody(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<PatchBody> {
   const header = req.headers['content-type']
-  if (bodyKind(header) === 'unsupported') {
-    throw new HttpError(415, `Content-Type "${header}" is not a patch this server applies; send application/merge-patch+json (or application/json) for a merge patch (RFC 7396), or application/json-patch+json for a JSON Patch (RFC 6902).`, { 'Accept-Patch': ACCEPT_PATCH })
-  }
   if ((header ?? '').split(';', 1)[0].trim().toLowerCase() !== 'application/json-patch+json') {
     const patch = await readJsonBody(req, limits).catch((error: unknown) => {
       if (!(error instanceof HttpError) || error.status !== 415) throw error
-      throw new HttpError(415, error.detail, { ...error.headers, 'Accept-Patch': ACCEPT_PATCH })
+      const ofType = bodyKind(header) === 'unsupported' && !Object.hasOwn(error.headers, 'Accept-Encoding')
+      const detail = ofType ? `Content-Type "${header}" is not a patch this server applies; send application/merge-patch+json (or application/json) for a merge patch (RFC 7396), or application/json-patch+json for a JSON Patch (RFC 6902).` : error.detail
+      throw new HttpError(415, detail, { ...error.headers, 'Accept-Patch': ACCEPT_PATCH })
     })
     return { type: 'merge', patch }
   }
