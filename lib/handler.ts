@@ -13,6 +13,7 @@ import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
 import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
+import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
@@ -133,7 +134,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     if (match) {
       context.params = match.params
       if (wantsChanges(context)) return serveChanges(context, streams, match.handler)
-      if (method === 'OPTIONS') return sendNoContent(context, { Allow: match.allow.join(', ') })
+      if (method === 'OPTIONS') return sendNoContent(context, optionsHeaders(match.allow))
       if (!match.handler) {
         throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
       }

@@ -245,3 +245,45 @@ function lineAndColumn(text: string, offset: number): string {
   }
   return `line ${line}, column ${offset - lineStart + 1} (offset ${offset})`
 }
+
+/** The patch formats a PATCH takes, for `Accept-Patch` (RFC 5789 §3.1; docs/http-api.md, "PATCH"). */
+export const ACCEPT_PATCH = 'application/merge-patch+json, application/json-patch+json'
+
+/** A PATCH body: a JSON Patch (RFC 6902), not yet checked, or a merge patch (RFC 7396) as readJsonBody reads it. */
+export type PatchBody = { type: 'json-patch'; operations: unknown } | { type: 'merge'; patch: JsonObject }
+
+/**
+ * Reads a PATCH body by its media type: `application/json-patch+json` is a JSON
+ * Patch (any JSON value here: the patch's own checks say what is wrong with it);
+ * JSON, any other `+json` type and a form are a merge patch. A 415 carries
+ * `Accept-Patch` and says which types are taken (RFC 5789 §2.2).
+ */
+export async function readPatchBody(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<PatchBody> {
+  const header = req.headers['content-type']
+  if ((header ?? '').split(';', 1)[0].trim().toLowerCase() !== 'application/json-patch+json') {
+    const patch = await readJsonBody(req, limits).catch((error: unknown) => {
+      if (!(error instanceof HttpError) || error.status !== 415) throw error
+      const ofType = bodyKind(header) === 'unsupported' && !Object.hasOwn(error.headers, 'Accept-Encoding')
+      const detail = ofType ? `Content-Type "${header}" is not a patch this server applies; send application/merge-patch+json (or application/json) for a merge patch (RFC 7396), or application/json-patch+json for a JSON Patch (RFC 6902).` : error.detail
+      throw new HttpError(415, detail, { ...error.headers, 'Accept-Patch': ACCEPT_PATCH })
+    })
+    return { type: 'merge', patch }
+  }
+  if (req.readableEnded) {
+    const earlier = (req as IncomingMessage & { body?: unknown }).body
+    // Nothing there is the embedding app's fault, which readJsonBody reports.
+    if (earlier === undefined) return { type: 'merge', patch: await readJsonBody(req, limits) }
+    if (!Buffer.isBuffer(earlier) && typeof earlier !== 'string') return { type: 'json-patch', operations: earlier }
+    return { type: 'json-patch', operations: parseJsonText(Buffer.from(earlier), limits) }
+  }
+  checkContentEncoding(req.headers['content-encoding'])
+  if (Number(req.headers['content-length']) > limits.maxBody) throw tooLarge(req, limits)
+  sendContinue(req)
+  return { type: 'json-patch', operations: parseJsonText(await readBytes(req, limits), limits) }
+}
+
+function parseJsonText(bytes: Buffer, limits: BodyLimits): unknown {
+  const text = decodeUtf8(bytes)
+  checkDepth(text, limits.maxDepth)
+  return parseJson(text)
+}

@@ -1,15 +1,16 @@
 import type { Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
-import type { Doc, NodePath } from '../store/store.ts'
+import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
-import { mergePatch, type JsonObject } from '../json/values.ts'
+import type { JsonObject } from '../json/values.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
 import { parseDependents, removeDependents } from '../listing/relations.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../store/new-id.ts'
+import { optionsHeaders, readPatch } from './patch.ts'
 
 /**
  * The generic data API (docs/http-api.md, "The generic data API"): every URL not
@@ -30,7 +31,7 @@ const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
 export async function handleGeneric(context: Context, requireOwners: RequireOwners): Promise<void> {
   const { method, path } = context
   const allowed = path.length === 0 ? rootMethods : genericMethods
-  if (method === 'OPTIONS') return sendNoContent(context, { Allow: allowed.join(', ') })
+  if (method === 'OPTIONS') return sendNoContent(context, optionsHeaders(allowed))
   if (!allowed.includes(method)) {
     throw new HttpError(405, `${method} is not allowed on ${joinPath(path)}.`, { Allow: allowed.join(', ') })
   }
@@ -98,17 +99,19 @@ async function replaceDocument(context: Context, requireOwners: RequireOwners): 
 }
 
 async function patchDocument(context: Context): Promise<void> {
-  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
-  const id = checkId(context.path, patch)
+  const patch = await readPatch(context)
+  const id = checkId(context.path, patch.merge ?? {})
   const outcome = await context.documents.write(
     context.path,
     (current) => {
       if (!current) throw new NothingStored(context.path)
-      const merged = mergePatch(current.doc, withoutId(patch)) as Doc
+      const merged = patch.apply(current.doc)
+      // A JSON Patch's result is held to a PUT body's rule: its id may follow the URL, never differ.
+      if (!patch.merge) return { id: checkId(context.path, merged), ...withoutId(merged) }
       // An imported numeric id stays a number unless the patch spells it otherwise.
-      return { id: Object.hasOwn(patch, 'id') || String(current.doc.id) !== String(id) ? id : current.doc.id, ...withoutId(merged) }
+      return { id: Object.hasOwn(patch.merge, 'id') || String(current.doc.id) !== String(id) ? id : current.doc.id, ...withoutId(merged) }
     },
-    { preconditions: preconditionsOf(context), patch },
+    { preconditions: preconditionsOf(context), patch: patch.merge },
   )
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }

@@ -1,17 +1,18 @@
 import type { Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
 import type { Params } from '../http/router.ts'
-import type { Doc, NodePath } from '../store/store.ts'
+import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { arrayFieldProblem, playlistFamily } from '../data/declarations.ts'
 import { readJsonBody } from '../http/body.ts'
-import { mergePatch, type JsonObject } from '../json/values.ts'
+import type { JsonObject } from '../json/values.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { sendStoredDocument } from './collection.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } from './declared.ts'
 import { users } from './users.ts'
+import { readPatch } from './patch.ts'
 
 /**
  * Playlists of a user (docs/http-api.md, "Users and playlists"):
@@ -69,14 +70,15 @@ async function replacePlaylist(context: Context): Promise<void> {
 
 async function patchPlaylist(context: Context): Promise<void> {
   const { user_id: userId, playlist_id: playlistId } = context.params
-  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
-  refuseIdChanges(patch, userId, playlistId)
-  if (Object.hasOwn(patch, 'songs') && patch.songs !== null) songsOf(patch)
+  const patch = await readPatch(context)
+  if (patch.merge) refuseIdChanges(patch.merge, userId, playlistId)
+  if (patch.merge && Object.hasOwn(patch.merge, 'songs') && patch.merge.songs !== null) songsOf(patch.merge)
   const outcome = await context.documents.write(playlistPath(context), (current) => {
     if (!current) throw noPlaylist(context)
-    const merged = mergePatch(current.doc, patch) as Doc
+    const merged = patch.apply(current.doc)
+    refuseIdChanges(merged, userId, playlistId)
     return { ...merged, playlist_id: playlistId, user_id: userId, songs: songsOf(merged) }
-  }, { preconditions: preconditionsOf(context), patch })
+  }, { preconditions: preconditionsOf(context), patch: patch.merge })
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 

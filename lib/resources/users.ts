@@ -7,11 +7,12 @@ import { NothingStored } from '../data/documents.ts'
 import { uniqueFieldProblem, userFamily } from '../data/declarations.ts'
 import { isStoreError } from '../store/errors.ts'
 import { readJsonBody } from '../http/body.ts'
-import { mergePatch, type JsonObject } from '../json/values.ts'
+import type { JsonObject } from '../json/values.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, type DeclaredResource } from './declared.ts'
 import { sendStoredDocument } from './collection.ts'
+import { readPatch } from './patch.ts'
 
 /**
  * Users (docs/http-api.md, "Users and playlists"): `{ "user_id": …, …fields }` at
@@ -71,16 +72,17 @@ async function replaceUser(context: Context): Promise<void> {
 
 async function patchUser(context: Context): Promise<void> {
   const userId = context.params.user_id
-  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
-  refuseIdChange(patch, userId)
+  const patch = await readPatch(context)
+  if (patch.merge) refuseIdChange(patch.merge, userId)
   let merged: Doc = {}
   const outcome = await context.documents
     .write(userPath(context), (current) => {
       if (!current) throw noUser(userId)
-      merged = mergePatch(current.doc, patch) as Doc
+      merged = patch.apply(current.doc)
+      refuseIdChange(merged, userId)
       checkUsername(merged)
       return { ...merged, user_id: userId }
-    }, { preconditions: preconditionsOf(context), unique: usernames(context), patch })
+    }, { preconditions: preconditionsOf(context), unique: usernames(context), patch: patch.merge })
     .catch((error: unknown) => usernameTaken(error, merged))
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }

@@ -5,7 +5,7 @@ import type { RequireOwners } from '../generic.ts'
 import { HttpError } from '../../http-error.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { readJsonBody } from '../../http/body.ts'
-import { mergePatch, type JsonObject } from '../../json/values.ts'
+import type { JsonObject } from '../../json/values.ts'
 import { sendJson } from '../../http/respond.ts'
 import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
@@ -13,6 +13,7 @@ import { checkNewChildPath, joinPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
 import { removeDependents } from '../../listing/relations.ts'
 import { withoutOwnId } from './singular.ts'
+import { readPatch } from '../patch.ts'
 
 /*
  * A collection and its members as json-server 0.17 answers them
@@ -96,17 +97,18 @@ export async function replaceMember(context: Context): Promise<void> {
 /**
  * PATCH of a member or a singular resource: json-server's shallow update (each
  * top-level field of the body replaces the stored one), or with
- * `Content-Type: application/merge-patch+json` RFC 7396's merge.
+ * `Content-Type: application/merge-patch+json` RFC 7396's merge, or with
+ * `application/json-patch+json` a JSON Patch (RFC 6902).
  */
 export async function updateDocument(context: Context, keepsId: boolean): Promise<void> {
   const mergeType = /^application\/merge-patch\+json\b/i.test(context.req.headers['content-type'] ?? '')
-  const patch = await readJsonBody(context.req, context.settings.bodyLimits)
+  const patch = await readPatch(context)
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
-    if (keepsId) checkBodyId(context.path, patch)
-    const updated = (mergeType ? mergePatch(current.doc, patch) : { ...current.doc, ...patch }) as Doc
+    const updated = patch.merge && !mergeType ? { ...current.doc, ...patch.merge } : patch.apply(current.doc)
+    if (keepsId) checkBodyId(context.path, patch.merge ?? updated)
     return keepsId ? { ...updated, id: current.doc.id ?? lastOf(context.path) } : updated
-  }, { preconditions: preconditionsOf(context), patch: mergeType ? patch : undefined })
+  }, { preconditions: preconditionsOf(context), patch: mergeType ? patch.merge : undefined })
   sendJson(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
 }
 
