@@ -5,6 +5,21 @@ import { sendJsonText, sendNoContent } from './respond.ts'
 import { pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 
+/** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
+const JSON_PATCH_SCHEMA = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['op', 'path'],
+    properties: {
+      op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+      path: { type: 'string' },
+      from: { type: 'string' },
+      value: {},
+    },
+  },
+}
+
 /**
  * The API description (docs/http-api.md, "Describing the API"): an OpenAPI 3.1
  * document of the running server, built on every request from what the
@@ -192,9 +207,16 @@ function documentOperations(what: string, schemaName: string, id: string, inputN
     },
     patch: {
       operationId: `patch_${id}`,
-      summary: `Merge-patch ${what} (RFC 7396)`,
+      summary: `Patch ${what}: a JSON Merge Patch (RFC 7396) or a JSON Patch (RFC 6902)`,
       parameters: [...parameters, param('If-Match')],
-      requestBody: { required: false, content: { 'application/json': { schema: ref(inputName) }, 'application/merge-patch+json': { schema: ref(inputName) } } },
+      requestBody: {
+        required: false,
+        content: {
+          'application/json': { schema: ref(inputName) },
+          'application/merge-patch+json': { schema: ref(inputName) },
+          'application/json-patch+json': { schema: JSON_PATCH_SCHEMA },
+        },
+      },
       responses: { 200: stored, ...writeProblems },
     },
     delete: {

@@ -68,6 +68,9 @@ test('GET /?_openapi answers an OpenAPI 3.1 document that a validator accepts', 
     assert.ok(getUser.responses['200'].headers.ETag)
     assert.ok(getUser.parameters.some((parameter: { $ref?: string }) => parameter.$ref === '#/components/parameters/If-None-Match'))
     assert.ok(document.paths['/posts/{id}'].put.parameters.some((parameter: { $ref?: string }) => parameter.$ref === '#/components/parameters/If-Match'))
+    for (const member of ['/posts/{id}', '/{collection}/{id}', '/user/{user_id}', '/user/{user_id}/playlist/{playlist_id}']) {
+      assert.equal(Object.keys(document.paths[member].patch.requestBody.content), ['application/json', 'application/merge-patch+json', 'application/json-patch+json'], `${member} takes both patch types`)
+    }
     const listing = document.paths['/posts'].get.parameters.map((parameter: { $ref: string }) => parameter.$ref.split('/').pop())
     for (const name of ['_sort', '_order', '_start', '_end', '_limit', '_page', 'q']) assert.ok(listing.includes(name), `lists ${name}`)
     assert.equal(document.components.schemas.posts.required, ['id', 'title'])
