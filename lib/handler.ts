@@ -73,6 +73,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     : openStore(options.store === undefined && settings.fixture !== undefined ? { memory: true } : options.store ?? optionDefaults.store, {
       sync: settings.sync,
       changeWindow: settings.changeWindow,
+      families: settings.families,
     })
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined

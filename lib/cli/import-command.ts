@@ -22,7 +22,7 @@ export async function importAndExit(source: string, target: StoreChoice, force: 
     if (sameStore) throw new UsageError(`--import ${sourceLabel}: ${sameStore}.`)
     // The source first: a folder in use by a server is refused before the target is touched.
     if (kind !== 'db.json') from = await openSource(source)
-    store = await openStore(target.location, { sync })
+    store = await openStore(target.location, { sync, families })
     if (from) {
       const summary = await copyStore(from, store, { force, sourceLabel })
       process.stdout.write(`copied ${plural(summary.documents, 'document')} from ${sourceLabel} into ${target.label}\n`)
