@@ -402,7 +402,7 @@ const problemTitles: Record<string, string> = {
   '403': 'Refused: a non-loopback Host, or an origin not allowed',
   '404': 'Nothing is stored here',
   '405': 'Method not allowed (see Allow), or the server is read-only',
-  '409': 'Conflict: the username is taken',
+  '409': 'Conflict: a unique value (such as a username) is taken',
   '412': 'A precondition (If-Match, If-None-Match) failed',
   '413': 'The body is over the size limit',
   '415': 'The body is neither JSON nor a form',
