@@ -17,8 +17,7 @@ import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
-import { users } from './resources/users.ts'
-import { playlists } from './resources/playlists.ts'
+import { familyResources } from './resources/family.ts'
 import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
 import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
@@ -38,7 +37,7 @@ export interface RestdirHandler {
   /** Resolves once the store is open; rejects when it cannot be (e.g. another restdir holds the folder). */
   ready: Promise<void>
   settings: Settings
-  /** The declared routes (users, playlists), each pattern with its methods, as the router holds them. */
+  /** The declared routes (the seed's: users, playlists), each pattern with its methods, as the router holds them. */
   readonly routes: ListedRoute[]
   /** The data layer, once the store is open. */
   readonly documents: Documents | undefined
@@ -61,7 +60,7 @@ export interface RestdirHandler {
 export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const settings = resolveSettings(options)
   const router = new Router<RouteHandler>(settings.pathLimits)
-  const declaredResources = [users, playlists]
+  const declaredResources = familyResources(settings.families)
   addDeclaredRoutes(router, declaredResources)
   const requireOwners = ownersCheck(declaredResources)
   // json-server 0.17's URL semantics, when on, answer the generic API's paths (docs/json-server.md, "The json-server mode").
@@ -75,7 +74,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const location = options.store === undefined && settings.fixture !== undefined ? { memory: true as const } : options.store ?? optionDefaults.store
   const opening: Promise<Store> = typeof location === 'object' && !('memory' in location)
     ? Promise.resolve(location)
-    : openStore(location, { sync: settings.sync, changeWindow: settings.changeWindow })
+    : openStore(location, { sync: settings.sync, changeWindow: settings.changeWindow, families: settings.families })
   const storeDescription = describeStore(location)
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
@@ -83,7 +82,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.fixture !== undefined) {
-      reset = resetter(await loadFixture(settings.fixture), () => opened)
+      reset = resetter(await loadFixture(settings.fixture, settings.families), () => opened)
       await reset() // the store starts from the fixture
     }
     documents = opened

@@ -8,3 +8,4 @@ export type { Store, Doc, NodePath, StoredDoc, StoredText, WriteResult, WriteCon
 export { importDatabase, importDatabaseFile, readDatabaseFile, ImportError, type ImportOptions, type ImportSummary } from './data/import.ts'
 export { copyStore, type CopyOptions, type CopySummary } from './data/copy.ts'
 export type { ResetSummary } from './data/reset.ts'
+export { seedDeclarations, parseDeclarations, DeclarationError, type Declarations, type FamilyDeclaration, type Family } from './data/declarations.ts'

@@ -8,6 +8,7 @@ import { packageRoot } from './package.ts'
 import { defaultListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './http/static-cache.ts'
+import { loadDeclarations, type Declarations } from './data/declarations.ts'
 
 /**
  * Options of `createHandler` and `createServer`; they mirror the command line, whose
@@ -76,6 +77,12 @@ export interface RestdirOptions {
    * Default: on for a `db.json` store, off for every other (see jsonServerModeFor).
    */
   jsonServer?: boolean
+  /**
+   * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
+   * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
+   * and playlists (`seedDeclarations`, lib/data/declarations.ts).
+   */
+  resources?: Declarations | string
   /** No request log. */
   quiet?: boolean
   /** Where the request log goes (default: console.log). */
@@ -129,6 +136,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
+    families: loadDeclarations(options.resources),
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer: jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined),

@@ -8,6 +8,9 @@
 // a MemoryStore, and on a PostgresStore (one PostgreSQL server for the pass,
 // see spec/support/postgres.ts; each test store gets a fresh schema), so the
 // whole HTTP API must answer the same on every store. The others run once.
+// The specs of users and playlists run once more with the seed's families
+// declared in a file (--resources, spec/support/fixtures/seed-resources.json),
+// so that a declaration read from JSON keeps every rule the default keeps.
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 
@@ -21,6 +24,10 @@ const everyStore = specs.filter((name) => name.startsWith('every-store/'))
 const passes = [{ label: 'file store', files: specs, store: 'file' }]
 if (everyStore.length > 0) passes.push({ label: 'memory store', files: everyStore, store: 'memory' })
 if (everyStore.length > 0) passes.push({ label: 'PostgreSQL store', files: everyStore, store: 'postgres' })
+const declaredFromFile = specs.filter((name) => /^(every-store\/(users|playlists)|resources\/declared)\.spec\.ts$/.test(name))
+if (declaredFromFile.length > 0) {
+  passes.push({ label: 'file store, families declared in a file', files: declaredFromFile, store: 'file', env: { RESTDIR_TEST_RESOURCES: 'spec/support/fixtures/seed-resources.json' } })
+}
 
 let passed = 0
 let failed = 0
@@ -28,7 +35,7 @@ let skipped = 0
 let allGood = specs.length > 0
 for (const pass of passes) {
   process.stdout.write(`\n== ${pass.label}: ${pass.files.length} spec file${pass.files.length === 1 ? '' : 's'}\n`)
-  const result = pass.store === 'postgres' ? await runOnPostgres(pass.files) : await runUvu(pass.files, pass.store)
+  const result = pass.store === 'postgres' ? await runOnPostgres(pass.files) : await runUvu(pass.files, pass.store, pass.env)
   passed += result.passed
   failed += result.failed
   skipped += result.skipped

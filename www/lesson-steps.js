@@ -11,11 +11,15 @@
  *   outcome  what the answer shows
  *   note     optional: a hint for a step that may go otherwise
  *
+ * A track's `needs` names the declared routes it teaches, as the server's API description
+ * (`?_openapi`) writes them: a server that declares other families shows the track not.
+ *
  * Text between backticks becomes code; between asterisks, emphasis.
  */
 export const tracks = [
   {
     title: 'Users and playlists',
+    needs: ['/user/{user_id}', '/user/{user_id}/playlist/{playlist_id}'],
     intro: 'A small music service: users, each with playlists. Follow the steps in order; each one uses what the one before created.',
     steps: [
       {

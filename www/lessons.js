@@ -1,4 +1,4 @@
-import { decodePath, relativeToBase } from './api.js'
+import { apiUrl, decodePath, relativeToBase } from './api.js'
 import { h, fill } from './dom.js'
 import { reasonPhrase } from './statuses.js'
 import { rememberedIds, tracks } from './lesson-steps.js'
@@ -8,31 +8,46 @@ import { rememberedIds, tracks } from './lesson-steps.js'
  * request and a button to send it. A step is done when a request like it
  * (same method and path) gets the status it expects, whether sent from the
  * lesson or typed by hand. Ids the server hands out are remembered from every
- * answer and fill the holes in later steps' paths.
+ * answer and fill the holes in later steps' paths. A track about declared
+ * resources shows only when the server declares them (its `?_openapi` says).
  */
-const allSteps = tracks.flatMap((track) => track.steps)
-
 export function createLessons(container, { base, onFill, onSend }) {
   const storageKey = `restdir.lessons ${base}`
   const state = loadState()
   const views = new Map()
   let lastRun
-  const progress = h('progress', { max: allSteps.length, value: 0, 'aria-labelledby': 'lessons-progress-text' })
+  let allSteps = []
+  const progress = h('progress', { max: 0, value: 0, 'aria-labelledby': 'lessons-progress-text' })
   const progressText = h('span', { id: 'lessons-progress-text' })
   const memory = h('p', { class: 'memory' })
 
-  fill(container,
-    h('div', { class: 'lessons-progress' }, progressText, progress,
-      h('button', { type: 'button', class: 'link-button', onclick: reset }, 'Start over')),
-    memory,
-    tracks.map((track) => h('section', { class: 'track' },
-      h('h3', { class: 'track-title' }, track.title),
-      h('p', { class: 'track-intro' }, track.intro),
-      h('ol', { class: 'steps' }, track.steps.map((step) => renderStep(step))),
-    )),
-  )
-  refresh()
-  openStep(firstUndone())
+  render(tracks)
+  fetch(apiUrl(base, '/') + '?_openapi', { headers: { Accept: 'application/json' } })
+    .then((response) => (response.ok ? response.json() : undefined))
+    .then((description) => {
+      const routes = Object.keys(description?.paths ?? {})
+      const shown = tracks.filter((track) => (track.needs ?? []).every((route) => routes.includes(route)))
+      if (description && shown.length < tracks.length) render(shown)
+    })
+    .catch(() => {}) // no description: every track stays
+
+  function render(shownTracks) {
+    allSteps = shownTracks.flatMap((track) => track.steps)
+    views.clear()
+    progress.max = allSteps.length
+    fill(container,
+      h('div', { class: 'lessons-progress' }, progressText, progress,
+        h('button', { type: 'button', class: 'link-button', onclick: reset }, 'Start over')),
+      memory,
+      shownTracks.map((track) => h('section', { class: 'track' },
+        h('h3', { class: 'track-title' }, track.title),
+        h('p', { class: 'track-intro' }, track.intro),
+        h('ol', { class: 'steps' }, track.steps.map((step) => renderStep(step))),
+      )),
+    )
+    refresh()
+    openStep(firstUndone())
+  }
 
   function renderStep(step) {
     const number = allSteps.indexOf(step) + 1

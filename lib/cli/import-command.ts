@@ -3,13 +3,14 @@ import { importDatabaseFile } from '../data/import.ts'
 import { copyStore, sameStoreProblem, sourceKind } from '../data/copy.ts'
 import { FileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store, type StoreChoice } from './store-choice.ts'
 import { UsageError } from './usage.ts'
+import type { Family } from '../data/declarations.ts'
 
 /**
  * `--import SOURCE`: loads a json-server database, a store folder or a
  * database (docs/postgres.md, "Moving a store") into the store and exits: 0 when done,
  * 1 when refused, 2 when the source is the store itself.
  */
-export async function importAndExit(source: string, target: StoreChoice, force: boolean, sync: boolean): Promise<never> {
+export async function importAndExit(source: string, target: StoreChoice, force: boolean, sync: boolean, families?: readonly Family[]): Promise<never> {
   const sourceLabel = isPostgresUrl(source) ? redactUrl(source) : path.resolve(source)
   let store: Store | undefined
   let from: Store | undefined
@@ -21,7 +22,7 @@ export async function importAndExit(source: string, target: StoreChoice, force: 
     if (sameStore) throw new UsageError(`--import ${sourceLabel}: ${sameStore}.`)
     // The source first: a folder in use by a server is refused before the target is touched.
     if (kind !== 'db.json') from = await openSource(source)
-    store = await openStore(target.location, { sync })
+    store = await openStore(target.location, { sync, families })
     if (from) {
       const summary = await copyStore(from, store, { force, sourceLabel })
       process.stdout.write(`copied ${plural(summary.documents, 'document')} from ${sourceLabel} into ${target.label}\n`)
@@ -29,7 +30,7 @@ export async function importAndExit(source: string, target: StoreChoice, force: 
         process.stdout.write(`${plural(summary.rewritten, 'document')} of the source ${summary.rewritten === 1 ? 'was' : 'were'} not in restdir's own form (edited by hand?): written in it, with a new ETag\n`)
       }
     } else {
-      const summary = await importDatabaseFile(store, source, { force })
+      const summary = await importDatabaseFile(store, source, { force, families })
       process.stdout.write(`imported ${plural(summary.documents, 'document')} (${plural(summary.collections, 'collection')}) from ${source} into ${target.label}\n`)
       for (const name of summary.empty) process.stdout.write(`${JSON.stringify(name)} is an empty array: no collection was created for it\n`)
     }

@@ -4,6 +4,7 @@ import { readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags }
 import { bannerText, exposureWarnings } from './banner.ts'
 import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
+import { loadDeclarations, type Family } from '../data/declarations.ts'
 import { stopOnSignals } from './signals.ts'
 import { chooseStore, checkPostgres, firstMissingFolder, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
@@ -32,8 +33,17 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
-  if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'))
+  if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
   await serve(flags, env, store)
+}
+
+/** The families of --resources, for --import; a declaration that cannot work is a usage error (exit 2). */
+function declaredFamilies(flags: Flags, env: NodeJS.ProcessEnv): Family[] {
+  try {
+    return loadDeclarations(valueOf(flags, optionOf('resources'), env) as string | undefined)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
 }
 
 async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): Promise<void> {

@@ -112,6 +112,12 @@ export const optionsTable: readonly CliOption[] = [
       meaning: 'start from a json-server `db.json` or a store folder, and let `POST /?_reset` put the store back to it (see [Resetting between tests](http-api.md#resetting-between-tests)); when no store is chosen (no `--store`, `$RESTDIR_STORE` or `postgres://` `$DATABASE_URL`) the store is kept in memory',
       default: 'none: resets are off',
     } },
+  { flag: 'resources', takes: 'a JSON file declaring resource families, or none', placeholder: 'FILE', value: 'text', lands: 'resources', section: 'options',
+    usage: 'declare resource families from a JSON file, or none (default: users\nand their playlists)',
+    docs: {
+      meaning: 'the resource families to serve, declared in a JSON file (see [Declaring resources](http-api.md#declaring-resources)); `none` declares none, and every URL is a plain document',
+      default: 'users and their playlists',
+    } },
   { flag: 'cors', takes: "'*' or origins such as https://a.example,https://b.example", placeholder: 'LIST', value: 'text', lands: 'cors', section: 'options',
     usage: 'origins allowed besides localhost ones: \'*\' or https://a.example,https://b.example',
     docs: {

@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs'
+
 /**
- * The declared resource families and their rules (docs/http-api.md, "Users and playlists"), in one place for the two that hold documents to them: the
- * HTTP resources (lib/resources/) and the importer (lib/data/import.ts).
+ * The declared resource families and their rules (docs/http-api.md, "Declaring resources"), in
+ * one place for everything that holds documents to them: the HTTP resources (lib/resources/),
+ * the importer (lib/data/import.ts), the db.json store's layout, the API description and the banner.
+ * A declaration is JSON; `parseDeclarations` turns it into families and refuses one that cannot work.
  */
 export interface Family {
   /** The collection's URL segment: `/user`, `/user/:user_id/playlist`. */
@@ -11,13 +15,145 @@ export interface Family {
   unique: readonly string[]
   /** Fields that are always arrays, `[]` when left out. */
   arrays: readonly string[]
+  /** The family whose members own this collection (a playlist's user); none at the top. */
+  parent?: Family
 }
 
-/** Users: `user_id` assigned, `username` unique among users. */
-export const userFamily: Family = { collection: 'user', idField: 'user_id', unique: ['username'], arrays: [] }
+/** One family as JSON declares it (docs/http-api.md, "Declaring resources"). */
+export interface FamilyDeclaration {
+  id: string
+  unique?: string[]
+  arrays?: string[]
+  children?: Declarations
+}
 
-/** A user's playlists: `playlist_id` assigned, `songs` always an array. */
-export const playlistFamily: Family = { collection: 'playlist', idField: 'playlist_id', unique: [], arrays: ['songs'] }
+/** A declaration file's content: each top-level family by its collection's name. */
+export type Declarations = { [collection: string]: FamilyDeclaration }
+
+/** The seed's families, declared when nothing else is: users, and each user's playlists. */
+export const seedDeclarations: Declarations = {
+  user: { id: 'user_id', unique: ['username'], children: { playlist: { id: 'playlist_id', arrays: ['songs'] } } },
+}
+
+/** A declaration that cannot work: where it is (a JSON path), what is wrong and the fix, in one message. */
+export class DeclarationError extends Error {
+  constructor(source: string, where: string, problem: string) {
+    super(`${source}: ${where}: ${problem}`)
+    this.name = 'DeclarationError'
+  }
+}
+
+/**
+ * The families of the `resources` option: an object as the file holds it, a file's path,
+ * `'none'` for no families, or nothing for the seed's. Throws a DeclarationError that names the
+ * file and the place.
+ */
+export function loadDeclarations(option: Declarations | string | undefined): Family[] {
+  if (option === undefined) return parseDeclarations(seedDeclarations, 'the seed declaration')
+  if (typeof option !== 'string') return parseDeclarations(option, 'resources')
+  if (option === 'none') return []
+  let text: string
+  try {
+    text = readFileSync(option, 'utf8').replace(/^\uFEFF/, '')
+  } catch (error) {
+    throw new DeclarationError(option, '$', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give the path of a JSON declaration file, or none.`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw new DeclarationError(option, '$', `is not JSON (${(error as Error).message}); write an object such as {"user": {"id": "user_id"}}.`)
+  }
+  return parseDeclarations(json, option)
+}
+
+/** A collection name a URL segment can hold and no reserved word (`_children`, `_openapi`) takes. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.~-]*$/
+const KEYS = new Set(['id', 'unique', 'arrays', 'children'])
+
+/** Families from a declaration's JSON, outermost first, each followed by its children. */
+export function parseDeclarations(json: unknown, source: string): Family[] {
+  const families: Family[] = []
+  parseLevel(json, source, '$', undefined, families, [])
+  return families
+}
+
+function parseLevel(json: unknown, source: string, where: string, parent: Family | undefined, into: Family[], idsAbove: string[]): Family[] {
+  const fail = (at: string, problem: string): never => {
+    throw new DeclarationError(source, at, problem)
+  }
+  if (!isPlainObject(json)) fail(where, `must be an object of families, such as {"user": {"id": "user_id"}}.`)
+  const level: Family[] = []
+  for (const [collection, declared] of Object.entries(json as object)) {
+    const at = `${where}.${collection}`
+    if (!NAME.test(collection)) fail(at, `"${collection}" cannot name a collection: start with a letter or digit and use letters, digits, _ . ~ -; a leading _ is kept for queries such as ?_children.`)
+    if (!isPlainObject(declared)) fail(at, `must be an object such as {"id": "${collection}_id"}.`)
+    const body = declared as Record<string, unknown>
+    for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(`${at}.${key}`, `is not a known key; a family takes id, unique, arrays and children.`)
+    const idField = body.id
+    if (typeof idField !== 'string' || !NAME.test(idField)) fail(`${at}.id`, `must name the member's id field, such as "${collection}_id".`)
+    const id = idField as string
+    if (idsAbove.includes(id)) fail(`${at}.id`, `"${id}" is already the id of an owner above; name it apart, such as "${collection}_id".`)
+    const unique = fieldList(body.unique, `${at}.unique`, fail)
+    const arrays = fieldList(body.arrays, `${at}.arrays`, fail)
+    // The stores keep one field unique a write, in the same step as the write (lib/store/conditions.ts).
+    if (unique.length > 1) fail(`${at}.unique[1]`, `a family keeps one field unique; keep "${unique[0]}" alone, or declare the others as plain fields.`)
+    const ids = [...idsAbove, id]
+    for (const [list, name] of [[unique, 'unique'], [arrays, 'arrays']] as const) {
+      list.forEach((field, index) => {
+        if (ids.includes(field)) fail(`${at}.${name}[${index}]`, `"${field}" is an id field, which the service assigns; leave it out of ${name}.`)
+      })
+    }
+    arrays.forEach((field, index) => {
+      if (unique.includes(field)) fail(`${at}.arrays[${index}]`, `"${field}" is also unique, and a unique field holds a string; keep it in one list.`)
+    })
+    const family: Family = { collection, idField: id, unique, arrays, parent }
+    into.push(family)
+    level.push(family)
+    if (body.children !== undefined) {
+      const children = parseLevel(body.children, source, `${at}.children`, family, into, ids)
+      for (const child of children) {
+        if ([...unique, ...arrays].includes(child.collection)) fail(`${at}.children.${child.collection}`, `"${child.collection}" is also a field of ${collection}; name the children apart.`)
+      }
+    }
+  }
+  return level
+}
+
+function fieldList(value: unknown, where: string, fail: (at: string, problem: string) => never): string[] {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) return fail(where, 'must be an array of field names, such as ["name"].')
+  value.forEach((field, index) => {
+    if (typeof field !== 'string' || field === '') fail(`${where}[${index}]`, 'must be a field name: a non-empty string.')
+    if (value.indexOf(field) !== index) fail(`${where}[${index}]`, `"${field}" is named twice; name it once.`)
+  })
+  return value as string[]
+}
+
+function isPlainObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The family a collection path's segments name (`['user', '7', 'playlist']`), if one does. */
+export function familyAt(families: readonly Family[], collection: readonly string[]): Family | undefined {
+  let family: Family | undefined
+  for (let index = 0; index < collection.length; index += 2) {
+    const owner = family
+    family = families.find((candidate) => candidate.parent === owner && candidate.collection === collection[index])
+    if (!family) return undefined
+  }
+  return family
+}
+
+/** The families whose collections lie below each member of `family` (below the root: the top-level ones). */
+export function childrenOf(families: readonly Family[], family: Family | undefined): Family[] {
+  return families.filter((candidate) => candidate.parent === family)
+}
+
+/** The family and its owners, outermost first: a playlist's are `[user, playlist]`. */
+export function lineageOf(family: Family): Family[] {
+  return family.parent ? [...lineageOf(family.parent), family] : [family]
+}
 
 /** Why a value cannot be held in a unique field, or undefined when it can. */
 export function uniqueFieldProblem(field: string, value: unknown): string | undefined {
@@ -30,4 +166,11 @@ export function arrayFieldProblem(field: string, value: unknown): string | undef
   if (Array.isArray(value)) return undefined
   const got = value === null ? 'null' : typeof value
   return `${field} must be an array (got ${got}); leave it out for an empty list`
+}
+
+/** What an array field may hold, said with its item's name: `songs` → "A song can be any JSON value." */
+export function arrayItemNote(field: string): string {
+  const item = /[^s]s$/.test(field) ? field.slice(0, -1) : ''
+  if (!item) return 'An item can be any JSON value.'
+  return `${/^[aeiou]/i.test(item) ? 'An' : 'A'} ${item} can be any JSON value.`
 }

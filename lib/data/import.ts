@@ -6,11 +6,7 @@ import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from '../json/values.ts'
 import { inexactJson, pathOf } from '../json/syntax.ts'
 import { defaultPathLimits, joinPath } from '../path.ts'
-import { arrayFieldProblem, playlistFamily, uniqueFieldProblem, userFamily } from './declarations.ts'
-
-/** A database's `user` array and each user's `playlist` array are named as their collections are. */
-const USER = userFamily.collection
-const PLAYLIST = playlistFamily.collection
+import { arrayFieldProblem, childrenOf, familyAt, lineageOf, loadDeclarations, uniqueFieldProblem, type Family } from './declarations.ts'
 
 /**
  * Loading a json-server database (`db.json`) into a store: each top-level
@@ -20,14 +16,17 @@ const PLAYLIST = playlistFamily.collection
  * last segment (docs/json-server.md, "Coming from json-server"); a numeric id stays a
  * number (`/posts/7` holds `"id": 7`), the number 7 being the segment `7`.
  *
- * The `user` array follows the rules of `/user` (docs/json-server.md, "Coming from json-server"): `user_id` (or json-server's `id`) names each user, usernames
- * are unique non-empty strings, and a user's `playlist` array becomes its
+ * A declared family's array follows the rules of its collection (docs/json-server.md, "Coming
+ * from json-server"): with the seed's declarations, `user_id` (or json-server's `id`) names each
+ * user, usernames are unique non-empty strings, and a user's `playlist` array becomes its
  * playlists, each with an array of `songs`. Every problem of a database is
  * found before anything is written, and all of them are reported together.
  */
 export interface ImportOptions {
   /** Replace documents that exist already; without it, any clash refuses the whole import. */
   force?: boolean
+  /** The declared families whose arrays follow their rules (lib/data/declarations.ts); default: the seed's. */
+  families?: readonly Family[]
 }
 
 export interface ImportSummary {
@@ -53,8 +52,14 @@ export class ImportError extends Error {
 
 /** A document to write: at `path`, or (no id given) a new child of `parent`; `children` go under it once it exists. */
 type Planned =
-  | { path: NodePath; doc: Doc; children?: Planned[]; where?: string }
-  | { parent: NodePath; doc: Doc; children?: Planned[]; idKey: string; where?: string }
+  | { path: NodePath; doc: Doc; children?: PlannedChildren[]; where?: string }
+  | { parent: NodePath; doc: Doc; children?: PlannedChildren[]; idKey: string; where?: string }
+
+/** A member's children of one declared family (a user's playlists), written below the member once it exists. */
+interface PlannedChildren {
+  family: Family
+  items: Planned[]
+}
 
 interface Plan {
   items: Planned[]
@@ -70,10 +75,11 @@ interface Plan {
  * ImportError that lists every problem, and leaves the store as it was.
  */
 export async function importDatabase(store: Store, database: unknown, options: ImportOptions = {}): Promise<ImportSummary> {
-  const plan = planImport(database)
+  const families = options.families ?? loadDeclarations(undefined)
+  const plan = planImport(database, families)
   if (plan.problems.length === 0) {
     if (!options.force) plan.problems.push(...(await overwrites(store, plan.items)))
-    plan.problems.push(...(await usernamesTakenInStore(store, plan.items)))
+    plan.problems.push(...(await uniqueValuesTakenInStore(store, plan.items, families)))
   }
   if (plan.problems.length > 0) throw new ImportError(plan.problems)
   // Id-less items a previous import of this file wrote already are not added again under new ids.
@@ -90,8 +96,12 @@ export async function importDatabase(store: Store, database: unknown, options: I
         path = (await createWithNewId(store, parentOf(item), (id) => ({ [item.idKey]: id, ...item.doc }))).path
       }
       written++
-      // A playlist names its owner: a user whose id was just made gives it to its playlists.
-      if (item.children) await writeAll(item.children.map((child) => ({ ...child, doc: { ...child.doc, user_id: path[1] } })), () => [...path, PLAYLIST])
+      // A child names its owners (a playlist its user): an owner whose id was just made gives it to its children.
+      for (const { family, items } of item.children ?? []) {
+        const ownerIds: Doc = {}
+        lineageOf(family.parent!).forEach((owner, depth) => (ownerIds[owner.idField] = path[2 * depth + 1]))
+        await writeAll(items.map((child) => ({ ...child, doc: { ...child.doc, ...ownerIds } })), () => [...path, family.collection])
+      }
     }
   }
   await writeAll(plan.items, (item) => ('path' in item ? item.path.slice(0, -1) : item.parent))
@@ -103,7 +113,7 @@ export async function importDatabaseFile(store: Store, file: string, options: Im
   const { value, problems } = await readDatabase(file)
   if (problems.length === 0) return importDatabase(store, value, options)
   // The values JSON.parse would change are reported with the rest of what is wrong.
-  const others = planImport(value).problems
+  const others = planImport(value, options.families ?? loadDeclarations(undefined)).problems
   throw new ImportError([...problems, ...others], file)
 }
 
@@ -132,7 +142,7 @@ async function readDatabase(file: string): Promise<{ value: unknown; problems: s
   return { value, problems }
 }
 
-function planImport(database: unknown): Plan {
+function planImport(database: unknown, families: readonly Family[]): Plan {
   const plan: Plan = { items: [], collections: 0, empty: [], problems: [] }
   if (!isObject(database)) {
     plan.problems.push('A json-server database is a JSON object whose keys name collections (arrays) and documents (objects).')
@@ -148,12 +158,13 @@ function planImport(database: unknown): Plan {
       continue
     }
     const value = database[name]
+    const family = familyAt(families, [name])
     if (Array.isArray(value)) {
       if (value.length === 0) plan.empty.push(name)
       else plan.collections++
-      plan.items.push(...(name === USER ? planUsers(value, plan.problems) : planCollection(name, value, plan.problems)))
-    } else if (name === USER) {
-      plan.problems.push(`user: holds ${jsonKindOf(value)}; user is the collection of users (/user), so it must be an array.`)
+      plan.items.push(...(family ? planMembers(families, family, value, name, [], plan.problems) ?? [] : planCollection(name, value, plan.problems)))
+    } else if (family) {
+      plan.problems.push(`${name}: holds ${jsonKindOf(value)}; ${name} is the collection of ${name}s (/${name}), so it must be an array.`)
     } else if (isObject(value)) {
       plan.items.push({ path: [name], doc: { id: name, ...withoutKeys(value, 'id') } })
     } else {
@@ -184,95 +195,89 @@ function planCollection(name: string, entries: unknown[], problems: string[]): P
 }
 
 /**
- * Users follow the rules of `/user` (lib/resources/users.ts): `user_id` is
- * each user's id (json-server's `id` is taken as it, and must agree when
- * both are given), a `username` is a non-empty string no other user has.
+ * A declared family's array follows the rules of its collection (docs/http-api.md, "Declaring
+ * resources"; the seed's `user` those of `/user`): its id field names each member (json-server's
+ * `id` is taken as it, and must agree when both are given), a unique field is a non-empty string
+ * no other member has, an array field is an array, the owners' ids, when given, are the owners',
+ * and each child family's array (a user's `playlist`) holds that member's children. A member's
+ * `path` and `parent` are below its owner's member (`[id]`, `[]`) except at the top.
+ * Returns null, below an owner, when any is wrong.
  */
-function planUsers(entries: unknown[], problems: string[]): Planned[] {
-  const ids = new Map<string, string>()
-  const usernames = new Map<string, string>()
-  const items: Planned[] = []
-  entries.forEach((entry, index) => {
-    const where = `user[${index}]`
-    if (!isObject(entry)) {
-      problems.push(`${where}: is ${jsonKindOf(entry)}; each user must be an object.`)
-      return
-    }
-    const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
-    let id: string | undefined
-    let failed = false
-    if (given('user_id')) {
-      id = idOf(entry.user_id, `${where}.user_id`, ids, problems)
-      failed = id === undefined
-      if (id !== undefined && given('id') && String(entry.id) !== id) {
-        problems.push(`${where}.id: ${JSON.stringify(entry.id)} disagrees with user_id ${JSON.stringify(entry.user_id)}; give one id, or the same in both.`)
-        failed = true
-      }
-    } else if (given('id')) {
-      id = idOf(entry.id, `${where}.id`, ids, problems)
-      failed = id === undefined
-    }
-    if (Object.hasOwn(entry, 'username')) {
-      const invalid = uniqueFieldProblem('username', entry.username)
-      if (invalid) {
-        problems.push(`${where}.username: ${invalid} (got ${JSON.stringify(entry.username)}).`)
-        failed = true
-      } else {
-        const username = entry.username as string
-        const holder = usernames.get(username)
-        if (holder !== undefined) {
-          problems.push(`${where}.username: ${JSON.stringify(username)} is also the username of ${holder}; usernames must differ.`)
-          failed = true
-        } else usernames.set(username, where)
-      }
-    }
-    const children = Object.hasOwn(entry, PLAYLIST) ? planPlaylists(entry[PLAYLIST], `${where}.playlist`, id, problems) : undefined
-    if (failed || children === null) return
-    const doc = withoutKeys(entry, 'id', 'user_id', PLAYLIST)
-    items.push(id === undefined ? { parent: [USER], doc, children, idKey: 'user_id', where } : { path: [USER, id], doc: { user_id: id, ...doc }, children, where })
-  })
-  return items
-}
-
-/**
- * A user's `playlist` array: its playlists, as `/user/:user_id/playlist` holds
- * them (lib/resources/playlists.ts): `playlist_id` (or `id`) names each,
- * `user_id`, when given, is the owner's, and `songs` is an array.
- * Returns null when any is wrong.
- */
-function planPlaylists(entries: unknown, where: string, ownerId: string | undefined, problems: string[]): Planned[] | null {
+function planMembers(families: readonly Family[], family: Family, entries: unknown, where: string, ownerIds: Array<string | undefined>, problems: string[]): Planned[] | null {
+  const owners = family.parent ? lineageOf(family.parent) : []
+  const owner = owners.at(-1)
   if (!Array.isArray(entries)) {
-    problems.push(`${where}: holds ${jsonKindOf(entries)}; a user's playlist must be an array of playlists.`)
+    problems.push(`${where}: holds ${jsonKindOf(entries)}; a ${owner?.collection}'s ${family.collection} must be an array of ${family.collection}s.`)
     return null
   }
   const before = problems.length
   const ids = new Map<string, string>()
+  const uniques = new Map<string, Map<string, string>>(family.unique.map((field) => [field, new Map()]))
   const items: Planned[] = []
+  const { idField } = family
   entries.forEach((entry, index) => {
     const at = `${where}[${index}]`
     if (!isObject(entry)) {
-      problems.push(`${at}: is ${jsonKindOf(entry)}; each playlist must be an object.`)
+      problems.push(`${at}: is ${jsonKindOf(entry)}; each ${family.collection} must be an object.`)
       return
     }
     const given = (key: string) => Object.hasOwn(entry, key) && entry[key] !== null
-    if (given('user_id') && ownerId !== undefined && String(entry.user_id) !== ownerId) {
-      problems.push(`${at}.user_id: ${JSON.stringify(entry.user_id)} is not its owner's id (${JSON.stringify(ownerId)}).`)
-    } else if (given('user_id') && ownerId === undefined) {
-      problems.push(`${at}.user_id: its owner has no id in the file, so it gets a new one; leave user_id out.`)
+    const failedBefore = problems.length
+    owners.forEach((ownerFamily, depth) => {
+      const field = ownerFamily.idField
+      if (!given(field)) return
+      const ownerId = ownerIds[depth]
+      if (ownerId !== undefined && String(entry[field]) !== ownerId) {
+        problems.push(`${at}.${field}: ${JSON.stringify(entry[field])} is not its owner's id (${JSON.stringify(ownerId)}).`)
+      } else if (ownerId === undefined) {
+        problems.push(`${at}.${field}: its owner has no id in the file, so it gets a new one; leave ${field} out.`)
+      }
+    })
+    let id: string | undefined
+    if (given(idField)) {
+      id = idOf(entry[idField], `${at}.${idField}`, ids, problems)
+      if (id !== undefined && given('id') && String(entry.id) !== id) {
+        problems.push(`${at}.id: ${JSON.stringify(entry.id)} disagrees with ${idField} ${JSON.stringify(entry[idField])}; give one id, or the same in both.`)
+      }
+    } else if (given('id')) {
+      id = idOf(entry.id, `${at}.id`, ids, problems)
     }
-    if (Object.hasOwn(entry, 'songs')) {
-      const invalid = arrayFieldProblem('songs', entry.songs)
-      if (invalid) problems.push(`${at}.songs: ${invalid}.`)
+    for (const field of family.unique) {
+      if (!Object.hasOwn(entry, field)) continue
+      const invalid = uniqueFieldProblem(field, entry[field])
+      if (invalid) {
+        problems.push(`${at}.${field}: ${invalid} (got ${JSON.stringify(entry[field])}).`)
+        continue
+      }
+      const seen = uniques.get(field)!
+      const holder = seen.get(entry[field] as string)
+      if (holder !== undefined) problems.push(`${at}.${field}: ${JSON.stringify(entry[field])} is also the ${field} of ${holder}; ${field}s must differ.`)
+      else seen.set(entry[field] as string, at)
     }
-    const key = given('playlist_id') ? 'playlist_id' : given('id') ? 'id' : undefined
-    if (given('playlist_id') && given('id') && String(entry.id) !== String(entry.playlist_id)) {
-      problems.push(`${at}.id: ${JSON.stringify(entry.id)} disagrees with playlist_id ${JSON.stringify(entry.playlist_id)}.`)
+    for (const field of family.arrays) {
+      if (!Object.hasOwn(entry, field)) continue
+      const invalid = arrayFieldProblem(field, entry[field])
+      if (invalid) problems.push(`${at}.${field}: ${invalid}.`)
     }
-    const id = key === undefined ? undefined : idOf(entry[key], `${at}.${key}`, ids, problems)
-    const doc = { ...withoutKeys(entry, 'id', 'playlist_id', 'user_id'), songs: Array.isArray(entry.songs) ? entry.songs : [] }
-    items.push(id === undefined ? { parent: [], doc, idKey: 'playlist_id' } : { path: [id], doc: { playlist_id: id, ...doc } })
+    const childIds = [...ownerIds, id]
+    const children: PlannedChildren[] = []
+    let childFailed = false
+    for (const child of childrenOf(families, family)) {
+      if (!Object.hasOwn(entry, child.collection)) continue
+      const planned = planMembers(families, child, entry[child.collection], `${at}.${child.collection}`, childIds, problems)
+      if (planned === null) childFailed = true
+      else children.push({ family: child, items: planned })
+    }
+    if (problems.length > failedBefore || childFailed) return
+    const arrays: Doc = {}
+    for (const field of family.arrays) arrays[field] = Array.isArray(entry[field]) ? entry[field] : []
+    const doc = { ...withoutKeys(entry, 'id', idField, ...owners.map((one) => one.idField), ...childrenOf(families, family).map((child) => child.collection)), ...arrays }
+    const base = family.parent ? [] : [family.collection]
+    items.push(id === undefined
+      ? { parent: base, doc, children, idKey: idField, where: at }
+      : { path: [...base, id], doc: { [idField]: id, ...doc }, children, where: at })
   })
-  return problems.length > before ? null : items
+  return problems.length > before && family.parent ? null : items
 }
 
 /** An id as its URL segment; a problem (and undefined) when it cannot be one or repeats one seen in the same collection. */
@@ -294,7 +299,7 @@ function idOf(id: unknown, where: string, seen: Map<string, string>, problems: s
     problems.push(`${where}: repeats the id ${JSON.stringify(segment)} of ${first}; ids in a collection must differ.`)
     return undefined
   }
-  seen.set(segment, where.replace(/\.(id|user_id|playlist_id)$/, ''))
+  seen.set(segment, where.replace(/\.[^.\]]+$/, ''))
   return segment
 }
 
@@ -315,7 +320,7 @@ async function overwrites(store: Store, items: Planned[]): Promise<string[]> {
       if (!('path' in item)) continue
       const path = parent ? [...parent, ...item.path] : item.path
       if (await store.read(path)) clashes.push(joinPath(path))
-      if (item.children) await visit(item.children, [...path, PLAYLIST])
+      for (const { family, items } of item.children ?? []) await visit(items, [...path, family.collection])
     }
   }
   await visit(items, undefined)
@@ -324,24 +329,33 @@ async function overwrites(store: Store, items: Planned[]): Promise<string[]> {
   return [`${clashes.length} document${clashes.length === 1 ? ' exists' : 's exist'} already (${shown}). Use --force to replace them.`]
 }
 
-/** A username the file gives that a user already in the store holds (one the import does not replace). */
-async function usernamesTakenInStore(store: Store, items: Planned[]): Promise<string[]> {
-  const users = items.filter((item) => ('path' in item ? item.path[0] === USER && item.path.length === 2 : item.parent[0] === USER))
-  if (users.length === 0) return []
-  const replaced = new Set(users.flatMap((item) => ('path' in item ? [item.path[1]] : [])))
-  const existing: Doc[] = []
-  for (const name of (await store.children([USER])) ?? []) {
-    const stored = await store.read([USER, name]).catch((error: unknown) => {
-      if (!isStoreError(error, 'bad-document')) throw error
-    })
-    if (stored) existing.push(stored.doc)
-  }
+/**
+ * A unique value the file gives a top-level member (a username) that a member already in the
+ * store holds, one the import does not replace. (A child's collection is new with its owner's.)
+ */
+async function uniqueValuesTakenInStore(store: Store, items: Planned[], families: readonly Family[]): Promise<string[]> {
   const problems: string[] = []
-  for (const user of users) {
-    const username = user.doc.username
-    if (username === undefined) continue
-    const holder = existing.find((other) => other.username === username && !replaced.has(String(other.user_id)))
-    if (holder) problems.push(`${user.where}.username: ${JSON.stringify(username)} is taken by user ${JSON.stringify(holder.user_id)} in the store.`)
+  for (const family of childrenOf(families, undefined)) {
+    if (family.unique.length === 0) continue
+    const name = family.collection
+    const members = items.filter((item) => ('path' in item ? item.path[0] === name && item.path.length === 2 : item.parent[0] === name))
+    if (members.length === 0) continue
+    const replaced = new Set(members.flatMap((item) => ('path' in item ? [item.path[1]] : [])))
+    const existing: Doc[] = []
+    for (const child of (await store.children([name])) ?? []) {
+      const stored = await store.read([name, child]).catch((error: unknown) => {
+        if (!isStoreError(error, 'bad-document')) throw error
+      })
+      if (stored) existing.push(stored.doc)
+    }
+    for (const member of members) {
+      for (const field of family.unique) {
+        const value = member.doc[field]
+        if (value === undefined) continue
+        const holder = existing.find((other) => other[field] === value && !replaced.has(String(other[family.idField])))
+        if (holder) problems.push(`${member.where}.${field}: ${JSON.stringify(value)} is taken by ${name} ${JSON.stringify(holder[family.idField])} in the store.`)
+      }
+    }
   }
   return problems
 }

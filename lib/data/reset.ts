@@ -3,6 +3,7 @@ import { NothingStored, type Documents } from './documents.ts'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { openStore } from '../store/open.ts'
 import { importDatabaseFile } from './import.ts'
+import type { Family } from './declarations.ts'
 
 /**
  * Resetting between tests (docs/http-api.md, "Resetting between tests"): the store
@@ -39,7 +40,7 @@ export interface ResetSummary {
 }
 
 /** Reads a fixture: a json-server db.json (imported by the rules of `--import`) or a store folder. */
-export async function loadFixture(source: string): Promise<Fixture> {
+export async function loadFixture(source: string, families?: readonly Family[]): Promise<Fixture> {
   const info = await stat(source).catch((error: NodeJS.ErrnoException) => {
     throw new Error(`Cannot read the fixture ${source}: ${error.code ?? error.message}.`)
   })
@@ -52,7 +53,7 @@ export async function loadFixture(source: string): Promise<Fixture> {
     }
   }
   const store = await openStore({ memory: true })
-  await importDatabaseFile(store, source)
+  await importDatabaseFile(store, source, { families })
   return fixtureOf(source, store)
 }
 

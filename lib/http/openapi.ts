@@ -4,6 +4,7 @@ import { HttpError } from '../http-error.ts'
 import { sendJsonText, sendNoContent } from './respond.ts'
 import { pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
+import { lineageOf, type Family } from '../data/declarations.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
 const JSON_PATCH_SCHEMA = {
@@ -64,13 +65,13 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const only = (operations: Record<string, Operation>) => (readonly ? pick(operations, ['get', 'head', 'options']) : operations)
 
   paths['/'] = only(collectionOperations('the root: every top-level document', 'Document', 'root'))
-  paths['/user'] = only(collectionOperations('users', 'User', 'users', 'UserInput'))
-  paths['/user/{user_id}'] = only(documentOperations('a user', 'User', 'user', 'UserInput', ['user_id']))
-  paths['/user/{user_id}/playlist'] = only(collectionOperations("a user's playlists", 'Playlist', 'playlists', 'PlaylistInput', ['user_id']))
-  paths['/user/{user_id}/playlist/{playlist_id}'] = only(documentOperations('a playlist', 'Playlist', 'playlist', 'PlaylistInput', ['user_id', 'playlist_id']))
+  const { families } = context.settings
+  for (const family of families) describeFamily(family, paths, schemas, only)
 
   const top = (await context.documents.store.children([])) ?? []
-  const described = top.filter((name) => name !== 'user').slice(0, MAX_COLLECTIONS)
+  const declaredTop = new Set(families.filter((family) => !family.parent).map((family) => family.collection))
+  const undeclared = top.filter((name) => !declaredTop.has(name))
+  const described = undeclared.slice(0, MAX_COLLECTIONS)
   const names = new Set(Object.keys(schemas))
   const fields = new FieldBudget(pace)
   for (const name of described) {
@@ -97,7 +98,7 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
       version: packageVersion(),
       description:
         'JSON documents, each at its own URL. Built from the store on every request: ' +
-        `${described.length} of ${top.length - (top.includes('user') ? 1 : 0)} top-level nodes described ` +
+        `${described.length} of ${undeclared.length} top-level nodes described ` +
         `(at most ${MAX_COLLECTIONS}), each schema inferred from at most ${SAMPLE_SIZE} documents (and ${SAMPLE_TEXT} characters of them), ` +
         `naming at most ${MAX_FIELDS_PER_OBJECT} fields of an object and ${MAX_FIELDS} in all` +
         (fields.leftSomeOut ? ' (some fields are left out here)' : '') +
@@ -109,6 +110,39 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
     paths,
     components: { schemas, parameters, responses, headers },
   }
+}
+
+/**
+ * A declared family's two paths and two schemas (docs/http-api.md, "Declaring resources"): the
+ * seed's user gives `/user`, `/user/{user_id}`, `User` and `UserInput` (what a client sends: no ids).
+ */
+function describeFamily(family: Family, paths: Record<string, Record<string, Operation>>, schemas: Record<string, Schema>, only: (operations: Record<string, Operation>) => Record<string, Operation>): void {
+  const lineage = lineageOf(family)
+  const owners = lineage.slice(0, -1)
+  const name = family.collection
+  const capitalized = (text: string) => text.replace(/\W/g, '_').replace(/^./, (first) => first.toUpperCase())
+  // A name another family (or a base schema) has already: the family's lineage tells them apart (`Team_Note`).
+  const plain = capitalized(name)
+  const apart = plain in schemas || `${plain}Input` in schemas
+  const schemaName = apart ? lineage.map((one) => capitalized(one.collection)).join('_') : plain
+  const operationName = apart ? lineage.map((one) => one.collection.replace(/\W/g, '_')).join('_') : name
+  const collectionUrl = lineage.map((one, depth) => (depth < owners.length ? `/${one.collection}/{${one.idField}}` : `/${one.collection}`)).join('')
+  const ownerIds = owners.map((owner) => owner.idField)
+  const what = owners.length === 0 ? `${name}s` : `a ${owners[owners.length - 1].collection}'s ${name}s`
+  paths[collectionUrl] = only(collectionOperations(what, schemaName, `${operationName}s`, `${schemaName}Input`, ownerIds))
+  paths[`${collectionUrl}/{${family.idField}}`] = only(documentOperations(`a ${name}`, schemaName, operationName, `${schemaName}Input`, [...ownerIds, family.idField]))
+
+  const given: Record<string, Schema> = {}
+  for (const field of family.unique) given[field] = { type: 'string', minLength: 1 }
+  for (const field of family.arrays) given[field] = { type: 'array', items: {} }
+  const ids = [family.idField, ...ownerIds.slice().reverse()]
+  const stored: Record<string, Schema> = {}
+  for (const id of ids) stored[id] = { type: 'string' }
+  for (const field of family.unique) stored[field] = { type: 'string', minLength: 1, description: `Unique among ${name}s` }
+  for (const field of family.arrays) stored[field] = { type: 'array', items: {} }
+  schemas[schemaName] = { type: 'object', properties: stored, required: [...ids, ...family.arrays] }
+  const idsText = ids.length === 1 ? `${ids[0]} is` : `${ids.slice(0, -1).join(', ')} and ${ids[ids.length - 1]} are`
+  schemas[`${schemaName}Input`] = { type: 'object', description: `A ${name} as sent: ${idsText} set by the server`, properties: given }
 }
 
 function pick(operations: Record<string, Operation>, keys: string[]): Record<string, Operation> {
@@ -348,26 +382,6 @@ const baseSchemas: Record<string, Schema> = {
     description: 'Any JSON object; restdir sets its id to the last segment of its URL',
     properties: { id: { type: 'string' } },
   },
-  User: {
-    type: 'object',
-    properties: { user_id: { type: 'string' }, username: { type: 'string', minLength: 1, description: 'Unique among users' } },
-    required: ['user_id'],
-  },
-  UserInput: {
-    type: 'object',
-    description: 'A user as sent: user_id is set by the server',
-    properties: { username: { type: 'string', minLength: 1 } },
-  },
-  Playlist: {
-    type: 'object',
-    properties: { playlist_id: { type: 'string' }, user_id: { type: 'string' }, songs: { type: 'array', items: {} } },
-    required: ['playlist_id', 'user_id', 'songs'],
-  },
-  PlaylistInput: {
-    type: 'object',
-    description: 'A playlist as sent: playlist_id and user_id are set by the server',
-    properties: { songs: { type: 'array', items: {} } },
-  },
 }
 
 const listingParameterNames = ['_sort', '_order', '_start', '_end', '_limit', '_page', '_per_page', '_where', '_embed', '_expand', 'q', 'filter']
@@ -410,7 +424,7 @@ const problemTitles: Record<string, string> = {
   '403': 'Refused: a non-loopback Host, or an origin not allowed',
   '404': 'Nothing is stored here',
   '405': 'Method not allowed (see Allow), or the server is read-only',
-  '409': 'Conflict: the username is taken',
+  '409': 'Conflict: a unique value (such as a username) is taken',
   '412': 'A precondition (If-Match, If-None-Match) failed',
   '413': 'The body is over the size limit',
   '415': 'The body is neither JSON nor a form',

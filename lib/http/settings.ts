@@ -3,6 +3,7 @@ import type { GuardSettings } from './guards.ts'
 import type { PathLimits } from '../path.ts'
 import type { ListingLimits } from '../listing/filters.ts'
 import type { ChangeWindow } from '../data/changes.ts'
+import type { Family } from '../data/declarations.ts'
 
 /** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
 export interface Settings {
@@ -12,6 +13,8 @@ export interface Settings {
   /** The fixture's path, when resets are on. */
   fixture?: string
   sync: boolean
+  /** The declared resource families, parents before their children (lib/data/declarations.ts). */
+  families: readonly Family[]
   delay: number
   /** json-server 0.17's URL semantics (lib/options.ts, jsonServerModeFor). */
   jsonServer: boolean

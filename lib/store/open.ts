@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { FileStore } from './file/file-store.ts'
 import { JsonFileStore } from './json-file/json-file-store.ts'
+import type { NestedFamily } from './json-file/layout.ts'
 import { MemoryStore } from './memory.ts'
 import { PostgresStore } from './postgres/postgres-store.ts'
 import { isPostgresUrl } from './postgres/url.ts'
@@ -25,13 +26,15 @@ export interface OpenStoreOptions {
   changeWindow?: { maxChanges: number; maxBytes: number }
   /** A database or a db.json: where it says what the operator should know (default standard error). */
   log?: (line: string) => void
+  /** A db.json: the declared families whose members nest their children's arrays (JsonFileStoreOptions). */
+  families?: readonly NestedFamily[]
 }
 
 /** The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does. */
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
   if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
-  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log })
+  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families })
   return FileStore.open(location, { sync: options.sync })
 }
 

@@ -91,12 +91,18 @@ export async function openTestStore(): Promise<{ store: Store; dispose(): Promis
   }
 }
 
+/**
+ * The declaration file the servers of this run are started with, when a pass of spec/run.mjs
+ * gives one (RESTDIR_TEST_RESOURCES): the same specs then hold for families declared in a file.
+ */
+export const testResources = process.env.RESTDIR_TEST_RESOURCES || undefined
+
 /** Starts restdir on port 0 with a fresh temporary store (or the given options), on loopback unless told another address. */
 export async function startServer(options: RestdirOptions = {}, listenHost = '127.0.0.1'): Promise<TestServer> {
   const dir = typeof options.store === 'string' ? options.store : await makeTempDir()
   const postgres = options.store === undefined && testStoreKind === 'postgres' ? await openPostgresTestStore() : undefined
   const defaultStore = postgres?.store ?? (testStoreKind === 'memory' ? memoryStoreWaitingOnIo() : dir)
-  const server = createServer({ quiet: true, ...options, store: options.store ?? defaultStore })
+  const server = createServer({ quiet: true, resources: testResources, ...options, store: options.store ?? defaultStore })
   await server.ready
   await new Promise<void>((resolve) => server.listen(0, listenHost, resolve))
   const port = (server.address() as AddressInfo).port

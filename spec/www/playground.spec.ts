@@ -446,4 +446,24 @@ test('at phone width the panels stack and nothing overflows sideways', async () 
   await close()
 })
 
+test('the lessons about users and playlists show only when the server declares them', async () => {
+  const undeclared = await startServer({ resources: 'none' })
+  try {
+    const { page, close } = await openPage(undeclared)
+    await page.waitForFunction(() => document.querySelectorAll('.track').length === 1)
+    assert.equal(await page.$$eval('.track-title', (titles) => titles.map((title) => title.textContent)), ['Any URL is a document'])
+    assert.is(await page.$('[data-step="create-user"]'), null)
+    assert.match(await page.textContent('.lessons-progress') ?? '', /^0 of 3 steps done/)
+    await runStep(page, 'put-note')
+    await outside(undeclared, 'DELETE', '/notes/first')
+    await close()
+  } finally {
+    await undeclared.close()
+  }
+  const { page, close } = await openPage(plain)
+  await page.waitForTimeout(300) // the description has been read: the seed's server keeps every track
+  assert.is(await page.$$eval('.track', (tracks) => tracks.length), 2)
+  await close()
+})
+
 test.run()

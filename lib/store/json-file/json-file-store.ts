@@ -12,7 +12,7 @@ import type { Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, Wri
 import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
-import { Layout } from './layout.ts'
+import { Layout, seedFamilies, type NestedFamily } from './layout.ts'
 import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
 
 export interface JsonFileStoreOptions {
@@ -24,6 +24,8 @@ export interface JsonFileStoreOptions {
   watch?: boolean
   /** Where the store says that the file broke or was mended (default standard error). */
   log?: (line: string) => void
+  /** The declared families whose members nest their children's arrays (default: the seed's users and playlists). */
+  families?: readonly NestedFamily[]
 }
 
 /**
@@ -40,7 +42,8 @@ export class JsonFileStore implements Store {
   /** The file's name as problems show it: never the folders above it. */
   readonly #label: string
   readonly #tree: MemoryStore
-  #layout = new Layout()
+  #layout: Layout
+  readonly #families: readonly NestedFamily[]
   readonly #gate = new Gate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
@@ -87,6 +90,8 @@ export class JsonFileStore implements Store {
     this.#statInterval = options.statInterval ?? 1000
     this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
+    this.#families = options.families ?? seedFamilies
+    this.#layout = new Layout(this.#families)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
     this.#writer = new GroupWriter({
@@ -110,7 +115,7 @@ export class JsonFileStore implements Store {
     // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
-    await this.#adopt(readDatabase(text, this.#label), version)
+    await this.#adopt(readDatabase(text, this.#label, this.#families), version)
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
@@ -236,7 +241,7 @@ export class JsonFileStore implements Store {
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
     let database: Database
     try {
-      database = readDatabase(read.text, this.#label)
+      database = readDatabase(read.text, this.#label, this.#families)
     } catch (error) {
       if (!(error instanceof DatabaseProblem)) throw error
       return this.#breaks(read.version, error.message)
@@ -278,7 +283,7 @@ export class JsonFileStore implements Store {
       if (removed.some((above) => isWithin(path, above)) || this.#layout.textAt(path) !== serializeDoc(doc)) await this.#tree.write(path, doc)
     }
     // The file's layout, holding the very texts the tree keeps.
-    const layout = new Layout()
+    const layout = new Layout(this.#families)
     layout.trailingNewline = database.trailingNewline
     for (const placement of database.placements) {
       if (placement.kind === 'top-level') layout.setTopLevel(placement.name, placement.kept)

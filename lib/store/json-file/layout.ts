@@ -4,8 +4,9 @@ import type { Doc, NodePath } from '../store.ts'
  * How a tree of nodes is laid out as a json-server db.json (docs/json-server.md,
  * "Serving a db.json"): a top-level object is the document at `/name`, a
  * top-level array the collection `/name`, each item the document at
- * `/name/<id>`; a user's `playlist` array holds its playlists
- * (`/user/<user_id>/playlist/<playlist_id>`), as lib/data/import.ts reads them.
+ * `/name/<id>`; a declared family's member holds its children's arrays by their names
+ * (with the seed's declarations, a user's `playlist` array holds its playlists,
+ * `/user/<user_id>/playlist/<playlist_id>`), as lib/data/import.ts reads them.
  * A document that layout has no place for (deeper, the root's, one whose id
  * field does not name it) goes into the `@nodes` array, by its path.
  * The text is exactly what `JSON.stringify(value, null, 2)` gives.
@@ -14,15 +15,41 @@ import type { Doc, NodePath } from '../store.ts'
 /** The top-level key of the documents json-server's layout has no place for. */
 export const NODES_KEY = '@nodes'
 
-/** The fields whose value names an item of a collection, the first one given deciding. */
-export function idFieldsOf(path: NodePath): readonly string[] {
-  if (path.length === 2) return path[0] === 'user' ? ['user_id', 'id'] : ['id']
-  if (isPlaylistPath(path)) return ['playlist_id', 'id']
-  return []
+/**
+ * A declared family as the layout needs it (lib/data/declarations.ts's Family has these fields):
+ * its collection's name, its id field and the family that owns it.
+ */
+export interface NestedFamily {
+  collection: string
+  idField: string
+  parent?: NestedFamily
 }
 
-function isPlaylistPath(path: NodePath): boolean {
-  return path.length === 4 && path[0] === 'user' && path[2] === 'playlist'
+/** The seed's declared families (lib/data/declarations.ts, seedDeclarations), for a store opened without the server's. */
+const seedUser: NestedFamily = { collection: 'user', idField: 'user_id' }
+export const seedFamilies: readonly NestedFamily[] = [seedUser, { collection: 'playlist', idField: 'playlist_id', parent: seedUser }]
+
+/** The family a collection path names (`['user', '7', 'playlist']`), if one does. */
+export function nestedFamilyAt(families: readonly NestedFamily[], collection: NodePath): NestedFamily | undefined {
+  let family: NestedFamily | undefined
+  for (let index = 0; index < collection.length; index += 2) {
+    const owner = family
+    family = families.find((candidate) => candidate.parent === owner && candidate.collection === collection[index])
+    if (!family) return undefined
+  }
+  return family
+}
+
+function childFamilies(families: readonly NestedFamily[], family: NestedFamily | undefined): NestedFamily[] {
+  return family ? families.filter((candidate) => candidate.parent === family) : []
+}
+
+/** The fields whose value names an item of a collection, the first one given deciding. */
+export function idFieldsOf(path: NodePath, families: readonly NestedFamily[]): readonly string[] {
+  if (path.length < 2 || path.length % 2 !== 0) return []
+  const family = nestedFamilyAt(families, path.slice(0, -1))
+  if (family) return [family.idField, 'id']
+  return path.length === 2 ? ['id'] : []
 }
 
 /** The segment an item's id fields give it: undefined when none is given (absent or null), null when the one given is no string or number. */
@@ -37,11 +64,11 @@ export function segmentOfItem(item: Doc, fields: readonly string[]): string | un
   return undefined
 }
 
-/** Whether a document at `path` can be an item of its array: its id field names it, and (a user) it has no `playlist` of its own. */
-function fitsAsItem(path: NodePath, doc: Doc): boolean {
-  const fields = idFieldsOf(path)
+/** Whether a document at `path` can be an item of its array: its id field names it, and (a declared member) it has no field named as its children's array. */
+function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[]): boolean {
+  const fields = idFieldsOf(path, families)
   if (fields.length === 0 || segmentOfItem(doc, fields) !== path[path.length - 1]) return false
-  return !(path.length === 2 && path[0] === 'user' && Object.hasOwn(doc, 'playlist'))
+  return !childFamilies(families, nestedFamilyAt(families, path.slice(0, -1))).some((child) => Object.hasOwn(doc, child.collection))
 }
 
 interface LayoutNode {
@@ -65,12 +92,17 @@ export class Layout {
   #root: LayoutNode = { children: new Map() }
   /** Whether the file ends with a newline: kept as the file had it. */
   trailingNewline = true
+  readonly #families: readonly NestedFamily[]
+
+  constructor(families: readonly NestedFamily[] = seedFamilies) {
+    this.#families = families
+  }
 
   /** Places a document (a write), keeping the node where it is in the file, or last among its siblings when new. */
   set(path: NodePath, text: string, doc: Doc): void {
     const node = this.#make(path)
     node.text = text
-    node.fits = fitsAsItem(path, doc)
+    node.fits = fitsAsItem(path, doc, this.#families)
     node.placed = undefined
   }
 
@@ -135,7 +167,7 @@ export class Layout {
       else if (node.text !== undefined && node.children.size === 0) members.push(member(name, placedText(node, 2)))
       else {
         if (node.text !== undefined) elsewhere.push(nodeEntry([name], node))
-        members.push(member(name, collectionText(name, node, elsewhere)))
+        members.push(member(name, collectionText(name, node, elsewhere, this.#families)))
       }
     }
     if (elsewhere.length > 0) members.push(member(NODES_KEY, `[\n${elsewhere.join(',\n')}\n  ]`))
@@ -157,35 +189,29 @@ export class Layout {
 }
 
 /** A top-level collection's array: its items that fit, each followed in `elsewhere` by what it cannot hold. */
-function collectionText(name: string, node: LayoutNode, elsewhere: string[]): string {
-  const items: string[] = []
-  for (const [segment, child] of node.children) {
-    const path = [name, segment]
-    if (child.text === undefined || !child.fits) {
-      collect(path, child, elsewhere)
-      continue
-    }
-    let text = placedText(child, 4)
-    for (const [childName, grandchild] of child.children) {
-      if (name === 'user' && childName === 'playlist' && grandchild.text === undefined) {
-        const playlists = nestedItems([...path, childName], grandchild, elsewhere)
-        if (playlists.length > 0) text = withLastMember(text, 'playlist', `[\n${playlists.join(',\n')}\n      ]`, 4)
-      } else collect([...path, childName], grandchild, elsewhere)
-    }
-    items.push(`    ${text}`)
-  }
+function collectionText(name: string, node: LayoutNode, elsewhere: string[], families: readonly NestedFamily[]): string {
+  const items = itemTexts([name], node, 4, elsewhere, families)
   return items.length === 0 ? '[]' : `[\n${items.join(',\n')}\n  ]`
 }
 
-/** A user's playlists that fit, as items of its `playlist` array (8 spaces in). */
-function nestedItems(path: NodePath, node: LayoutNode, elsewhere: string[]): string[] {
+/** A collection's items that fit, `spaces` in, each with its children's arrays nested when it is a declared member. */
+function itemTexts(path: NodePath, node: LayoutNode, spaces: number, elsewhere: string[], families: readonly NestedFamily[]): string[] {
   const items: string[] = []
+  const children = childFamilies(families, nestedFamilyAt(families, path))
   for (const [segment, child] of node.children) {
-    const childPath = [...path, segment]
-    if (child.text !== undefined && child.fits) {
-      items.push(`        ${placedText(child, 8)}`)
-      for (const [name, grandchild] of child.children) collect([...childPath, name], grandchild, elsewhere)
-    } else collect(childPath, child, elsewhere)
+    const itemPath = [...path, segment]
+    if (child.text === undefined || !child.fits) {
+      collect(itemPath, child, elsewhere)
+      continue
+    }
+    let text = placedText(child, spaces)
+    for (const [childName, grandchild] of child.children) {
+      if (grandchild.text === undefined && children.some((family) => family.collection === childName)) {
+        const nested = itemTexts([...itemPath, childName], grandchild, spaces + 4, elsewhere, families)
+        if (nested.length > 0) text = withLastMember(text, childName, `[\n${nested.join(',\n')}\n${' '.repeat(spaces + 2)}]`, spaces)
+      } else collect([...itemPath, childName], grandchild, elsewhere)
+    }
+    items.push(`${' '.repeat(spaces)}${text}`)
   }
   return items
 }

@@ -2,7 +2,7 @@ import { newId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, NODES_KEY, segmentOfItem } from './layout.ts'
+import { idFieldsOf, nestedFamilyAt, NODES_KEY, seedFamilies, segmentOfItem, type NestedFamily } from './layout.ts'
 
 /**
  * Reading a db.json as the store it is (docs/json-server.md, "Serving a
@@ -26,7 +26,7 @@ export interface Database {
 /** A db.json the store cannot hold: `message` names the file and says what is wrong, and where. */
 export class DatabaseProblem extends Error {}
 
-export function readDatabase(text: string, label: string): Database {
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
@@ -43,7 +43,7 @@ export function readDatabase(text: string, label: string): Database {
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
   }
-  const reader = new Reader()
+  const reader = new Reader(families)
   for (const name of Object.keys(value)) reader.topLevel(name, value[name])
   if (reader.problems.length > 0) {
     const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
@@ -73,6 +73,11 @@ class Reader {
   readonly problems: string[] = []
   idsGiven = false
   readonly #seen = new Set<string>()
+  readonly #families: readonly NestedFamily[]
+
+  constructor(families: readonly NestedFamily[]) {
+    this.#families = families
+  }
 
   topLevel(name: string, value: unknown): void {
     if (name === NODES_KEY) return this.#nodes(value)
@@ -89,7 +94,9 @@ class Reader {
 
   /** A collection's items: each an object whose id field names it (one without gets a new id). */
   #items(collection: NodePath, items: unknown[], where: Array<{ at: string | number }>): void {
-    const fields = idFieldsOf([...collection, ''])
+    const fields = idFieldsOf([...collection, ''], this.#families)
+    const owner = nestedFamilyAt(this.#families, collection)
+    const children = owner ? this.#families.filter((family) => family.parent === owner) : []
     items.forEach((item, index) => {
       const at = [...where, { at: index }]
       if (!isObject(item)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(item)}; every item of a collection is an object`)
@@ -104,10 +111,11 @@ class Reader {
         this.idsGiven = true
       }
       const path = [...collection, segment]
-      const playlists = collection.length === 1 && collection[0] === 'user' ? doc.playlist : undefined
-      if (Array.isArray(playlists)) doc = withoutKey(doc, 'playlist')
+      // A declared member's children arrays (a user's `playlist`) hold its children.
+      const nested = children.filter((child) => Array.isArray(doc[child.collection]))
+      for (const child of nested) doc = withoutKey(doc, child.collection)
       this.#document(path, doc, pathOf(at))
-      if (Array.isArray(playlists)) this.#items([...path, 'playlist'], playlists, [...at, { at: 'playlist' }])
+      for (const child of nested) this.#items([...path, child.collection], item[child.collection] as unknown[], [...at, { at: child.collection }])
     })
   }
 
