@@ -86,6 +86,22 @@ interface LayoutNode {
   kept?: { value: unknown }
   /** In the order of the file: new children go last. */
   readonly children: Map<string, LayoutNode>
+  /** A top-level collection's array as the last file write laid it out (see collectionText). */
+  laidOut?: LaidOut
+}
+
+/**
+ * What a top-level collection's array came to at the last file write, kept
+ * while nothing in it changes but items added last (what a POST does), so a
+ * file write joins the kept item texts instead of laying every item out again.
+ */
+interface LaidOut {
+  /** Each item's text as the array holds it. */
+  items: string[]
+  /** What the collection put in `@nodes`. */
+  elsewhere: string[]
+  /** Items added last since, each a plain document with nothing below it: laid out at the next file write. */
+  added: LayoutNode[]
 }
 
 export class Layout {
@@ -100,16 +116,21 @@ export class Layout {
 
   /** Places a document (a write), keeping the node where it is in the file, or last among its siblings when new. */
   set(path: NodePath, text: string, doc: Doc): void {
+    const top = path.length === 2 ? this.#root.children.get(path[0]) : undefined
+    const added = top !== undefined && !top.children.has(path[1])
     const node = this.#make(path)
     node.text = text
     node.fits = fitsAsItem(path, doc, this.#families)
     node.placed = undefined
+    if (added && node.fits && top.laidOut) top.laidOut.added.push(node)
+    else this.#changedBelow(path)
   }
 
   /** A top-level array (an empty one included) or a kept value, in its place in the file. */
   setTopLevel(name: string, kept?: { value: unknown }): void {
     const node = this.#make([name])
     node.kept = kept
+    this.#changedBelow([name])
   }
 
   /**
@@ -118,6 +139,7 @@ export class Layout {
    * once its last item is deleted, and so does this file.
    */
   remove(path: NodePath): void {
+    this.#changedBelow(path)
     if (path.length === 0) {
       for (const [name, node] of this.#root.children) if (node.kept === undefined) this.#root.children.delete(name)
       this.#root.text = undefined
@@ -175,6 +197,15 @@ export class Layout {
     return this.trailingNewline ? body + '\n' : body
   }
 
+  /** Something other than an item added last changed at `path`: its top-level collection is laid out afresh. */
+  #changedBelow(path: NodePath): void {
+    if (path.length === 0) for (const node of this.#root.children.values()) node.laidOut = undefined
+    else {
+      const top = this.#root.children.get(path[0])
+      if (top) top.laidOut = undefined
+    }
+  }
+
   #make(path: NodePath): LayoutNode {
     let node = this.#root
     for (const segment of path) {
@@ -188,10 +219,22 @@ export class Layout {
   }
 }
 
-/** A top-level collection's array: its items that fit, each followed in `elsewhere` by what it cannot hold. */
+/**
+ * A top-level collection's array: its items that fit, each followed in
+ * `elsewhere` by what it cannot hold. Laid out afresh after a change, else
+ * the kept layout with the items added since (LaidOut).
+ */
 function collectionText(name: string, node: LayoutNode, elsewhere: string[], families: readonly NestedFamily[]): string {
-  const items = itemTexts([name], node, 4, elsewhere, families)
-  return items.length === 0 ? '[]' : `[\n${items.join(',\n')}\n  ]`
+  let laidOut = node.laidOut
+  if (laidOut === undefined) {
+    const own: string[] = []
+    laidOut = node.laidOut = { items: itemTexts([name], node, 4, own, families), elsewhere: own, added: [] }
+  } else {
+    for (const item of laidOut.added) laidOut.items.push(`    ${placedText(item, 4)}`)
+    laidOut.added = []
+  }
+  elsewhere.push(...laidOut.elsewhere)
+  return laidOut.items.length === 0 ? '[]' : `[\n${laidOut.items.join(',\n')}\n  ]`
 }
 
 /** A collection's items that fit, `spaces` in, each with its children's arrays nested when it is a declared member. */

@@ -6,6 +6,9 @@ import { join } from 'node:path'
 import { JsonFileStore } from '../../../lib/store/index.ts'
 import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
 import { openStream } from '../../support/event-stream.ts'
+import { seeded, seedFrom } from '../../support/random.ts'
+
+const RANDOM_SEED = seedFrom('LAYOUT_SEED')
 
 // A db.json served as the store it is (docs/json-server.md, "Serving a db.json"), through real HTTP.
 
@@ -173,6 +176,37 @@ test('a second server on the same file is refused, naming the file; the first on
   assert.not.ok(existsSync(join(file, '..', '.db.json.lock')), 'a clean stop removes the lock folder')
   const next = await JsonFileStore.open(file)
   await next.close()
+})
+
+test(`after 300 random writes the file is laid out as JSON.stringify lays it out, and holds what the API serves (seed ${RANDOM_SEED})`, async () => {
+  // Added items are laid out onto the kept text of their array; anything else lays the array out afresh (lib/store/json-file/layout.ts).
+  const { file, server } = await serveDatabase(asJsonServerWrites(seed()))
+  const random = seeded(RANDOM_SEED)
+  const ids = ['1', '2']
+  for (let step = 0; step < 300; step++) {
+    const existing = random.pick(ids)
+    const roll = random.int(10)
+    if (roll <= 3) {
+      const created = await server.request('POST', '/posts', { body: { title: `new ${step}`, n: step } })
+      ids.push(created.json.id)
+    } else if (roll === 4) {
+      const id = `p${step}`
+      await server.request('PUT', `/posts/${id}`, { body: { title: `put ${step}` } })
+      ids.push(id)
+    } else if (roll === 5) await server.request('PUT', `/posts/${existing}`, { body: { title: `changed ${step}` } })
+    else if (roll === 6) await server.request('PATCH', `/posts/${existing}`, { body: { views: step } })
+    else if (roll === 7 && ids.length > 1) {
+      await server.request('DELETE', `/posts/${existing}`)
+      ids.splice(ids.indexOf(existing), 1)
+    } else if (roll === 8) await server.request('PUT', `/posts/${existing}/notes/n${step}`, { body: { text: 'deep' } })
+    else await server.request('POST', '/comments', { body: { postId: existing } })
+    const text = await readFile(file, 'utf8')
+    const written = JSON.parse(text)
+    assert.is(text, asJsonServerWrites(written) + (text.endsWith('\n') ? '\n' : ''), `step ${step}: the file is laid out as JSON.stringify lays it out`)
+    const served = (await server.request('GET', '/posts')).json as Array<{ id: unknown }>
+    const byId = (docs: Array<{ id: unknown }>) => Object.fromEntries(docs.map((doc) => [String(doc.id), doc]))
+    assert.equal(byId(written.posts), byId(served), `step ${step}: the file's posts are the ones served`)
+  }
 })
 
 test.run()
