@@ -16,11 +16,13 @@ import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } fr
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
-import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
 import { checkConditions, checkVersion, writeClaims } from '../conditions.ts'
 import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
 import { sweepStore } from './sweep.ts'
+import { dropJournal, leftJournals, writeJournal } from './journal.ts'
+import { batchClaims, planBatch } from '../staged.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */
@@ -62,7 +64,22 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    return new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    try {
+      await store.#finishBatches()
+    } catch (error) {
+      await store.close().catch(() => {})
+      throw error
+    }
+    return store
+  }
+
+  /** Applies again the batches a run that died was placing (see journal.ts), before the store serves. */
+  async #finishBatches(): Promise<void> {
+    for (const { path, ops } of await leftJournals(this.dir)) {
+      if (ops) await this.#apply(ops)
+      await dropJournal(this.dir, path, true)
+    }
   }
 
   private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache) {
@@ -337,6 +354,37 @@ export class FileStore implements Store {
       if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
       return removed
     })
+  }
+
+  /**
+   * Holds every node the batch claims and checks all its ops; then the
+   * journal of the batch goes to disk first (journal.ts), its files are
+   * placed, and the journal is deleted. A crash in between is finished at the
+   * next start; the changes are reported once every file is in place.
+   */
+  batch(ops: readonly BatchOp[]): Promise<void> {
+    return this.#locks.run(batchClaims(ops), async () => {
+      const plan = await planBatch(this, ops)
+      if (plan.ops.length === 0) return
+      const count = ++this.#tempCount
+      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {
+        throw this.#report(toStoreError(error, plan.ops[0].path))
+      })
+      await this.#apply(plan.ops)
+      await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
+        throw this.#report(toStoreError(error, plan.ops[0].path))
+      })
+      for (const change of plan.changes) this.#feed.emit(change)
+    })
+  }
+
+  /** Places a batch's ops in order, as writes and removals do. */
+  async #apply(ops: readonly BatchOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.kind === 'write') await this.#place(op.path, op.doc, 'replace')
+      else if (op.path.length === 0) await this.#removeRoot()
+      else await this.#removeNode(op.path)
+    }
   }
 
   subscribe(listener: (change: StoreChange) => void): () => void {
