@@ -175,6 +175,33 @@ batch('an event stream sees a stored batch\'s changes together and in order, not
   assert.equal(again.map((event) => event.id), events.map((event) => event.id))
 })
 
+batch('once a reader has read one change of a batch, it reads every other one of it too', async ({ server }) => {
+  const keys = Array.from({ length: 40 }, (_, key) => `k${String(key).padStart(2, '0')}`)
+  const first = `/b9/${keys[0]}`
+  const last = `/b9/${keys[keys.length - 1]}`
+  let writing = true
+  let reads = 0
+  const torn: string[] = []
+  const reader = async () => {
+    while (writing) {
+      // The batch writes the first key first: a store that places its documents one by one has the last one still old.
+      const seen = (await server.request('GET', first)).json?.round ?? 0
+      const then = (await server.request('GET', last)).json?.round ?? 0
+      reads++
+      if (then < seen) torn.push(`${first} at round ${seen}, then ${last} at round ${then}`)
+    }
+  }
+  const readers = [reader(), reader(), reader()]
+  for (let round = 1; round <= 12; round++) {
+    const answer = await send(server, keys.map((key) => ({ method: 'PUT', path: `/b9/${key}`, body: { round } })))
+    assert.is(answer.status, 200, answer.text.slice(0, 300))
+  }
+  writing = false
+  await Promise.all(readers)
+  assert.equal(torn, [], 'a read after a batch\'s change was read sees the rest of the batch')
+  assert.ok(reads > 10, `only ${reads} reads ran beside the batches`)
+})
+
 batch('a read-only server refuses a batch, and so does one with a token to a client without it', async () => {
   const readonly = await startServer({ readonly: true })
   try {
