@@ -22,6 +22,7 @@ import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
 import { sweepStore } from './sweep.ts'
 import { dropJournal, leftJournals, writeJournal } from './journal.ts'
+import { ApplyingBatches } from './applying-batches.ts'
 import { batchClaims, planBatch } from '../staged.ts'
 
 export interface FileStoreOptions {
@@ -51,8 +52,8 @@ export class FileStore implements Store {
   readonly #locks = new NodeLocks()
   readonly #feed = new ChangeFeed()
   #tempCount = 0
-  /** The batches whose files are being placed, by the nodes they change: a read of one waits for its batch (see #settled). */
-  readonly #applying = new Set<{ paths: readonly NodePath[]; done: Promise<void> }>()
+  /** The batches whose files are being placed: a read of a node one changes waits for it. */
+  readonly #applying = new ApplyingBatches()
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
@@ -102,7 +103,7 @@ export class FileStore implements Store {
    * stats the file, and the cache answers only for the version it sees.
    */
   async read(path: NodePath): Promise<StoredDoc | undefined> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     const found = await this.#load(path)
     if (found === undefined || 'doc' in found) return found
@@ -111,14 +112,14 @@ export class FileStore implements Store {
 
   /** The ETag of the node's document as on disk now (the same stat as a read), without parsing it: what a version check needs. */
   async etagOf(path: NodePath): Promise<string | undefined> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     return (await this.#load(path))?.etag
   }
 
   /** A hot document's compact text is made once and kept in its cache entry: later reads send it as it is. */
   async readText(path: NodePath): Promise<StoredText | undefined> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     const found = await this.#load(path)
     if (found === undefined) return undefined
@@ -254,7 +255,7 @@ export class FileStore implements Store {
 
   /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     const list = await this.#childList(path)
     // slice, not spread: for 100 000 names it is a copy of memory, many times faster.
@@ -262,7 +263,7 @@ export class FileStore implements Store {
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     const list = await this.#childList(path)
     if (!list) return undefined
@@ -313,7 +314,7 @@ export class FileStore implements Store {
   }
 
   async exists(path: NodePath): Promise<boolean> {
-    const settling = this.#settled(path)
+    const settling = this.#applying.settled(path)
     if (settling) await settling
     const directory = this.#directoryOf(path)
     try {
@@ -384,32 +385,14 @@ export class FileStore implements Store {
       const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {
         throw this.#report(toStoreError(error, plan.ops[0].path))
       })
-      let placed!: () => void
-      const applying = { paths: plan.ops.map((op) => op.path), done: new Promise<void>((resolve) => (placed = resolve)) }
-      this.#applying.add(applying)
-      try {
+      await this.#applying.run(plan.ops.map((op) => op.path), async () => {
         await this.#apply(plan.ops)
         await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
           throw this.#report(toStoreError(error, plan.ops[0].path))
         })
-      } finally {
-        this.#applying.delete(applying)
-        placed()
-      }
+      })
       for (const change of plan.changes) this.#feed.emit(change)
     })
-  }
-
-  /**
-   * Once a read has seen one change of a batch, later reads see all of them
-   * (docs/http-api.md, "Batches"): a read of a node a batch is changing, or
-   * of one above or below it, waits until the batch's files are all placed.
-   * Without a batch under way it costs one check of a set's size.
-   */
-  #settled(path: NodePath): Promise<unknown> | undefined {
-    if (this.#applying.size === 0) return undefined
-    const waits = [...this.#applying].filter((batch) => batch.paths.some((changed) => onOneChain(changed, path))).map((batch) => batch.done)
-    return waits.length === 0 ? undefined : Promise.all(waits)
   }
 
   /** Places a batch's ops in order, as writes and removals do. */
@@ -574,13 +557,6 @@ export class FileStore implements Store {
   #tempPath(directory: string): string {
     return join(directory, `@tmp-${this.#runId}-${++this.#tempCount}`)
   }
-}
-
-/** Whether one of the two nodes is the other or lies below it. */
-function onOneChain(a: NodePath, b: NodePath): boolean {
-  const length = Math.min(a.length, b.length)
-  for (let index = 0; index < length; index++) if (a[index] !== b[index]) return false
-  return true
 }
 
 /** What the log says of a fault of the whole store (see #report). */
