@@ -202,6 +202,21 @@ batch('once a reader has read one change of a batch, it reads every other one of
   assert.ok(reads > 10, `only ${reads} reads ran beside the batches`)
 })
 
+batch('with --prefix /api a batch is POST /api?_batch, its paths are below the prefix, and its Locations carry it', async () => {
+  const prefixed = await startServer({ prefix: '/api' })
+  try {
+    const requests = [{ method: 'POST', path: '/notes', body: { text: 'a' } }, { method: 'PATCH', path: '/notes/$0.id', body: { seen: true } }]
+    assert.is((await prefixed.request('POST', '/?_batch', { body: { requests } })).status, 404)
+    const answer = await prefixed.request('POST', '/api?_batch', { body: { requests } })
+    assert.is(answer.status, 200, answer.text)
+    const id = answer.json.responses[0].body.id
+    assert.is(answer.json.responses[0].headers.Location, `/api/notes/${id}`)
+    assert.equal((await prefixed.request('GET', `/api/notes/${id}`)).json, { id, text: 'a', seen: true })
+  } finally {
+    await prefixed.close()
+  }
+})
+
 batch('a read-only server refuses a batch, and so does one with a token to a client without it', async () => {
   const readonly = await startServer({ readonly: true })
   try {
