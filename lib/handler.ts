@@ -22,6 +22,7 @@ import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
 import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
 import { answerReset } from './resources/reset.ts'
+import { answerBatch } from './resources/batch.ts'
 import { answerOpenApi } from './http/openapi.ts'
 import { describeStore, storeHeaderValue, type StoreDescription } from './http/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
@@ -68,6 +69,14 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.length === 0 ? '' : joinPath(prefixSegments)
   const streams = new Set<() => void>()
+  // A request of a batch (docs/http-api.md, "Batches") reaches what it would reach alone.
+  const dispatch = (context: Context): Promise<void> => {
+    const match = router.match(context.method, context.path)
+    if (!match) return generic(context, requireOwners)
+    if (!match.handler) throw new HttpError(405, `${context.method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
+    context.params = match.params
+    return match.handler(context)
+  }
   const www = new StaticFiles(settings.www, settings.wwwCache)
 
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
@@ -127,6 +136,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
     if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
+    if (apiPath.length === 0 && context.query.has('_batch')) return answerBatch(context, dispatch)
     if (method === 'OPTIONS' && settings.guards.readonly) return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
 
     const match = router.match(method, apiPath)

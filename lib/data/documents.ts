@@ -1,4 +1,4 @@
-import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
+import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
 import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
@@ -295,6 +295,18 @@ export class Documents {
     if (!existed) throw new NothingStored(path)
     if (!this.#storeFeeds) this.#emit({ type: 'delete', path, data: doc ?? null })
     return { doc }
+  }
+
+  /**
+   * Applies a batch's ops in one atomic step (Store.batch; docs/http-api.md,
+   * "Batches"), and, for a store without a feed of its own, reports `changes`
+   * (what the ops make, as lib/store/staged.ts worked them out) once all of them are stored.
+   */
+  async batch(ops: readonly BatchOp[], changes: readonly Omit<Change, 'id'>[]): Promise<void> {
+    if (!this.store.batch) throw new Error('This store cannot apply a batch: its Store has no batch method.')
+    if (ops.length === 0) return
+    await this.store.batch(ops)
+    if (!this.#storeFeeds) for (const change of changes) this.#emit(change)
   }
 
   /** Listens to every change; returns the function that stops listening. */

@@ -27,13 +27,14 @@ export function sendProblem(res: ServerResponse, error: HttpError, head = false)
   res.end(head ? undefined : body)
 }
 
-/** The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, nothing else. */
+/** The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, and the error's extension members after them. */
 export function problemJson(error: HttpError): string {
   return JSON.stringify({
     type: 'about:blank',
     title: STATUS_CODES[error.status] ?? 'Error',
     status: error.status,
     detail: error.detail,
+    ...error.extensions,
   })
 }
 

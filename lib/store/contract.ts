@@ -362,6 +362,72 @@ const checks: Check[] = [
     assert.deepEqual(seen.map((change) => change.id), [before + 1, before + 2, before + 3, before + 4])
     assert.equal(await store.lastChangeId(), before + 5, 'lastChangeId counts changes made while no one listened')
   }],
+
+  ['batch, where the store has it, applies its ops in order, each seeing the ones before, and reports their changes after all of them, one id more each', async (store) => {
+    if (!store.batch) return
+    const kept = await store.write(['bt', 'kept'], { n: 1 })
+    await store.write(['bt', 'gone', 'below'], { n: 0 })
+    const seen: StoreChange[] = []
+    const stop = store.subscribe?.((change) => seen.push(change))
+    const before = await store.lastChangeId?.()
+    await store.batch([
+      { kind: 'write', path: ['bt', 'new'], doc: { n: 1 }, conditions: { expect: null } },
+      { kind: 'write', path: ['bt', 'new'], doc: { n: 2 }, conditions: { patch: { n: 2 } } },
+      { kind: 'write', path: ['bt', 'kept'], doc: { n: 2 }, conditions: { expect: kept.etag } },
+      { kind: 'remove', path: ['bt', 'gone'] },
+      { kind: 'write', path: ['bt', 'gone', 'again'], doc: { n: 3 }, conditions: { owner: ['bt', 'new'] } },
+      { kind: 'remove', path: ['bt', 'nothing'] },
+    ])
+    assert.deepEqual((await store.read(['bt', 'new']))?.doc, { n: 2 })
+    assert.deepEqual((await store.read(['bt', 'kept']))?.doc, { n: 2 })
+    assert.deepEqual(await store.read(['bt', 'gone', 'below']), undefined)
+    assert.deepEqual(await store.children(['bt', 'gone']), ['again'])
+    if (!stop) return
+    await eventually(() => seen.length >= 5)
+    stop()
+    assert.deepEqual(seen.map(({ type, path, data }) => ({ type, path, data })), [
+      { type: 'put', path: ['bt', 'new'], data: { n: 1 } },
+      { type: 'patch', path: ['bt', 'new'], data: { n: 2 } },
+      { type: 'put', path: ['bt', 'kept'], data: { n: 2 } },
+      { type: 'delete', path: ['bt', 'gone'], data: null },
+      { type: 'put', path: ['bt', 'gone', 'again'], data: { n: 3 } },
+    ])
+    assert.deepEqual(seen.map((change) => change.id), [1, 2, 3, 4, 5].map((more) => before! + more))
+  }],
+
+  ['batch, where the store has it, stores nothing and reports nothing when any op\'s condition fails, whatever its position', async (store) => {
+    if (!store.batch) return
+    const kept = await store.write(['bf', 'kept'], { n: 1 })
+    await store.write(['bf', 'user', 'u1'], { name: 'ann' })
+    const good = [
+      { kind: 'write', path: ['bf', 'new'], doc: { n: 1 } },
+      { kind: 'write', path: ['bf', 'kept'], doc: { n: 2 }, conditions: { expect: kept.etag } },
+      { kind: 'remove', path: ['bf', 'user', 'u1'] },
+    ] as const
+    const failing = [
+      [{ kind: 'write', path: ['bf', 'kept'], doc: { n: 9 }, conditions: { expect: '"stale"' } }, 'version-changed'],
+      [{ kind: 'write', path: ['bf', 'orphan'], doc: {}, conditions: { owner: ['bf', 'nobody'] } }, 'owner-missing'],
+      [{ kind: 'write', path: ['bf', 'user', 'u2'], doc: { name: 'bob' }, conditions: { unique: { among: ['bf', 'user'], field: 'name' } } }, 'taken'],
+      [{ kind: 'remove', path: ['bf', 'kept'], expect: null }, 'version-changed'],
+    ] as const
+    const seen: StoreChange[] = []
+    const stop = store.subscribe?.((change) => seen.push(change))
+    for (const [op, kind] of failing) {
+      for (let position = 0; position <= good.length; position++) {
+        // 'taken' needs a holder: a user named bob written earlier in the same batch.
+        const holder = kind === 'taken' ? [{ kind: 'write', path: ['bf', 'user', 'u3'], doc: { name: 'bob' } } as const] : []
+        const ops = [...holder, ...good.slice(0, position), op, ...good.slice(position)]
+        await refused(store.batch(ops), kind)
+        assert.deepEqual((await store.read(['bf', 'kept']))?.doc, { n: 1 })
+        assert.deepEqual(await store.read(['bf', 'new']), undefined)
+        assert.deepEqual(await store.read(['bf', 'user', 'u3']), undefined)
+        assert.deepEqual((await store.read(['bf', 'user', 'u1']))?.doc, { name: 'ann' })
+      }
+    }
+    await pause()
+    stop?.()
+    assert.deepEqual(seen, [], 'a refused batch reports no change')
+  }],
 ]
 
 function range(count: number): number[] {

@@ -2,7 +2,8 @@ import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { ChangeFeed, changeOfWrite } from './feed.ts'
 import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { compareIds, idInsertionPoint, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { batchClaims, planBatch } from './staged.ts'
+import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 
 export interface MemoryStoreOptions {
   /**
@@ -98,6 +99,23 @@ export class MemoryStore implements Store {
     })
   }
 
+  /**
+   * Holds every node the batch claims, checks all its ops, then applies them
+   * in one turn of the event loop: no reader sees part of it. The changes are
+   * reported after the last op is applied.
+   */
+  batch(ops: readonly BatchOp[]): Promise<void> {
+    return this.#locks.run(batchClaims(ops), async () => {
+      const plan = await planBatch(this, ops)
+      if (plan.ops.length > 0) await this.#pause?.('write', plan.ops[0].path)
+      for (const op of plan.ops) {
+        if (op.kind === 'write') this.#place(op.path, op.doc, op.conditions, false)
+        else if (this.#detach(op.path).existed) this.#onChange?.(op.path, undefined)
+      }
+      for (const change of plan.changes) this.#feed.emit(change)
+    })
+  }
+
   subscribe(listener: (change: StoreChange) => void): () => void {
     return this.#feed.subscribe(listener)
   }
@@ -106,7 +124,7 @@ export class MemoryStore implements Store {
     return this.#feed.last
   }
 
-  #place(path: NodePath, doc: Doc, conditions: WriteConditions | undefined): WriteResult {
+  #place(path: NodePath, doc: Doc, conditions: WriteConditions | undefined, report = true): WriteResult {
     const text = serializeDoc(doc)
     const node = this.#make(path)
     const created = node.text === undefined
@@ -115,7 +133,7 @@ export class MemoryStore implements Store {
     const names = path.length > 0 ? this.#find(path.slice(0, -1))!.documentNames : undefined
     if (created && names) names.splice(idInsertionPoint(names, path[path.length - 1]), 0, path[path.length - 1])
     this.#onChange?.(path, { text, doc })
-    this.#feed.emit(changeOfWrite(path, doc, conditions))
+    if (report) this.#feed.emit(changeOfWrite(path, doc, conditions))
     return { created, etag: node.etag }
   }
 

@@ -64,6 +64,11 @@ export interface WriteConditions {
   patch?: unknown
 }
 
+/** One step of a batch (Store.batch): a write as `write` makes it (`expect: null` for a create), or a removal as `remove` makes it. */
+export type BatchOp =
+  | { kind: 'write'; path: NodePath; doc: Doc; conditions?: WriteConditions }
+  | { kind: 'remove'; path: NodePath; expect?: string | null }
+
 /** A change to the store, as the change feed (`subscribe`) reports it. */
 export interface StoreChange {
   /**
@@ -135,6 +140,16 @@ export interface Store {
    * ['version-changed']. Writes to nodes outside the subtree go on meanwhile.
    */
   remove(path: NodePath, conditions?: { expect?: string | null }): Promise<{ existed: boolean; doc?: Doc }>
+  /**
+   * Optional: applies `ops` in order as one atomic step (docs/http-api.md,
+   * "Batches"): each op's conditions are checked against the store as the
+   * ops before it left it, and when one fails (a StoreError, as for a write
+   * alone) nothing of the batch is stored. A reader sees the store before the
+   * batch or after it, never between; the change feed reports the batch's
+   * changes, in order, once all of them are stored. A remove of a node that
+   * holds nothing changes nothing and reports no change.
+   */
+  batch?(ops: readonly BatchOp[]): Promise<void>
   /**
    * Optional: the feed of every change made to the store, whoever made it
    * (another process on the same database included), in id order. Returns

@@ -342,10 +342,98 @@ async function checkLockTakenOver(store: string, server: RunningCli): Promise<vo
 async function leftoverEntries(directory: string): Promise<string[]> {
   const found: string[] = []
   for (const entry of await readdir(directory, { withFileTypes: true })) {
-    if (/^@(lock|tmp-|trash-)/.test(entry.name)) found.push(join(directory, entry.name))
+    if (/^@(lock|tmp-|trash-|batch-)/.test(entry.name)) found.push(join(directory, entry.name))
     else if (entry.isDirectory() && !entry.name.startsWith('@')) found.push(...(await leftoverEntries(join(directory, entry.name))))
   }
   return found
 }
+
+// docs/http-api.md, "Batches"; docs/storage.md, "Batches": a batch on a store folder is whole or absent after a SIGKILL at
+// any moment. Each writer's batch removes its last group of documents and puts the next one
+// (BATCH_GROUP documents): after each restart, exactly one of the two groups is there, whole.
+const BATCH_GROUP = 24
+const BATCH_WRITERS = 4
+
+interface BatchWriter {
+  name: string
+  /** The last group whose batch was acknowledged (0: none yet). */
+  acknowledged: number
+  /** The group whose batch was sent but not answered when the server went. */
+  inFlight?: number
+}
+
+/** Sends batches until the server goes; true when it stopped because the server went. */
+async function runBatchWriter(port: number, writer: BatchWriter): Promise<boolean> {
+  for (;;) {
+    const next = writer.acknowledged + 1
+    const requests = [
+      ...(writer.acknowledged > 0 ? [{ method: 'DELETE', path: `/batches/${writer.name}-${writer.acknowledged}` }] : []),
+      ...Array.from({ length: BATCH_GROUP }, (_, key) => ({ method: 'PUT', path: `/batches/${writer.name}-${next}/k${key}`, body: { group: next, key } })),
+    ]
+    writer.inFlight = next
+    let answer: Answer
+    try {
+      answer = await send(port, 'POST', '/?_batch', { body: { requests } })
+    } catch {
+      return true
+    }
+    assert.is(answer.status, 200, answer.text.slice(0, 300))
+    writer.acknowledged = next
+    writer.inFlight = undefined
+  }
+}
+
+/** How many documents each group under /batches holds now. */
+async function groupSizes(port: number): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>()
+  const groups = await send(port, 'GET', '/batches?_children')
+  if (groups.status === 404) return sizes
+  for (const group of groups.json as string[]) sizes.set(group, ((await send(port, 'GET', `/batches/${group}`)).json as unknown[]).length)
+  return sizes
+}
+
+test(`batches on a store folder, SIGKILLed ${ROUNDS} times at random moments, are each whole or absent after every restart`, async () => {
+  const folder = await makeTempDir('restdir-batch-crash-')
+  const random = seeded(SEED)
+  const writers: BatchWriter[] = Array.from({ length: BATCH_WRITERS }, (_, index) => ({ name: `w${index}`, acknowledged: 0 }))
+  const args = ['--port', '0', '--store', folder, '--quiet']
+  const counts = { kills: 0, acknowledged: 0, landed: 0, notLanded: 0 }
+  try {
+    let server = await startCli(args)
+    for (let round = 1; round <= ROUNDS; round++) {
+      const before = writers.reduce((sum, writer) => sum + writer.acknowledged, 0)
+      const running = writers.map((writer) => runBatchWriter(server.port, writer))
+      await new Promise((resolve) => setTimeout(resolve, random.between(150, 900)))
+      assert.equal(await server.stop('SIGKILL'), { code: null, signal: 'SIGKILL' })
+      assert.ok((await Promise.all(running)).every(Boolean), 'every writer saw the server go')
+      counts.kills++
+      counts.acknowledged += writers.reduce((sum, writer) => sum + writer.acknowledged, 0) - before
+      server = await startCli([...args, ...(round % 2 === 0 ? ['--sync'] : [])])
+      const sizes = await groupSizes(server.port)
+      for (const writer of writers) {
+        const last = writer.acknowledged > 0 ? `${writer.name}-${writer.acknowledged}` : undefined
+        const sent = writer.inFlight === undefined ? undefined : `${writer.name}-${writer.inFlight}`
+        const landed = sent !== undefined && sizes.has(sent)
+        const expected = new Map<string, number>()
+        if (landed) expected.set(sent, BATCH_GROUP)
+        else if (last !== undefined) expected.set(last, BATCH_GROUP)
+        const found = new Map([...sizes].filter(([group]) => group.startsWith(`${writer.name}-`)))
+        assert.equal(Object.fromEntries(found), Object.fromEntries(expected), `round ${round}, writer ${writer.name}: one group, whole (seed ${SEED})`)
+        if (sent !== undefined) counts[landed ? 'landed' : 'notLanded']++
+        if (landed) writer.acknowledged = writer.inFlight!
+        writer.inFlight = undefined
+      }
+    }
+    assert.equal(await server.stop(), { code: 0, signal: null })
+    assert.equal(await leftoverEntries(folder), [], 'a clean stop leaves no lock, temp files, trash or journal')
+    assert.ok(counts.acknowledged > ROUNDS * BATCH_WRITERS, `only ${counts.acknowledged} batches were acknowledged`)
+    console.log(
+      `\n  batch crash (store folder): ${counts.kills} SIGKILLs; ${counts.acknowledged} acknowledged batches of ${BATCH_GROUP + 1} requests, each whole; ` +
+        `${counts.landed + counts.notLanded} in flight at a kill (${counts.landed} landed whole, ${counts.notLanded} not at all); seed ${SEED}`,
+    )
+  } finally {
+    await rm(folder, { recursive: true, force: true })
+  }
+})
 
 test.run()

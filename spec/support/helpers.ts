@@ -181,7 +181,7 @@ export function touchLater(path: string): void {
 }
 
 /** The operations of a Store that name a node. */
-export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove' | 'query'
+export type StoreOperation = 'read' | 'readText' | 'children' | 'documentChildren' | 'exists' | 'write' | 'create' | 'remove' | 'query' | 'batch'
 
 export interface StoreHooks {
   /** Runs before an operation reaches the store. */
@@ -207,7 +207,8 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
     remove: (path, conditions) => around('remove', path, () => inner.remove(path, conditions)),
     close: () => inner.close(),
   }
-  const { readText, documentChildren, subscribe, lastChangeId, query } = inner
+  const { readText, documentChildren, subscribe, lastChangeId, query, batch } = inner
+  if (batch) store.batch = (ops) => around('batch', ops[0]?.path ?? [], () => batch.call(inner, ops))
   if (subscribe) store.subscribe = (listener) => subscribe.call(inner, listener)
   if (lastChangeId) store.lastChangeId = () => lastChangeId.call(inner)
   if (query) store.query = (path, plan) => around('query', path, () => query.call(inner, path, plan))

@@ -16,11 +16,14 @@ import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } fr
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
-import type { Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
 import { checkConditions, checkVersion, writeClaims } from '../conditions.ts'
 import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
 import { sweepStore } from './sweep.ts'
+import { dropJournal, leftJournals, writeJournal } from './journal.ts'
+import { ApplyingBatches } from './applying-batches.ts'
+import { batchClaims, planBatch } from '../staged.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */
@@ -49,6 +52,8 @@ export class FileStore implements Store {
   readonly #locks = new NodeLocks()
   readonly #feed = new ChangeFeed()
   #tempCount = 0
+  /** The batches whose files are being placed: a read of a node one changes waits for it. */
+  readonly #applying = new ApplyingBatches()
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
@@ -62,7 +67,22 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    return new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    try {
+      await store.#finishBatches()
+    } catch (error) {
+      await store.close().catch(() => {})
+      throw error
+    }
+    return store
+  }
+
+  /** Applies again the batches a run that died was placing (see journal.ts), before the store serves. */
+  async #finishBatches(): Promise<void> {
+    for (const { path, ops } of await leftJournals(this.dir)) {
+      if (ops) await this.#apply(ops)
+      await dropJournal(this.dir, path, true)
+    }
   }
 
   private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache) {
@@ -83,6 +103,8 @@ export class FileStore implements Store {
    * stats the file, and the cache answers only for the version it sees.
    */
   async read(path: NodePath): Promise<StoredDoc | undefined> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     const found = await this.#load(path)
     if (found === undefined || 'doc' in found) return found
     return { doc: JSON.parse(found.text) as Doc, etag: found.etag }
@@ -90,11 +112,15 @@ export class FileStore implements Store {
 
   /** The ETag of the node's document as on disk now (the same stat as a read), without parsing it: what a version check needs. */
   async etagOf(path: NodePath): Promise<string | undefined> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     return (await this.#load(path))?.etag
   }
 
   /** A hot document's compact text is made once and kept in its cache entry: later reads send it as it is. */
   async readText(path: NodePath): Promise<StoredText | undefined> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     const found = await this.#load(path)
     if (found === undefined) return undefined
     if ('doc' in found) return { json: JSON.stringify(found.doc), etag: found.etag }
@@ -229,12 +255,16 @@ export class FileStore implements Store {
 
   /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     const list = await this.#childList(path)
     // slice, not spread: for 100 000 names it is a copy of memory, many times faster.
     return list?.names.slice()
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     const list = await this.#childList(path)
     if (!list) return undefined
     const { names, withoutDocument } = list
@@ -284,6 +314,8 @@ export class FileStore implements Store {
   }
 
   async exists(path: NodePath): Promise<boolean> {
+    const settling = this.#applying.settled(path)
+    if (settling) await settling
     const directory = this.#directoryOf(path)
     try {
       await access(join(directory, DOC_FILE))
@@ -337,6 +369,39 @@ export class FileStore implements Store {
       if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
       return removed
     })
+  }
+
+  /**
+   * Holds every node the batch claims and checks all its ops; then the
+   * journal of the batch goes to disk first (journal.ts), its files are
+   * placed, and the journal is deleted. A crash in between is finished at the
+   * next start; the changes are reported once every file is in place.
+   */
+  batch(ops: readonly BatchOp[]): Promise<void> {
+    return this.#locks.run(batchClaims(ops), async () => {
+      const plan = await planBatch(this, ops)
+      if (plan.ops.length === 0) return
+      const count = ++this.#tempCount
+      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {
+        throw this.#report(toStoreError(error, plan.ops[0].path))
+      })
+      await this.#applying.run(plan.ops.map((op) => op.path), async () => {
+        await this.#apply(plan.ops)
+        await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
+          throw this.#report(toStoreError(error, plan.ops[0].path))
+        })
+      })
+      for (const change of plan.changes) this.#feed.emit(change)
+    })
+  }
+
+  /** Places a batch's ops in order, as writes and removals do. */
+  async #apply(ops: readonly BatchOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.kind === 'write') await this.#place(op.path, op.doc, 'replace')
+      else if (op.path.length === 0) await this.#removeRoot()
+      else await this.#removeNode(op.path)
+    }
   }
 
   subscribe(listener: (change: StoreChange) => void): () => void {

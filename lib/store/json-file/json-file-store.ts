@@ -8,7 +8,7 @@ import { isMissing, toStoreError } from '../file/fs-errors.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
-import type { Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
 import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
@@ -162,6 +162,11 @@ export class JsonFileStore implements Store {
 
   remove(path: NodePath, conditions?: { expect?: string | null }): Promise<{ existed: boolean; doc?: Doc }> {
     return this.#change(path, () => this.#tree.remove(path, conditions), (result) => result.existed)
+  }
+
+  /** The tree applies the batch in one step; one file write then holds all of it (docs/http-api.md, "Batches"). */
+  batch(ops: readonly BatchOp[]): Promise<void> {
+    return this.#change(ops[0]?.path ?? [], () => this.#tree.batch(ops), () => ops.length > 0)
   }
 
   subscribe(listener: (change: StoreChange) => void): () => void {

@@ -1,11 +1,11 @@
 import { StoreError } from '../errors.ts'
 import { changeOfWrite } from '../feed.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
-import type { Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
 import { PRUNE_EVERY, changesAfter, keepChangeStatement, keptChangesAfter, lastCommitted, pruneChanges } from './changes.ts'
 import { Database } from './database.ts'
 import { JsonCache } from './json-cache.ts'
-import { afterKeysBelow, keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
+import { keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
 import { indexShape, indexedListingSql } from './listing-index-sql.ts'
 import { ListingIndexes, type BuildClient, type ListingIndexOptions } from './listing-indexes.ts'
 import { listingSql, queryListing } from './listing-query.ts'
@@ -14,7 +14,9 @@ import { loadPg, type PoolClient, type QueryResult } from './pg.ts'
 import { documentReads } from './reads.ts'
 import { ID_ORDER, SCHEMA_VERSION, SchemaError } from './schema.ts'
 import { inTransaction } from './transactions.ts'
-import { checkWriteConditions, holdsDocument, insertIfEmpty, lockedText, upsertDocument, writeLocks } from './writes.ts'
+import { checkWriteConditions, holdsDocument, insertIfEmpty, lockedText, removeTree, upsertDocument, writeLocks } from './writes.ts'
+import { batchLocks, transactionReader } from './batch.ts'
+import { planBatch } from '../staged.ts'
 
 export { SCHEMA_VERSION, SchemaError }
 
@@ -216,8 +218,6 @@ export class PostgresStore implements Store {
    * neither document nor children go, nearest first, and the change is kept.
    */
   async remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
-    const [parent, name] = keyOf(path)
-    const own = pathKey(path)
     let removed: { existed: boolean; doc?: Doc } = { existed: false }
     const lock = (client: PoolClient) => `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(treeLockKey(path))}, 0))`
     await this.#change(path, () => ({ type: 'delete', path, data: removed.doc ?? null }), lock, async (client) => {
@@ -226,27 +226,9 @@ export class PostgresStore implements Store {
         const matches = conditions.expect === null ? current === undefined : current !== undefined && etagOf(current) === conditions.expect
         if (!matches) throw new StoreError('version-changed', path)
       }
-      const { rows } = await client.query(
-        `WITH gone AS (
-           DELETE FROM restdir_nodes WHERE (parent = $1 AND name = $2) OR (parent >= $3 AND parent < $4) RETURNING parent, name, text
-         )
-         SELECT count(*)::int AS count, (SELECT text FROM gone WHERE parent = $1 AND name = $2) AS text FROM gone`,
-        [parent, name, own, afterKeysBelow(own)],
-      )
-      const count = rows[0].count as number
-      if (count === 0) return undefined // nothing changed: no change is kept
-      for (let depth = path.length - 1; depth > 0; depth--) {
-        const [above, aboveName] = keyOf(path.slice(0, depth))
-        const values = [above, aboveName, pathKey(path.slice(0, depth))]
-        const prunable = `parent = $1 AND name = $2 AND text IS NULL AND NOT EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $3)`
-        // Most ancestors keep other children: only one that looks empty waits for the writes below it, then is checked again.
-        const looksEmpty = await client.query(`SELECT 1 FROM restdir_nodes WHERE ${prunable}`, values)
-        if (looksEmpty.rows.length === 0) break
-        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [treeLockKey(path.slice(0, depth))])
-        const pruned = await client.query(`DELETE FROM restdir_nodes WHERE ${prunable}`, values)
-        if (pruned.rowCount === 0) break
-      }
-      const text = rows[0].text as string | null
+      const gone = await removeTree(client, path)
+      if (!gone) return undefined // nothing changed: no change is kept
+      const text = gone.text
       removed = { existed: true }
       if (text !== null) {
         try {
@@ -258,6 +240,35 @@ export class PostgresStore implements Store {
       return removed
     })
     return removed
+  }
+
+  /**
+   * One transaction (docs/postgres.md, "Batches"): the exclusive locks of
+   * every node the batch touches and of their ancestors, so that no write or
+   * removal of any instance lands among its checks and changes; the checks,
+   * against what the transaction sees; every op; and every change's row,
+   * numbered in order. Other instances hear the changes once all commit.
+   */
+  async batch(ops: readonly BatchOp[]): Promise<void> {
+    if (ops.length === 0) return
+    await this.#feed.ready()
+    let kept: StoreChange[] = []
+    await inTransaction(this.#database, ops[0].path, async (client) => {
+      kept = []
+      const plan = await planBatch(transactionReader(client), ops)
+      for (const op of plan.ops) {
+        if (op.kind === 'write') await upsertDocument(client, op.path, serializeDoc(op.doc))
+        else await removeTree(client, op.path)
+      }
+      for (const made of plan.changes) {
+        const { rows } = await client.query(keepChangeStatement(client, made))
+        kept.push({ id: Number(rows[0].id), ...made })
+      }
+    }, (client) => batchLocks(client, ops))
+    for (const change of kept) {
+      await this.#feed.committed(change)
+      if (change.id % PRUNE_EVERY === 0) void pruneChanges(this.#database, change.id, this.#window)
+    }
   }
 
   /** Listens to every change committed to the database, by any process (docs/postgres.md, "Many instances on one database"). */

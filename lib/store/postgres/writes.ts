@@ -1,6 +1,6 @@
 import { StoreError } from '../errors.ts'
 import type { Doc, NodePath, WriteConditions } from '../store.ts'
-import { ancestorKeys, keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
+import { afterKeysBelow, ancestorKeys, keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
 import type { PoolClient, RunQuery } from './pg.ts'
 
 /** The first part of a write: the rows of the node's ancestors ($3 parents, $4 names), made where missing. */
@@ -113,4 +113,37 @@ async function holderOf(client: PoolClient, path: NodePath, among: NodePath, fie
     if (held !== undefined && JSON.stringify(held) === value) return segmentOf(row.name as string)
   }
   return undefined
+}
+
+/**
+ * Deletes the node's row and every row below it (a range of parent keys:
+ * every key below the node starts with its own, see pathKey), then ancestors
+ * left with neither document nor children, nearest first; the subtree's
+ * exclusive lock is held already. Undefined when there was nothing to delete;
+ * else the node's text, if it held a document.
+ */
+export async function removeTree(client: PoolClient, path: NodePath): Promise<{ text: string | null } | undefined> {
+  const [parent, name] = keyOf(path)
+  const own = pathKey(path)
+  const { rows } = await client.query(
+    `WITH gone AS (
+       DELETE FROM restdir_nodes WHERE (parent = $1 AND name = $2) OR (parent >= $3 AND parent < $4) RETURNING parent, name, text
+     )
+     SELECT count(*)::int AS count, (SELECT text FROM gone WHERE parent = $1 AND name = $2) AS text FROM gone`,
+    [parent, name, own, afterKeysBelow(own)],
+  )
+  const count = rows[0].count as number
+  if (count === 0) return undefined
+  for (let depth = path.length - 1; depth > 0; depth--) {
+    const [above, aboveName] = keyOf(path.slice(0, depth))
+    const values = [above, aboveName, pathKey(path.slice(0, depth))]
+    const prunable = `parent = $1 AND name = $2 AND text IS NULL AND NOT EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $3)`
+    // Most ancestors keep other children: only one that looks empty waits for the writes below it, then is checked again.
+    const looksEmpty = await client.query(`SELECT 1 FROM restdir_nodes WHERE ${prunable}`, values)
+    if (looksEmpty.rows.length === 0) break
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [treeLockKey(path.slice(0, depth))])
+    const pruned = await client.query(`DELETE FROM restdir_nodes WHERE ${prunable}`, values)
+    if (pruned.rowCount === 0) break
+  }
+  return { text: rows[0].text as string | null }
 }

@@ -105,6 +105,31 @@ test('100 concurrent POSTs share a few file writes, and every one is in the file
   assert.ok(writes <= 25, `100 writes took ${writes} file writes`)
 })
 
+test('a batch is in the db.json whole after one file write, and a failed batch leaves the file as it was (docs/http-api.md, "Batches")', async () => {
+  const { file, store, server } = await serveDatabase(asJsonServerWrites(seed()))
+  const before = store.fileWrites
+  const stored = await server.request('POST', '/?_batch', { body: { requests: [
+    { method: 'POST', path: '/posts', body: { title: 'new' } },
+    { method: 'PATCH', path: '/posts/1', body: { views: 101 } },
+    { method: 'POST', path: '/comments', body: { text: 'on new', postId: '$0.id' } },
+  ] } })
+  assert.is(stored.status, 200, stored.text)
+  assert.is(store.fileWrites - before, 1, 'one file write holds the whole batch')
+  const id = stored.json.responses[0].body.id
+  const written = JSON.parse(await readFile(file, 'utf8'))
+  assert.ok(written.posts.some((post: { id: unknown; title?: string }) => post.id === id && post.title === 'new'))
+  assert.is(written.posts.find((post: { id: unknown }) => post.id === 1).views, 101)
+  assert.ok(written.comments.some((comment: { postId?: unknown }) => comment.postId === id), 'the comment names the new post')
+  const text = await readFile(file, 'utf8')
+  const failed = await server.request('POST', '/?_batch', { body: { requests: [
+    { method: 'PATCH', path: '/posts/2', body: { views: 0 } },
+    { method: 'PATCH', path: '/posts/999', body: { views: 0 } },
+  ] } })
+  assert.is(failed.status, 404, failed.text)
+  assert.is(store.fileWrites - before, 1, 'a failed batch writes nothing')
+  assert.is(await readFile(file, 'utf8'), text)
+})
+
 test('a hand edit is served within a second, and event streams hear it as the change it made', async () => {
   const db = seed()
   const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 1000 })

@@ -44,6 +44,51 @@ async function take(stream: { next(timeoutMs?: number): Promise<ServerSentEvent>
   return events
 }
 
+test('batches moving units between counters over three instances conserve the total, each acknowledged one applied once, and a stream on another instance gets each batch whole (docs/http-api.md, "Batches")', async () => {
+  const counters = ['a', 'b', 'c']
+  for (const name of counters) assert.is((await on(0).request('PUT', `/bank/${name}`, { body: { n: 50 } })).status, 201)
+  const stream = await openStream(on(2).port, '/')
+  assert.is((await stream.next(5000)).event, 'value')
+  let acknowledged = 0
+  const client = async (seed: number) => {
+    for (let move = 0; move < 6; move++) {
+      const from = counters[(seed + move) % 3]
+      const to = counters[(seed + move + 2) % 3]
+      for (let attempt = 0; ; attempt++) {
+        const server = on(seed + move + attempt)
+        const [source, target] = [await server.request('GET', `/bank/${from}`), await server.request('GET', `/bank/${to}`)]
+        const answer = await server.request('POST', '/?_batch', { body: { requests: [
+          { method: 'PATCH', path: `/bank/${from}`, body: { n: source.json.n - 1 }, headers: { 'If-Match': String(source.headers.etag) } },
+          { method: 'PATCH', path: `/bank/${to}`, body: { n: target.json.n + 1 }, headers: { 'If-Match': String(target.headers.etag) } },
+          { method: 'POST', path: '/moves', body: { from, to } },
+        ] } })
+        if (answer.status === 412) continue
+        assert.is(answer.status, 200, answer.text)
+        acknowledged++
+        break
+      }
+    }
+  }
+  await Promise.all([0, 1, 2, 3, 4, 5].map(client))
+  const moves = (await on(1).request('GET', '/moves')).json as { from: string; to: string }[]
+  assert.is(moves.length, acknowledged)
+  let total = 0
+  for (const name of counters) {
+    const n = (await on(2).request('GET', `/bank/${name}`)).json.n
+    assert.is(n, 50 - moves.filter((move) => move.from === name).length + moves.filter((move) => move.to === name).length, name)
+    total += n
+  }
+  assert.is(total, 150)
+  const events = await take(stream, acknowledged * 3)
+  stream.close()
+  // Each batch's three changes come together, numbered one after the other.
+  for (let index = 0; index < events.length; index += 3) {
+    const group = events.slice(index, index + 3)
+    assert.equal(group.map((event) => event.event), ['patch', 'patch', 'put'], JSON.stringify(group))
+    assert.equal(group.map((event) => Number(event.id) - Number(group[0].id)), [0, 1, 2])
+  }
+})
+
 test('a write on one instance is read on the others at once, with the same ETag', async () => {
   const put = await on(0).request('PUT', '/notes/a', { body: { text: 'from the first' } })
   assert.is(put.status, 201)

@@ -1,0 +1,258 @@
+import type { ServerResponse } from 'node:http'
+import type { Context } from '../http/context.ts'
+import { Documents } from '../data/documents.ts'
+import { HttpError } from '../http-error.ts'
+import { readJsonBody } from '../http/body.ts'
+import { sendJson, sendNoContent } from '../http/respond.ts'
+import { toHttpError } from '../http/problem.ts'
+import { isObject, type JsonObject } from '../json/values.ts'
+import { queryOf, splitPath } from '../path.ts'
+import { isStoreError } from '../store/errors.ts'
+import { StagedStore } from '../store/staged.ts'
+import type { BatchOp } from '../store/store.ts'
+
+/**
+ * `POST /?_batch` on the API root (docs/http-api.md, "Batches"): several
+ * writes applied all or none. Each request runs through the very handler it
+ * would reach alone, against a staged view of the store (lib/store/staged.ts)
+ * that shows it the requests before it; when every one succeeded, the store
+ * applies what they did in one atomic step (Store.batch). Something another
+ * client changed meanwhile that a request relied on makes the store refuse the
+ * step: the batch then runs again from the start, against the store as it is
+ * now, as a write without preconditions does (lib/data/documents.ts).
+ */
+
+/** Most requests in one batch (docs/http-api.md, "Batches"). */
+export const MAX_BATCH_REQUESTS = 1000
+
+/** Most times a batch runs again after a concurrent change made the store refuse it. */
+const ATTEMPTS = 20
+
+const METHODS = new Set(['PUT', 'POST', 'PATCH', 'DELETE'])
+
+/** The request headers a batch's request may carry: the rest mean nothing inside a batch. */
+const HEADERS = new Set(['if-match', 'if-none-match', 'content-type'])
+
+/** Query parameters reserved on the API root, which no request of a batch may use. */
+const RESERVED = ['_batch', '_reset', '_openapi']
+
+/** A placeholder for what an earlier request made: `$0.id`, the whole of a path segment or of a string value. */
+const PLACEHOLDER = /^\$(\d+)\.id$/
+
+/** Routes a request below the API root as the server does (declared resources, then the generic API). */
+export type Dispatch = (context: Context) => Promise<void>
+
+interface BatchRequest {
+  method: string
+  path: string
+  body: unknown
+  headers: Record<string, string>
+}
+
+interface SubResponse {
+  status: number
+  headers: Record<string, string>
+  body: unknown
+}
+
+export async function answerBatch(context: Context, dispatch: Dispatch): Promise<void> {
+  const { method } = context
+  if (method === 'OPTIONS') return sendNoContent(context, { Allow: 'POST, OPTIONS' })
+  if (method !== 'POST') throw new HttpError(405, `${method} /?_batch is not allowed; a batch is a POST.`, { Allow: 'POST, OPTIONS' })
+  const requests = parseBatch(await readJsonBody(context.req, context.settings.bodyLimits))
+  if (!context.documents.store.batch) throw new HttpError(501, 'This store cannot apply a batch as one step (its Store has no batch method).')
+  for (let attempt = 1; ; attempt++) {
+    const staged = new StagedStore(context.documents.store)
+    const responses = await runAll(context, dispatch, requests, staged)
+    try {
+      await context.documents.batch(staged.ops, staged.changes)
+    } catch (error) {
+      // Another client changed what the batch relied on: run it again against the store as it is now.
+      if (attempt < ATTEMPTS && isStoreError(error) && ['version-changed', 'owner-missing', 'taken'].includes(error.kind)) continue
+      throw error
+    }
+    return sendJson(context, 200, { responses })
+  }
+}
+
+/** Runs every request against the staged view, in order; the first that fails throws its problem, naming it. */
+async function runAll(context: Context, dispatch: Dispatch, requests: readonly BatchRequest[], staged: StagedStore): Promise<SubResponse[]> {
+  const documents = new Documents(staged)
+  const made: (string | number | undefined)[] = []
+  const responses: SubResponse[] = []
+  for (const [index, request] of requests.entries()) {
+    const before = staged.ops.length
+    let response: SubResponse
+    try {
+      const target = resolvePath(request.path, made, index)
+      const body = request.body === undefined ? undefined : resolveValues(request.body, made, index)
+      response = await runOne(context, dispatch, documents, request, target, body)
+    } catch (error) {
+      throw failed(index, request, toHttpError(error))
+    }
+    if (response.status >= 400) {
+      const detail = isObject(response.body) && typeof response.body.detail === 'string' ? response.body.detail : `it was answered ${response.status}`
+      throw failed(index, request, new HttpError(response.status, detail))
+    }
+    made.push(idOf(staged.ops.slice(before)))
+    responses.push(response)
+  }
+  return responses
+}
+
+/** The batch's answer when request `index` failed: that request's status, and a problem naming it. */
+function failed(index: number, request: BatchRequest, error: HttpError): HttpError {
+  if (error.status === 500) console.error(error)
+  const detail = `Request ${index} of the batch (${request.method} ${request.path}) failed, so nothing of the batch was stored: ${error.detail}`
+  return new HttpError(error.status, detail, error.headers, { index })
+}
+
+/** One request, through its handler, with a request and an answer that live in memory. */
+async function runOne(context: Context, dispatch: Dispatch, documents: Documents, request: BatchRequest, target: string, body: unknown): Promise<SubResponse> {
+  const headers: Record<string, string> = { ...request.headers }
+  if (body !== undefined) headers['content-type'] ??= 'application/json'
+  const req = {
+    method: request.method,
+    url: context.base + target,
+    headers,
+    socket: context.req.socket,
+    // Read already: body.ts takes a body that was read before it (as behind a body parser).
+    readableEnded: true,
+    body: body === undefined ? '' : JSON.stringify(body),
+  }
+  const answer = new CapturedAnswer()
+  await dispatch({
+    ...context,
+    req: req as unknown as Context['req'],
+    res: answer as unknown as ServerResponse,
+    method: request.method,
+    path: splitPath(target, context.settings.pathLimits),
+    params: Object.create(null),
+    query: queryOf(target),
+    headers: [],
+    documents,
+  })
+  return answer.response()
+}
+
+/** What a handler writes, kept: status, headers (`Content-Length` left out) and the body as JSON. */
+class CapturedAnswer {
+  statusCode = 200
+  headersSent = false
+  readonly #headers: Record<string, string> = {}
+  #text = ''
+
+  setHeader(name: string, value: unknown): void {
+    this.#headers[name] = String(value)
+  }
+
+  writeHead(status: number, headers: readonly string[] | Record<string, string> = []): this {
+    this.statusCode = status
+    if (Array.isArray(headers)) for (let index = 0; index < headers.length; index += 2) this.setHeader(headers[index], headers[index + 1])
+    else for (const [name, value] of Object.entries(headers)) this.setHeader(name, value)
+    this.headersSent = true
+    return this
+  }
+
+  end(text?: string | Buffer): void {
+    this.headersSent = true
+    if (text !== undefined) this.#text += String(text)
+  }
+
+  response(): SubResponse {
+    const headers = Object.fromEntries(Object.entries(this.#headers).filter(([name]) => name.toLowerCase() !== 'content-length'))
+    let body: unknown = null
+    try {
+      if (this.#text !== '') body = JSON.parse(this.#text)
+    } catch {
+      body = this.#text
+    }
+    return { status: this.statusCode, headers, body }
+  }
+}
+
+/** The id of what a request made: its first write's node (a POST's new document), as the document holds it. */
+function idOf(ops: readonly BatchOp[]): string | number | undefined {
+  const write = ops.find((op) => op.kind === 'write')
+  if (!write || write.kind !== 'write' || write.path.length === 0) return undefined
+  const name = write.path[write.path.length - 1]
+  const id = write.doc.id
+  return (typeof id === 'number' || typeof id === 'string') && String(id) === name ? id : name
+}
+
+function placeholderValue(text: string, made: readonly (string | number | undefined)[], index: number): string | number | undefined {
+  const match = PLACEHOLDER.exec(text)
+  if (!match) return undefined
+  const source = Number(match[1])
+  if (source >= index) throw new HttpError(400, `"${text}" names request ${source}, which does not come before this one; a placeholder names an earlier request.`)
+  const id = made[source]
+  if (id === undefined) throw new HttpError(400, `"${text}" names request ${source}, which made no document.`)
+  return id
+}
+
+/** The path with each `$N.id` segment replaced by the id request N made. */
+function resolvePath(path: string, made: readonly (string | number | undefined)[], index: number): string {
+  const query = path.indexOf('?')
+  const part = query === -1 ? path : path.slice(0, query)
+  const resolved = part.split('/').map((segment) => {
+    const id = placeholderValue(segment, made, index)
+    return id === undefined ? segment : encodeURIComponent(String(id))
+  })
+  return resolved.join('/') + (query === -1 ? '' : path.slice(query))
+}
+
+/** The body with each string that is a whole `$N.id` replaced by the id request N made. */
+function resolveValues(value: unknown, made: readonly (string | number | undefined)[], index: number): unknown {
+  if (typeof value === 'string') return placeholderValue(value, made, index) ?? value
+  if (Array.isArray(value)) return value.map((item) => resolveValues(item, made, index))
+  if (isObject(value)) {
+    const copy: JsonObject = {}
+    for (const [name, item] of Object.entries(value)) copy[name] = resolveValues(item, made, index) as JsonObject[string]
+    return copy
+  }
+  return value
+}
+
+/** The batch's requests, each checked for its shape; 400 (or 413 past the limit) says what is wrong. */
+function parseBatch(body: JsonObject): BatchRequest[] {
+  const extra = Object.keys(body).filter((name) => name !== 'requests')
+  if (extra.length > 0) throw new HttpError(400, `A batch body has one member, "requests"; ${JSON.stringify(extra[0])} is not one.`)
+  const { requests } = body
+  if (!Array.isArray(requests)) throw new HttpError(400, 'A batch body is {"requests": [...]}: an array of requests, each {"method", "path", "body", "headers"}.')
+  if (requests.length === 0) throw new HttpError(400, 'A batch needs at least one request.')
+  if (requests.length > MAX_BATCH_REQUESTS) {
+    throw new HttpError(413, `A batch holds at most ${MAX_BATCH_REQUESTS} requests; this one has ${requests.length}. Split it.`)
+  }
+  return requests.map((request, index) => {
+    try {
+      return parseRequest(request)
+    } catch (error) {
+      const problem = toHttpError(error)
+      throw new HttpError(problem.status, `Request ${index} of the batch: ${problem.detail}`, {}, { index })
+    }
+  })
+}
+
+function parseRequest(request: unknown): BatchRequest {
+  if (!isObject(request)) throw new HttpError(400, 'a request is an object {"method", "path", "body", "headers"}.')
+  const extra = Object.keys(request).filter((name) => !['method', 'path', 'body', 'headers'].includes(name))
+  if (extra.length > 0) throw new HttpError(400, `${JSON.stringify(extra[0])} is not a member of a request; it has "method", "path", "body" and "headers".`)
+  const { method, path, body, headers = {} } = request
+  if (typeof method !== 'string' || !METHODS.has(method)) {
+    throw new HttpError(400, `"method" is one of PUT, POST, PATCH and DELETE, not ${JSON.stringify(method)}.`)
+  }
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new HttpError(400, `"path" is a path below the API root starting with "/", not ${JSON.stringify(path)}.`)
+  if (path.includes('#')) throw new HttpError(400, `"path" has no fragment: ${JSON.stringify(path)}.`)
+  for (const name of queryOf(path).keys()) {
+    if (RESERVED.includes(name)) throw new HttpError(400, `"path" may not use ${name}, which a batch cannot hold.`)
+  }
+  if (body !== undefined && !isObject(body)) throw new HttpError(400, '"body" is a JSON object (a document or a merge patch).')
+  if (!isObject(headers)) throw new HttpError(400, '"headers" is an object of header names and string values.')
+  const kept: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADERS.has(name.toLowerCase())) throw new HttpError(400, `the header ${JSON.stringify(name)} means nothing inside a batch; a request may send If-Match, If-None-Match and Content-Type.`)
+    if (typeof value !== 'string') throw new HttpError(400, `the header ${JSON.stringify(name)} has a string value.`)
+    kept[name.toLowerCase()] = value
+  }
+  return { method, path, body, headers: kept }
+}
