@@ -246,13 +246,17 @@ function parseRequest(request: unknown): BatchRequest {
   for (const name of queryOf(path).keys()) {
     if (RESERVED.includes(name)) throw new HttpError(400, `"path" may not use ${name}, which a batch cannot hold.`)
   }
-  if (body !== undefined && !isObject(body)) throw new HttpError(400, '"body" is a JSON object (a document or a merge patch).')
   if (!isObject(headers)) throw new HttpError(400, '"headers" is an object of header names and string values.')
   const kept: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADERS.has(name.toLowerCase())) throw new HttpError(400, `the header ${JSON.stringify(name)} means nothing inside a batch; a request may send If-Match, If-None-Match and Content-Type.`)
     if (typeof value !== 'string') throw new HttpError(400, `the header ${JSON.stringify(name)} has a string value.`)
     kept[name.toLowerCase()] = value
+  }
+  // A JSON Patch (docs/http-api.md, "PATCH") is an array of operations; every other body is an object.
+  const jsonPatch = method === 'PATCH' && /^application\/json-patch\+json\s*(;|$)/i.test(kept['content-type'] ?? '')
+  if (body !== undefined && !isObject(body) && !(jsonPatch && Array.isArray(body))) {
+    throw new HttpError(400, '"body" is a JSON object (a document or a merge patch), or the array of a JSON Patch sent with "Content-Type": "application/json-patch+json".')
   }
   return { method, path, body, headers: kept }
 }

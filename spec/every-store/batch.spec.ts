@@ -235,4 +235,23 @@ batch('a read-only server refuses a batch, and so does one with a token to a cli
   }
 })
 
+batch('a JSON Patch inside a batch applies with the rest, and its failed test stores nothing of the batch', async ({ server }) => {
+  assert.is((await server.request('PUT', '/bp/counter', { body: { n: 1, log: ['a'] } })).status, 201)
+  const jsonPatch = { 'Content-Type': 'application/json-patch+json' }
+  const applied = await send(server, [
+    { method: 'PATCH', path: '/bp/counter', headers: jsonPatch, body: [{ op: 'test', path: '/n', value: 1 }, { op: 'replace', path: '/n', value: 2 }, { op: 'add', path: '/log/-', value: 'b' }] },
+    { method: 'PUT', path: '/bp/other', body: { seen: 2 } },
+  ])
+  assert.is(applied.status, 200, applied.text)
+  assert.equal(applied.json.responses[0].body, { id: 'counter', n: 2, log: ['a', 'b'] })
+  const refused = await send(server, [
+    { method: 'PUT', path: '/bp/third', body: { never: true } },
+    { method: 'PATCH', path: '/bp/counter', headers: jsonPatch, body: [{ op: 'test', path: '/n', value: 1 }, { op: 'replace', path: '/n', value: 3 }] },
+  ])
+  assertFailedAt(refused, 409, 1)
+  assert.equal((await server.request('GET', '/bp/counter')).json, { id: 'counter', n: 2, log: ['a', 'b'] })
+  assert.is((await server.request('GET', '/bp/third')).status, 404, 'nothing of the refused batch is stored')
+  assertFailedAt(await send(server, [{ method: 'PUT', path: '/bp/x', body: [1] }]), 400, 0)
+})
+
 batch.run()
