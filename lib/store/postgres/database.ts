@@ -82,11 +82,15 @@ export class Database {
     return this.#closed
   }
 
-  /** One statement outside a transaction; a failure is thrown as the StoreError of `path`. */
-  async query(path: NodePath, text: string, values: unknown[]): Promise<QueryResult> {
+  /**
+   * One statement outside a transaction, its text and values or a statement
+   * (named when each connection should plan it once); a failure is thrown as the StoreError of `path`.
+   */
+  async query(path: NodePath, statement: string | { name?: string; text: string; values: unknown[] }, values: unknown[] = []): Promise<QueryResult> {
     const pool = await this.usable(path)
     try {
-      return await pool.query(text, values)
+      if (typeof statement === 'string') return await pool.query(statement, values)
+      return await (statement.name === undefined ? pool.query(statement.text, statement.values) : pool.query({ name: statement.name, text: statement.text, values: statement.values }))
     } catch (error) {
       throw this.storeError(error, path)
     }

@@ -10,9 +10,7 @@ import { plainField, sortKeys, unsureSort, type ListingSql, type SortKey } from 
  * the page walks its own entries of the index, and the count the entries of
  * the matching documents, with none of their JSON read. The index's
  * expressions and the statement's are written by the same functions here,
- * so that PostgreSQL matches them; field names are literals in the index and
- * parameters in the statement, which PostgreSQL binds before it plans (each
- * statement of restdir is planned for its own values).
+ * so that PostgreSQL matches them.
  */
 
 /** The longest value, in UTF-8 bytes, an index keeps, so that no document makes an index row past btree's limit of some 2 700 bytes (a write would fail). */
@@ -139,22 +137,33 @@ export function indexDefinition(shape: IndexShape): string {
  * the page in the index's order, ties in id order (`order`). Without
  * `checks`, the least statement for the page (the count and the texts, the
  * bench's floor): neither doubt is looked for, and the answer may be wrong.
+ *
+ * The collection and the fields are literals, as in the index, and only the
+ * values are parameters, so that a plan made without the values (a generic
+ * plan) still matches the index's expressions and its WHERE. Where each
+ * equality field is asked once, the text is the shape's alone, and the
+ * statement is named for it: each connection parses and plans it once
+ * (PostgreSQL keeps the generic plan once it costs no more than those made
+ * for the values), at most two per index.
  */
 export function indexedListingSql(shape: IndexShape, plan: ListingPlan, order: string, checks = true): ListingSql {
-  const values: unknown[] = [shape.parentKey]
+  const values: unknown[] = []
   const parameter = (value: unknown, type: string) => {
     values.push(value)
     return `$${values.length}::${type}`
   }
-  const { equal, unsure, sort } = columns(shape, (segment) => parameter(segment, 'text'))
-  const conditions = plan.filters.map((filter) => `${equal(filter.field!)} = ${parameter(filter.values![0], 'text')}`)
-  const where = ['parent = $1', 'doc IS NOT NULL', ...conditions].join(' AND ')
+  const { equal, unsure, sort } = columns(shape, (segment) => `${literal(segment)}::text`)
+  // The filters in the shape's order of fields, so that one shape makes one text.
+  const filters = [...plan.filters].sort((a, b) => shape.equal.indexOf(a.field!) - shape.equal.indexOf(b.field!))
+  const conditions = filters.map((filter) => `${equal(filter.field!)} = ${parameter(filter.values![0], 'text')}`)
+  const where = [`parent = ${literal(shape.parentKey)}`, 'doc IS NOT NULL', ...conditions].join(' AND ')
   const limit = plan.end === undefined ? null : Math.max(0, plan.end - plan.start)
   const keys = [...sort.map((key) => `${key.sql} ${key.direction}`), order]
   const text = `SELECT (SELECT count(*) FROM restdir_nodes WHERE ${where})::bigint AS total,
       ${unsure && checks ? `EXISTS (SELECT 1 FROM restdir_nodes WHERE ${where} AND ${unsure} = true)` : 'false'} AS unsure,
-      ${checks ? 'EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = $1 AND text IS NOT NULL AND doc IS NULL)' : 'false'} AS unread,
+      ${checks ? `EXISTS (SELECT 1 FROM restdir_nodes WHERE parent = ${literal(shape.parentKey)} AND text IS NOT NULL AND doc IS NULL)` : 'false'} AS unread,
       array_to_json(ARRAY(SELECT text FROM restdir_nodes WHERE ${where}${unsure ? ` AND ${unsure} = false` : ''}
-        ORDER BY ${keys.join(', ')} OFFSET ${parameter(plan.start, 'bigint')} LIMIT ${parameter(limit, 'bigint')})) AS page`
-  return { text, values }
+        ORDER BY ${keys.join(', ')} OFFSET (SELECT ${parameter(plan.start, 'bigint')}) LIMIT (SELECT ${parameter(limit, 'bigint')}))) AS page`
+  const once = filters.length === shape.equal.length
+  return once ? { name: `${indexName(shape)}_${checks ? 'page' : 'least'}`, text, values } : { text, values }
 }

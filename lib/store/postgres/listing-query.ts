@@ -133,8 +133,9 @@ export async function ensureQuerySchema(pool: Connecting): Promise<void> {
   }
 }
 
-/** A plan as SQL: the parts of the statement and its values, `$1` being the collection's key. */
+/** A plan as SQL: the statement and its values; named when its text is one of a few, so that each connection plans it once. */
 export interface ListingSql {
+  name?: string
   text: string
   values: unknown[]
 }
@@ -204,11 +205,11 @@ export function listingSql(parentKey: string, plan: ListingPlan, order: string):
  */
 export async function queryListing(
   sql: ListingSql | undefined,
-  run: (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>,
+  run: (sql: ListingSql) => Promise<{ rows: Record<string, unknown>[] }>,
   exists: () => Promise<boolean>,
 ): Promise<ListingPage | undefined> {
   if (!sql) return undefined
-  const { rows } = await run(sql.text, sql.values)
+  const { rows } = await run(sql)
   const { total, unsure, unread, page } = rows[0] as { total: string; unsure: boolean; unread: boolean; page: string[] }
   if (unsure || unread) return undefined
   if (Number(total) === 0 && !(await exists())) return undefined

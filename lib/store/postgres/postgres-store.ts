@@ -327,7 +327,7 @@ export class PostgresStore implements Store {
     const shape = this.#indexes && indexShape(parentKey, plan)
     const indexed = shape !== undefined && (await this.#indexes!.has(shape))
     const sql = indexed ? indexedListingSql(shape, plan, ID_ORDER) : listingSql(parentKey, plan, ID_ORDER)
-    const page = await queryListing(sql, (text, values) => this.#query(path, text, values), () => this.exists(path))
+    const page = await queryListing(sql, (statement) => this.#database.query(path, statement), () => this.exists(path))
     if (page && shape) {
       if (indexed) this.#indexes!.used++
       else this.#indexes!.answered(shape)

@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { PostgresStore } from '../../../lib/store/index.ts'
@@ -93,6 +94,42 @@ test('a shape of listing answered often gets its index, and the bench page is th
   } finally {
     await server.close()
     await inProcess.close()
+    await schema.drop()
+  }
+})
+
+test('a page through a listing index is a named statement that PostgreSQL plans once per connection, and that plan walks the index', async () => {
+  const schema = await freshSchema(postgres!.url)
+  const store = await PostgresStore.open(schema.url, { log: () => {}, listingIndexes: { minimum: 1000 } })
+  // The bench's proportions (bench/postgres.ts): a thousand documents for each author.
+  await fillCollection(schema.url, 'books', 20_000, 20)
+  const client = new pg.Client({ connectionString: schema.url })
+  try {
+    assert.is(await store.listingIndexes!.make(SHAPE), 'made')
+    // Statistics of the index's expressions, as autovacuum gathers in time: each author holds a twentieth of the collection.
+    await adminQuery(schema.url, 'ANALYZE restdir_nodes')
+    const sql = indexedListingSql(SHAPE, PLAN, ID_ORDER)
+    assert.ok(sql.name, 'named')
+    // The plan made without the values: the collection and the fields are in its text, so it still matches the index.
+    const generic = (await adminQuery(schema.url, `EXPLAIN (GENERIC_PLAN) ${sql.text}`)).rows.map((row) => row['QUERY PLAN'] as string).join('\n')
+    assert.match(generic, new RegExp(`Index Scan using ${indexName(SHAPE)}`))
+    assert.not.match(generic, /Seq Scan/)
+    // PostgreSQL keeps that plan once it has made its first few for the values, and answers as they did.
+    await client.connect()
+    for (let count = 0; count < 8; count++) {
+      // The first document of each author's: a window far smaller than the one PostgreSQL guesses when it plans without the values.
+      const plan = { filters: [{ operator: 'eq', field: 'author', values: [`author-${count}`] }], sort: PLAN.sort, start: 0, end: 1 }
+      const statement = indexedListingSql(SHAPE, plan, ID_ORDER)
+      assert.is(statement.name, sql.name, 'one name for the shape')
+      const named = (await client.query(statement)).rows[0]
+      assert.equal(named, (await client.query(statement.text, statement.values)).rows[0], `author-${count}`)
+      assert.is(Number(named.total), 1000)
+    }
+    const { rows } = await client.query(`SELECT generic_plans::int AS generic FROM pg_prepared_statements WHERE name = $1`, [sql.name])
+    assert.ok(rows[0].generic > 0, 'the generic plan is used')
+  } finally {
+    await client.end()
+    await store.close()
     await schema.drop()
   }
 })
