@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { ListingPlan } from '../store.ts'
-import { plainField, sortKeys, unsureSort, type ListingSql, type SortKey } from './listing-query.ts'
+import { addToSchemaOnce, plainField, sortKeys, unsureSort, type ListingSql, type SortKey } from './listing-query.ts'
 
 /**
  * Listing indexes (docs/postgres.md, "Indexes for listings"): for a shape of
@@ -43,20 +43,8 @@ interface Connecting {
  * schema's advisory lock (as ensureQuerySchema): an addition that an earlier
  * restdir of the same schema version leaves alone.
  */
-export async function ensureIndexFunctions(pool: Connecting): Promise<void> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir schema'))")
-    const { rows } = await client.query(`SELECT to_regprocedure('restdir_index_string(jsonb)') IS NOT NULL AS present`)
-    if (rows[0].present !== true) for (const statement of INDEX_FUNCTIONS) await client.query(statement)
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+export function ensureIndexFunctions(pool: Connecting): Promise<void> {
+  return addToSchemaOnce(pool, `SELECT to_regprocedure('restdir_index_string(jsonb)') IS NOT NULL AS present`, INDEX_FUNCTIONS)
 }
 
 /** A shape of listing that an index can serve. */

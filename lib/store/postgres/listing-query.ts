@@ -115,15 +115,26 @@ interface Connecting {
  * under an advisory lock, so that servers starting together add it once. A
  * table that holds documents already is rewritten once, to fill the column.
  */
-export async function ensureQuerySchema(pool: Connecting): Promise<void> {
+export function ensureQuerySchema(pool: Connecting): Promise<void> {
+  return addToSchemaOnce(
+    pool,
+    `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('restdir_nodes') AND attname = 'doc' AND NOT attisdropped) AS present`,
+    QUERY_SCHEMA,
+  )
+}
+
+/**
+ * Runs `statements` in one transaction under the schema's advisory lock,
+ * unless `presentSql` (a row with a boolean `present`) finds them run
+ * already: instances starting together add them once.
+ */
+export async function addToSchemaOnce(pool: Connecting, presentSql: string, statements: readonly string[]): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
     await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir schema'))")
-    const { rows } = await client.query(
-      `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('restdir_nodes') AND attname = 'doc' AND NOT attisdropped) AS present`,
-    )
-    if (rows[0].present !== true) for (const statement of QUERY_SCHEMA) await client.query(statement)
+    const { rows } = await client.query(presentSql)
+    if (rows[0].present !== true) for (const statement of statements) await client.query(statement)
     await client.query('COMMIT')
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {})
