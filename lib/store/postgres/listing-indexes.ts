@@ -12,6 +12,9 @@ import type { QueryResult } from './pg.ts'
  * (`indisvalid`); the ones other instances made are found every REFRESH_MS.
  */
 
+/** Fewest documents a collection holds before a listing of it gets an index of its own. */
+export const LISTING_INDEX_MINIMUM = 10_000
+
 export interface ListingIndexOptions {
   /** Answers of one shape (in this process) before its index is made (default 20). */
   after?: number
@@ -67,7 +70,7 @@ export class ListingIndexes {
     this.#client = client
     this.#log = log
     this.#after = options.after ?? 20
-    this.#minimum = options.minimum ?? 10_000
+    this.#minimum = options.minimum ?? LISTING_INDEX_MINIMUM
     this.#most = options.most ?? 16
   }
 
