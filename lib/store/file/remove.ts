@@ -32,7 +32,11 @@ export async function removeSubtree({ root, directory, trash, path, sync, tempPa
     if (isMissing(error)) return { existed: false }
     throw toStoreError(error, path)
   }
-  if (sync) await Promise.all([fsyncDirectory(dirname(directory)), fsyncDirectory(root)])
+  // A removal beside this one may prune the parent, left empty, before it is flushed: gone, it holds nothing to flush.
+  const flushUnlessGone = (folder: string) => fsyncDirectory(folder).catch((error: unknown) => {
+    if (!isMissing(error)) throw error
+  })
+  if (sync) await Promise.all([flushUnlessGone(dirname(directory)), fsyncDirectory(root)])
   const removed = await inspectRemoved(trash, path)
   await rm(trash, { recursive: true, force: true })
   await pruneEmptyDirectories(root, dirname(directory), tempPathIn)
