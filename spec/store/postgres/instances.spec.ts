@@ -46,9 +46,11 @@ async function take(stream: { next(timeoutMs?: number): Promise<ServerSentEvent>
 
 test('batches moving units between counters over three instances conserve the total, each acknowledged one applied once, and a stream on another instance gets each batch whole (docs/http-api.md, "Batches")', async () => {
   const counters = ['a', 'b', 'c']
-  for (const name of counters) assert.is((await on(0).request('PUT', `/bank/${name}`, { body: { n: 50 } })).status, 201)
+  // The stream opens first, and hears the counters made, so that no change of the setup can reach it among the batches'.
   const stream = await openStream(on(2).port, '/')
   assert.is((await stream.next(5000)).event, 'value')
+  for (const name of counters) assert.is((await on(0).request('PUT', `/bank/${name}`, { body: { n: 50 } })).status, 201)
+  assert.equal((await take(stream, counters.length)).map((event) => event.event), ['put', 'put', 'put'])
   let acknowledged = 0
   const client = async (seed: number) => {
     for (let move = 0; move < 6; move++) {
