@@ -1,18 +1,19 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { makeTempDir, startServerOnFolder, touchLater, type TestServer } from './support/helpers.ts'
+import { makeTempDir, startServerOnFolder, touchLater } from './support/helpers.ts'
 import { root } from './support/process.ts'
 
-// README.md read as a test: the commands of "A five-minute tutorial" run
-// against a fresh server, every answer the README shows must be the one that
-// comes back, and the store tree of "Where the data goes" must be the folder
-// the tutorial leaves. In the tutorial, an untagged block right after a ```sh
-// block shows the answer to that block's last command (with the status line
-// when the command has -i); a command whose answer is not shown must succeed.
+// README.md read as a test: each ```sh block of "A five-minute tutorial" is
+// run by sh with the real curl against a fresh server, and what it prints must
+// be the untagged block shown right after it, character for character (a block
+// with none shown must print nothing). Only what differs from run to run is
+// matched by form: a generated id (paired with this run's the first time it is
+// met, the same one after), an ETag and the Date. The store tree of "Where the
+// data goes" must be the folder the tutorial leaves.
 
 const readme = readFileSync(join(root, 'README.md'), 'utf8')
 /** The origin the README's commands name; the test sends them to its own server instead. */
@@ -20,9 +21,10 @@ const readmeOrigin = 'http://127.0.0.1:3000'
 /** A generated id: 12 lower-case letters and digits (docs/http-api.md, "The generic data API"). */
 const generatedId = /^(?=.*\d)[0-9a-z]{12}$/
 
-interface Command {
-  words: string[]
-  /** The answer the README shows for it, if any. */
+interface Step {
+  /** The sh block as the README writes it. */
+  script: string
+  /** What the README shows it prints, if anything. */
   shown?: string
 }
 
@@ -34,56 +36,21 @@ function section(title: string): string {
   return readme.slice(start, end < 0 ? undefined : end)
 }
 
-/** The commands of the ```sh blocks of a section, each with the answer shown after its block. */
-function commandsOf(text: string): Command[] {
-  const commands: Command[] = []
+/** The ```sh blocks of a section, each with the untagged block shown right after it. */
+function stepsOf(text: string): Step[] {
+  const steps: Step[] = []
   let lastBlockEnd = -1
   for (const block of text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)) {
     const [whole, language, body] = block
     const index = block.index ?? 0
     if (language === 'sh') {
-      for (const line of body.replace(/\\\n/g, ' ').split('\n')) {
-        const words = shellWords(line)
-        if (words.length > 0) commands.push({ words })
-      }
+      steps.push({ script: body })
       lastBlockEnd = index + whole.length
     } else if (language === '' && lastBlockEnd >= 0 && text.slice(lastBlockEnd, index).trim() === '') {
-      commands[commands.length - 1].shown = body.trimEnd()
+      steps[steps.length - 1].shown = body
     }
   }
-  return commands
-}
-
-/** Splits a line as sh does for the quoting the README uses: '…', "…", \" inside "…", and # comments. */
-function shellWords(line: string): string[] {
-  const words: string[] = []
-  let word: string | undefined
-  for (let at = 0; at < line.length; at++) {
-    const char = line[at]
-    if (char === ' ' || char === '\t') {
-      if (word !== undefined) words.push(word)
-      word = undefined
-    } else if (char === '#' && word === undefined) {
-      break
-    } else if (char === "'") {
-      const end = line.indexOf("'", at + 1)
-      assert.ok(end > at, `a closed quote in: ${line}`)
-      word = (word ?? '') + line.slice(at + 1, end)
-      at = end
-    } else if (char === '"') {
-      let text = ''
-      for (at++; line[at] !== '"'; at++) {
-        assert.ok(at < line.length, `a closed quote in: ${line}`)
-        if (line[at] === '\\' && line[at + 1] === '"') at++
-        text += line[at]
-      }
-      word = (word ?? '') + text
-    } else {
-      word = (word ?? '') + char
-    }
-  }
-  if (word !== undefined) words.push(word)
-  return words
+  return steps
 }
 
 /**
@@ -92,19 +59,6 @@ function shellWords(line: string): string[] {
  */
 const ids = new Map<string, string>()
 
-function sameText(shown: string, actual: string, where: string): void {
-  if (generatedId.test(shown)) {
-    if (!ids.has(shown)) {
-      assert.match(actual, generatedId, `${where}: a generated id where the README shows ${shown}`)
-      assert.not.ok([...ids.values()].includes(actual), `${where}: a new id where the README shows ${shown}`)
-      ids.set(shown, actual)
-    }
-    assert.is(actual, ids.get(shown), `${where}: the id the README shows as ${shown}`)
-    return
-  }
-  assert.is(actual, withIds(shown), where)
-}
-
 /** The README's text with each id it showed before replaced by this run's. */
 function withIds(text: string): string {
   let replaced = text
@@ -112,86 +66,66 @@ function withIds(text: string): string {
   return replaced
 }
 
-/** Holds when `actual` is the JSON the README shows, key order included, ids paired as they come. */
-function sameJson(shown: unknown, actual: unknown, where: string): void {
-  if (typeof shown === 'string') {
-    assert.type(actual, 'string', where)
-    sameText(shown, actual as string, where)
-  } else if (Array.isArray(shown)) {
-    assert.ok(Array.isArray(actual), `${where}: an array`)
-    assert.is((actual as unknown[]).length, shown.length, `${where}: the length`)
-    shown.forEach((item, index) => sameJson(item, (actual as unknown[])[index], `${where}[${index}]`))
-  } else if (shown !== null && typeof shown === 'object') {
-    assert.ok(actual !== null && typeof actual === 'object' && !Array.isArray(actual), `${where}: an object`)
-    assert.equal(Object.keys(actual as object), Object.keys(shown), `${where}: the keys, in order`)
-    for (const [key, value] of Object.entries(shown)) sameJson(value, (actual as Record<string, unknown>)[key], `${where}.${key}`)
-  } else {
-    assert.is(actual, shown, where)
-  }
-}
+const idPattern = /\b[0-9a-z]{12}\b/g
+const etagPattern = /^ETag: "[\w-]{22}"$/
+const datePattern = /^Date: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
 
-/** Sends what a README `curl` command sends, and checks the answer against the one the README shows. */
-async function runCurl(server: TestServer, command: Command, variables: Map<string, string>): Promise<Response> {
-  const line = command.words.join(' ')
-  let method: string | undefined
-  let body: string | undefined
-  let url: string | undefined
-  let include = false
-  const headers = new Headers()
-  const words = command.words.slice(1).map((word) => word.replace(/\$(\w+)/g, (_, name: string) => {
-    assert.ok(variables.has(name), `$${name} is set before: ${line}`)
-    return variables.get(name) as string
-  }))
-  for (let at = 0; at < words.length; at++) {
-    const word = words[at]
-    if (word === '-i') include = true
-    else if (word === '-X') method = words[++at]
-    else if (word === '-H') {
-      const header = words[++at]
-      headers.set(header.slice(0, header.indexOf(':')), header.slice(header.indexOf(':') + 1).trim())
-    } else if (word === '-d') body = words[++at]
-    else if (!word.startsWith('-') && url === undefined) url = word
-    else assert.unreachable(`the test knows every curl option of the tutorial, not ${word}: ${line}`)
-  }
-  const target = url ?? ''
-  assert.ok(target.startsWith(readmeOrigin), `the command names ${readmeOrigin}: ${line}`)
-  const answer = await fetch(server.url + target.slice(readmeOrigin.length), { method: method ?? (body === undefined ? 'GET' : 'POST'), headers, body })
-  const text = await answer.text()
-  const where = `the answer to ${line}`
-
-  if (command.shown === undefined) {
-    assert.ok(answer.ok, `${where} succeeds (it was ${answer.status}: ${text})`)
-    return answer
-  }
-  let shownBody = command.shown
-  if (include) {
-    const [head, rest] = splitOnce(command.shown, '\n\n')
-    const [statusLine, ...headerLines] = head.split('\n')
-    assert.is(`${answer.status} ${answer.statusText}`, statusLine.replace(/^HTTP\/1\.1 /, ''), `${where}: the status line`)
-    for (const headerLine of headerLines) {
-      const [name, value] = splitOnce(headerLine, ': ')
-      const actual = answer.headers.get(name)
-      assert.type(actual, 'string', `${where} has ${name}`)
-      if (name === 'ETag') assert.match(actual as string, /^"[\w-]{22}"$/, `${where}: an ETag like ${value}`)
-      else if (name === 'Location') {
-        const shownSegments = value.split('/')
-        const actualSegments = (actual as string).split('/')
-        assert.is(actualSegments.length, shownSegments.length, `${where}: ${name}`)
-        shownSegments.forEach((segment, index) => sameText(segment, actualSegments[index], `${where}: ${name}`))
-      } else assert.is(actual, value, `${where}: ${name}`)
+/**
+ * Holds when `printed` is `shown` line for line: an ETag or Date line of the
+ * same form, and every generated id where the README shows one, paired as it goes.
+ */
+function samePrint(shown: string, printed: string, where: string): void {
+  const shownLines = shown.split('\n')
+  const printedLines = printed.split('\n')
+  for (let index = 0; index < Math.max(shownLines.length, printedLines.length); index++) {
+    const [want, got] = [shownLines[index], printedLines[index]]
+    const line = `${where}, line ${index + 1}`
+    assert.type(got, 'string', `${line}: the README shows ${JSON.stringify(want)}, and nothing more was printed`)
+    assert.type(want, 'string', `${line}: printed ${JSON.stringify(got)}, which the README does not show`)
+    if (etagPattern.test(want) || datePattern.test(want)) {
+      assert.match(got, want.startsWith('ETag') ? etagPattern : datePattern, line)
+      continue
     }
-    shownBody = rest
-  } else {
-    assert.ok(answer.ok, `${where} succeeds (it was ${answer.status}: ${text})`)
+    // Pair each id the README shows for the first time with the one printed in its place.
+    const shownIds = [...want.matchAll(idPattern)].map((match) => match[0]).filter((id) => generatedId.test(id))
+    const unpaired = shownIds.filter((id) => !ids.has(id))
+    if (unpaired.length > 0) {
+      const pattern = new RegExp(`^${escapeRegExp(withIds(want)).replace(new RegExp(unpaired.map(escapeRegExp).join('|'), 'g'), '([0-9a-z]{12})')}$`)
+      const match = pattern.exec(got)
+      assert.ok(match, `${line}: printed\n  ${got}\nwhere the README shows\n  ${want}`)
+      const order = [...withIds(want).matchAll(new RegExp(unpaired.map(escapeRegExp).join('|'), 'g'))].map((found) => found[0])
+      order.forEach((shownId, at) => {
+        const actual = match[at + 1]
+        assert.match(actual, generatedId, `${line}: a generated id where the README shows ${shownId}`)
+        if (ids.has(shownId)) assert.is(actual, ids.get(shownId), `${line}: the id the README shows as ${shownId}`)
+        else {
+          assert.not.ok([...ids.values()].includes(actual), `${line}: a new id where the README shows ${shownId}`)
+          ids.set(shownId, actual)
+        }
+      })
+    }
+    assert.is(got, withIds(want), line)
   }
-  sameJson(JSON.parse(shownBody), JSON.parse(text), where)
-  return answer
 }
 
-function splitOnce(text: string, separator: string): [string, string] {
-  const at = text.indexOf(separator)
-  assert.ok(at >= 0, `"${separator}" in ${text}`)
-  return [text.slice(0, at), text.slice(at + separator.length)]
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/**
+ * Runs a tutorial block in sh, with the real curl, against `origin`; answers what it printed, line
+ * ends as a terminal shows them. curl leaves out its progress meter only when printing to a
+ * terminal, so here a curlrc of its own (`silent`, `show-error`) does what the terminal does.
+ */
+async function runInShell(script: string, origin: string, variables: Record<string, string>, curlHome: string): Promise<string> {
+  const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile('sh', ['-c', script.split(readmeOrigin).join(origin)], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...variables, CURL_HOME: curlHome } }, (error, stdout, stderr) =>
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    )
+  })
+  assert.is(run.status, 0, `sh ran\n${script}\nand said ${run.stderr}`)
+  assert.is(run.stderr, '', `nothing on stderr for\n${script}`)
+  return run.stdout.replace(/\r\n/g, '\n')
 }
 
 /** Every file and folder below a store folder, as paths with `/`; folders end with `/`. */
@@ -228,28 +162,29 @@ function treeEntries(tree: string): string[] {
   return [...entries].sort()
 }
 
-test('the tutorial runs as written, every answer is the one it shows, and the store is the tree it draws', async () => {
-  const commands = commandsOf(section('A five-minute tutorial'))
-  assert.ok(commands.length >= 10, 'the tutorial has its commands')
+test('the tutorial runs as written in sh with curl, prints exactly what it shows, and the store is the tree it draws', async () => {
+  const check = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' })
+  assert.is(check.status, 0, 'curl is on PATH: the tutorial is run with it, as a reader does (nothing is faked)')
+  const steps = stepsOf(section('A five-minute tutorial'))
+  assert.ok(steps.length >= 8, 'the tutorial has its steps')
   const server = await startServerOnFolder()
+  const curlHome = await makeTempDir('restdir-curlrc-')
+  writeFileSync(join(curlHome, '.curlrc'), 'silent\nshow-error\n')
   try {
-    const variables = new Map<string, string>()
-    let lastLocation: string | undefined
-    for (const command of commands) {
-      const assignment = /^(\w+)=(.*)$/.exec(command.words[0])
-      if (assignment && command.words.length === 1) {
-        // U=… takes the id from the Location of the POST before it, as the reader does.
-        assert.ok(lastLocation, `a POST answered with a Location before ${command.words[0]}`)
-        const id = lastLocation.split('/').pop() as string
-        assert.is(ids.get(assignment[2]), id, `${command.words[0]} is the id in the Location the README shows`)
-        variables.set(assignment[1], id)
+    const variables: Record<string, string> = {}
+    for (const step of steps) {
+      const assignment = /^(\w+)=(\S+)\n$/.exec(step.script)
+      if (assignment) {
+        // U=… is the id the README showed in the Location before it, which the reader takes from theirs.
+        assert.ok(ids.has(assignment[2]), `${assignment[0].trim()} is an id the README showed before`)
+        variables[assignment[1]] = ids.get(assignment[2]) as string
         continue
       }
-      assert.is(command.words[0], 'curl', `the tutorial runs curl and sets variables, not: ${command.words.join(' ')}`)
-      const answer = await runCurl(server, command, variables)
-      lastLocation = answer.headers.get('location') ?? lastLocation
+      assert.ok(step.script.split('\n').every((line) => line === '' || /^(curl |  )/.test(line)), `the tutorial runs curl: ${step.script}`)
+      const printed = await runInShell(step.script, server.url, variables, curlHome)
+      samePrint(step.shown ?? '', printed, `what\n${step.script}printed`)
     }
-    assert.ok(variables.has('U'), 'the tutorial sets U')
+    assert.ok('U' in variables, 'the tutorial sets U')
 
     const where = section('Where the data goes')
     const tree = /^```\n(store\/\n[\s\S]*?)\n^```$/m.exec(where)
@@ -260,6 +195,7 @@ test('the tutorial runs as written, every answer is the one it shows, and the st
     }
   } finally {
     await server.close()
+    await rm(curlHome, { recursive: true, force: true })
   }
 })
 

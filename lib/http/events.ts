@@ -205,7 +205,8 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
     if (answersNotFound(error)) return 'null'
     throw error
   }
-  return answer.status === 200 ? answer.body : 'null'
+  // A JSON answer ends with a newline (respond.ts, sendJsonText), which an event's data line cannot hold.
+  return answer.status === 200 ? answer.body.trimEnd() : 'null'
 }
 
 /** A change concerns a stream when it is at or below the watched node, or deletes an ancestor of it. */

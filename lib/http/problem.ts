@@ -27,15 +27,19 @@ export function sendProblem(res: ServerResponse, error: HttpError, head = false)
   res.end(head ? undefined : body)
 }
 
-/** The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, and the error's extension members after them. */
+/**
+ * The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, and the error's extension
+ * members after them, ending with a newline as every JSON answer does (respond.ts, sendJsonText).
+ */
 export function problemJson(error: HttpError): string {
-  return JSON.stringify({
+  const problem = {
     type: 'about:blank',
     title: STATUS_CODES[error.status] ?? 'Error',
     status: error.status,
     detail: error.detail,
     ...error.extensions,
-  })
+  }
+  return `${JSON.stringify(problem)}\n`
 }
 
 /** The most of a header value a detail quotes; the rest is `…`. */

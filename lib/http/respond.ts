@@ -16,12 +16,17 @@ export function sendJson(context: Context, status: number, body: unknown, header
   sendJsonText(context, status, JSON.stringify(body), headers)
 }
 
-/** Sends JSON that is already text. */
+/**
+ * Sends JSON that is already text, ending with a newline as a text file
+ * does, so that answers printed in a terminal (curl) end their line
+ * (docs/http-api.md, "Requests and errors").
+ */
 export function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
+  const body = `${text}\n`
   const list = withHeaders(context.headers, headers)
-  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(text)))
+  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body)))
   context.res.writeHead(status, list)
-  context.res.end(context.method === 'HEAD' ? undefined : text)
+  context.res.end(context.method === 'HEAD' ? undefined : body)
 }
 
 /**

@@ -192,7 +192,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     socket.write(body.slice(5))
     const answer = await reply
     assert.match(answer, /^HTTP\/1\.1 201 /)
-    assert.ok(answer.endsWith(`{"id":"doc","finished":true,"signal":"${signal}"}`), answer)
+    assert.ok(answer.endsWith(`{"id":"doc","finished":true,"signal":"${signal}"}\n`), answer)
     const exit = await cli.exited
     assert.is(exit.code, 0, cli.stderr())
     assert.not.ok(existsSync(path.join(dir, '@lock')), 'the lock is released')

@@ -284,7 +284,7 @@ test('past the limit the server stops reading: an endless body gets its connecti
 
 test('__proto__, constructor and prototype keys are stored as plain data through PUT and GET', async () => {
   const text = '{"__proto__":{"polluted":"put"},"constructor":{"prototype":{"polluted":"put"}},"prototype":{"polluted":"put"},"toString":"x"}'
-  const expected = '{"id":"p1",' + text.slice(1)
+  const expected = `{"id":"p1",${text.slice(1)}\n`
   const put = await api.request('PUT', '/proto/p1', { body: text, headers: jsonType })
   assert.is(put.status, 201)
   assert.is(put.text, expected)
@@ -302,12 +302,12 @@ test('__proto__ keys merge as plain data through PATCH, also when nested', async
     headers: jsonType,
   })
   assert.is(first.status, 200)
-  assert.is(first.text, '{"id":"p2","a":1,"__proto__":{"polluted":"patch"},"constructor":{"prototype":{"polluted":"patch"}},"nested":{"__proto__":{"polluted":"deep"}}}')
+  assert.is(first.text, '{"id":"p2","a":1,"__proto__":{"polluted":"patch"},"constructor":{"prototype":{"polluted":"patch"}},"nested":{"__proto__":{"polluted":"deep"}}}\n')
   const second = await api.request('PATCH', '/proto/p2', {
     body: '{"__proto__":{"more":1},"constructor":null,"nested":{"__proto__":null}}',
     headers: jsonType,
   })
-  assert.is(second.text, '{"id":"p2","a":1,"__proto__":{"polluted":"patch","more":1},"nested":{}}')
+  assert.is(second.text, '{"id":"p2","a":1,"__proto__":{"polluted":"patch","more":1},"nested":{}}\n')
   assert.is((await api.request('GET', '/proto/p2')).text, second.text)
   assert.is(({} as Record<string, unknown>).polluted, undefined)
 })
@@ -317,12 +317,12 @@ test('__proto__ keys arrive as plain data from form bodies, POST, users and play
     body: '__proto__=x&constructor=y&prototype=z',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   })
-  assert.is(form.text, '{"id":"form","__proto__":"x","constructor":"y","prototype":"z"}')
+  assert.is(form.text, '{"id":"form","__proto__":"x","constructor":"y","prototype":"z"}\n')
   const posted = await api.request('POST', '/proto', { body: '{"__proto__":{"polluted":"post"}}', headers: jsonType })
-  assert.is(posted.text, `{"id":"${posted.json.id}","__proto__":{"polluted":"post"}}`)
+  assert.is(posted.text, `{"id":"${posted.json.id}","__proto__":{"polluted":"post"}}\n`)
   const user = await api.request('POST', '/user', { body: '{"__proto__":{"username":"admin","polluted":"user"}}', headers: jsonType })
   assert.is(user.status, 201)
-  assert.is(user.text, `{"user_id":"${user.json.user_id}","__proto__":{"username":"admin","polluted":"user"}}`)
+  assert.is(user.text, `{"user_id":"${user.json.user_id}","__proto__":{"username":"admin","polluted":"user"}}\n`)
   const playlist = await api.request('POST', `/user/${user.json.user_id}/playlist`, { body: '{"__proto__":{"songs":"not an array"}}', headers: jsonType })
   assert.is(playlist.status, 201)
   assert.equal(playlist.json.songs, [])

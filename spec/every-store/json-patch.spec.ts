@@ -169,7 +169,7 @@ test('a "__proto__" key a patch adds is stored as plain data', async () => {
   await put('/jp/proto', {})
   const answer = await jsonPatch('/jp/proto', [{ op: 'add', path: '/__proto__', value: { admin: true } }, { op: 'copy', from: '/__proto__', path: '/copy' }])
   assertJson(answer, 200)
-  assert.is(answer.text, '{"id":"proto","__proto__":{"admin":true},"copy":{"admin":true}}')
+  assert.is(answer.text, '{"id":"proto","__proto__":{"admin":true},"copy":{"admin":true}}\n')
   assert.is((await api.request('GET', '/jp/proto')).text, answer.text)
 })
 

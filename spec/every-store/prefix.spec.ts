@@ -183,13 +183,13 @@ plain('a file added to www takes its URL from the data API at once, and gives it
   const read = async () => (await server.request('GET', '/later/doc')).text
   try {
     await server.request('PUT', '/later/doc', { body: { a: 1 } })
-    assert.is(await read(), '{"id":"doc","a":1}', 'no file: the document')
+    assert.is(await read(), '{"id":"doc","a":1}\n', 'no file: the document')
     mkdirSync(join(dir, 'later'))
     writeFileSync(join(dir, 'later', 'doc'), 'a file now')
     // The folder's top names are watched: the change is known within milliseconds of the write.
     assert.is(await soon(read, 'a file now'), 'a file now', 'a static file comes first')
     rmSync(join(dir, 'later'), { recursive: true })
-    assert.is(await soon(read, '{"id":"doc","a":1}'), '{"id":"doc","a":1}', 'the document again')
+    assert.is(await soon(read, '{"id":"doc","a":1}\n'), '{"id":"doc","a":1}\n', 'the document again')
     // A folder renamed into place, not made in place, is seen as well.
     mkdirSync(join(dir, 'staging'))
     writeFileSync(join(dir, 'staging', 'doc'), 'renamed in')

@@ -1,9 +1,11 @@
-import { close, fstatSync, fsync, open as openFile, writeFile, type Stats } from 'node:fs'
+import { close, fstatSync, fsync, open as openFile, writeFile, writev, type Stats } from 'node:fs'
 import { link, open, rename, rm, unlink } from 'node:fs/promises'
 import { errorCode } from './fs-errors.ts'
 
 /**
- * Writes `text` to a new file `tempPath`, which must not exist yet; with
+ * Writes `text` (or the bytes `parts` hold, in order: one writev(2), so a
+ * db.json's kept blocks go out without being joined first) to a new file
+ * `tempPath`, which must not exist yet; with
  * `sync`, flushes it to disk before returning, so that renaming it into place
  * can never expose a file whose contents are still only in memory. Returns
  * the file's stats, taken through its descriptor (no second lookup of the
@@ -14,11 +16,12 @@ import { errorCode } from './fs-errors.ts'
  * thread pool (open, write, close) like a `FileHandle`, without building one
  * and its promises on every write (bench/RESULTS.md).
  */
-export async function writeTempFile(tempPath: string, text: string, sync: boolean): Promise<Stats> {
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean): Promise<Stats> {
   const fd = await callback<number>((done) => openFile(tempPath, 'wx', 0o666, done))
   let stats: Stats
   try {
-    await callback<void>((done) => writeFile(fd, text, done))
+    if (typeof text === 'string') await callback<void>((done) => writeFile(fd, text, done))
+    else await writeParts(fd, text)
     if (sync) await callback<void>((done) => fsync(fd, done))
     stats = fstatSync(fd)
   } catch (error) {
@@ -28,6 +31,13 @@ export async function writeTempFile(tempPath: string, text: string, sync: boolea
   }
   await callback<void>((done) => close(fd, done))
   return stats
+}
+
+/** Writes every byte of `parts` at the descriptor's position; a short writev goes on with what is left. */
+async function writeParts(fd: number, parts: readonly Buffer[]): Promise<void> {
+  const total = parts.reduce((sum, part) => sum + part.length, 0)
+  const written = await callback<number>((done) => writev(fd, parts as Buffer[], done))
+  if (written < total) await callback<void>((done) => writeFile(fd, Buffer.concat(parts as Buffer[]).subarray(written), done))
 }
 
 /** One call of node:fs's callback API as a promise. */

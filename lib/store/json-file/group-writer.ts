@@ -10,8 +10,8 @@ export interface GroupWriterOptions {
   sync: boolean
   /** A fresh temp file name in the file's folder. */
   tempPath(): string
-  /** The whole file as it is to be now: called as a file write starts, so it holds every change made before. */
-  serialize(): string
+  /** The whole file as it is to be now, as UTF-8 parts: called as a file write starts, so it holds every change made before. */
+  serialize(): readonly Buffer[]
   /** Throws to keep the file as it is (it was edited by hand since the store last wrote or read it). */
   beforeReplace(): void
   /** The version the file has once a write is in place. */
@@ -96,10 +96,10 @@ export class GroupWriter {
     }
   }
 
-  async #replaceFile(text: string): Promise<void> {
+  async #replaceFile(parts: readonly Buffer[]): Promise<void> {
     const { file } = this.#options
     const temp = this.#options.tempPath()
-    const stats = await writeTempFile(temp, text, this.#options.sync)
+    const stats = await writeTempFile(temp, parts, this.#options.sync)
     try {
       this.#options.beforeReplace()
       await rename(temp, file)

@@ -98,7 +98,7 @@ export class JsonFileStore implements Store {
       file,
       sync: options.sync ?? false,
       tempPath: () => this.#tempPath(),
-      serialize: () => this.#layout.serialize(),
+      serialize: () => this.#layout.serializeParts(),
       beforeReplace: () => {
         if (!sameVersion(fileVersion(file), this.#known)) throw new StoreError('file-edited', [], `${this.#label} was changed by hand while this write was being saved, so it was left as it is`)
       },

@@ -86,23 +86,32 @@ interface LayoutNode {
   kept?: { value: unknown }
   /** In the order of the file: new children go last. */
   readonly children: Map<string, LayoutNode>
-  /** A top-level collection's array as the last file write laid it out (see collectionText). */
+  /** A top-level collection's array as the last file write laid it out (see collectionParts). */
   laidOut?: LaidOut
 }
 
 /**
  * What a top-level collection's array came to at the last file write, kept
  * while nothing in it changes but items added last (what a POST does), so a
- * file write joins the kept item texts instead of laying every item out again.
+ * file write adds the new items' bytes to the kept ones instead of laying out
+ * and encoding the whole array again (a file write is then a writev of the
+ * kept blocks, bench/RESULTS.md "POST into a db.json").
  */
 interface LaidOut {
-  /** Each item's text as the array holds it. */
-  items: string[]
+  /**
+   * The array's text without its closing bracket, as UTF-8 blocks: the first
+   * begins `[\n`, each later one `,\n`, the items joined by `,\n`.
+   * Empty while the array has no item.
+   */
+  blocks: Buffer[]
   /** What the collection put in `@nodes`. */
   elsewhere: string[]
   /** Items added last since, each a plain document with nothing below it: laid out at the next file write. */
   added: LayoutNode[]
 }
+
+/** The most blocks a collection keeps before joining them into one (a copy of the array every so many file writes). */
+const MAX_BLOCKS = 64
 
 export class Layout {
   #root: LayoutNode = { children: new Map() }
@@ -178,23 +187,40 @@ export class Layout {
     return node.text
   }
 
-  /** The whole file, as `JSON.stringify(db, null, 2)` would write it (and a final newline when the file had one). */
-  serialize(): string {
-    const members: string[] = []
+  /**
+   * The whole file, as `JSON.stringify(db, null, 2)` would write it (and a final newline when the
+   * file had one), as UTF-8 parts in order, each collection's kept blocks among them as they are (LaidOut).
+   */
+  serializeParts(): Buffer[] {
+    const parts = new Parts()
     const elsewhere: string[] = []
     if (this.#root.text !== undefined) elsewhere.push(nodeEntry([], this.#root))
+    let first = true
+    const member = (name: string): void => {
+      parts.text(`${first ? '{\n' : ',\n'}  ${JSON.stringify(name)}: `)
+      first = false
+    }
     for (const [name, node] of this.#root.children) {
       if (name === NODES_KEY) collect([name], node, elsewhere)
-      else if (node.kept !== undefined) members.push(member(name, indent(JSON.stringify(node.kept.value, null, 2), 2)))
-      else if (node.text !== undefined && node.children.size === 0) members.push(member(name, placedText(node, 2)))
-      else {
+      else if (node.kept !== undefined) {
+        member(name)
+        parts.text(indent(JSON.stringify(node.kept.value, null, 2), 2))
+      } else if (node.text !== undefined && node.children.size === 0) {
+        member(name)
+        parts.text(placedText(node, 2))
+      } else {
         if (node.text !== undefined) elsewhere.push(nodeEntry([name], node))
-        members.push(member(name, collectionText(name, node, elsewhere, this.#families)))
+        member(name)
+        collectionParts(name, node, elsewhere, this.#families, parts)
       }
     }
-    if (elsewhere.length > 0) members.push(member(NODES_KEY, `[\n${elsewhere.join(',\n')}\n  ]`))
-    const body = members.length === 0 ? '{}' : `{\n${members.join(',\n')}\n}`
-    return this.trailingNewline ? body + '\n' : body
+    if (elsewhere.length > 0) {
+      member(NODES_KEY)
+      parts.text(`[\n${elsewhere.join(',\n')}\n  ]`)
+    }
+    parts.text(first ? '{}' : '\n}')
+    if (this.trailingNewline) parts.text('\n')
+    return parts.done()
   }
 
   /** Something other than an item added last changed at `path`: its top-level collection is laid out afresh. */
@@ -222,19 +248,51 @@ export class Layout {
 /**
  * A top-level collection's array: its items that fit, each followed in
  * `elsewhere` by what it cannot hold. Laid out afresh after a change, else
- * the kept layout with the items added since (LaidOut).
+ * the kept blocks with the items added since (LaidOut).
  */
-function collectionText(name: string, node: LayoutNode, elsewhere: string[], families: readonly NestedFamily[]): string {
+function collectionParts(name: string, node: LayoutNode, elsewhere: string[], families: readonly NestedFamily[], parts: Parts): void {
   let laidOut = node.laidOut
   if (laidOut === undefined) {
     const own: string[] = []
-    laidOut = node.laidOut = { items: itemTexts([name], node, 4, own, families), elsewhere: own, added: [] }
-  } else {
-    for (const item of laidOut.added) laidOut.items.push(`    ${placedText(item, 4)}`)
+    const items = itemTexts([name], node, 4, own, families)
+    laidOut = node.laidOut = { blocks: items.length === 0 ? [] : [Buffer.from(`[\n${items.join(',\n')}`)], elsewhere: own, added: [] }
+  } else if (laidOut.added.length > 0) {
+    const items = laidOut.added.map((item) => `    ${placedText(item, 4)}`)
+    laidOut.blocks.push(Buffer.from(`${laidOut.blocks.length === 0 ? '[\n' : ',\n'}${items.join(',\n')}`))
     laidOut.added = []
+    if (laidOut.blocks.length > MAX_BLOCKS) laidOut.blocks = [Buffer.concat(laidOut.blocks)]
   }
   elsewhere.push(...laidOut.elsewhere)
-  return laidOut.items.length === 0 ? '[]' : `[\n${laidOut.items.join(',\n')}\n  ]`
+  if (laidOut.blocks.length === 0) parts.text('[]')
+  else {
+    for (const block of laidOut.blocks) parts.bytes(block)
+    parts.text('\n  ]')
+  }
+}
+
+/** A file's parts as they are made: text runs joined and encoded once, kept blocks between them as they are. */
+class Parts {
+  readonly #parts: Buffer[] = []
+  #text = ''
+
+  text(text: string): void {
+    this.#text += text
+  }
+
+  bytes(block: Buffer): void {
+    this.#flush()
+    this.#parts.push(block)
+  }
+
+  done(): Buffer[] {
+    this.#flush()
+    return this.#parts
+  }
+
+  #flush(): void {
+    if (this.#text.length > 0) this.#parts.push(Buffer.from(this.#text))
+    this.#text = ''
+  }
 }
 
 /** A collection's items that fit, `spaces` in, each with its children's arrays nested when it is a declared member. */
@@ -275,10 +333,6 @@ function nodeEntry(path: NodePath, node: LayoutNode): string {
 function placedText(node: LayoutNode, spaces: number): string {
   if (node.placed?.spaces !== spaces) node.placed = { spaces, text: indentDoc(node.text!, spaces) }
   return node.placed.text
-}
-
-function member(name: string, valueText: string): string {
-  return `  ${JSON.stringify(name)}: ${valueText}`
 }
 
 /** A document's stored text (ending in a newline) as a value `spaces` in. */

@@ -113,13 +113,13 @@ test('a page is answered from the cached texts, and a document edited by hand in
     for (const id of ['a', 'b', 'c']) await server.request('GET', `/notes/${id}`)
     const cached = await getCounted(server, '/notes?_limit=3')
     assert.ok(cached.fromCache, 'the page was answered from the cache')
-    assert.is(cached.text, '[{"id":"a","text":"a by the server"},{"id":"b","text":"b by the server"},{"id":"c","text":"c by the server"}]')
+    assert.is(cached.text, '[{"id":"a","text":"a by the server"},{"id":"b","text":"b by the server"},{"id":"c","text":"c by the server"}]\n')
     // Same size, pretty-printed with a byte-order mark as an editor may leave it: the page shows the edit, compact.
     const file = fileOf(server.dir, 'b')
     writeFileSync(file, '\uFEFF{\n  "id": "b",\n  "text": "B BY A PERSON"\n}\n')
     touchLater(file)
     const edited = await getCounted(server, '/notes?_limit=3')
-    assert.is(edited.text, '[{"id":"a","text":"a by the server"},{"id":"b","text":"B BY A PERSON"},{"id":"c","text":"c by the server"}]')
+    assert.is(edited.text, '[{"id":"a","text":"a by the server"},{"id":"b","text":"B BY A PERSON"},{"id":"c","text":"c by the server"}]\n')
     assert.is(edited.text, (await server.request('GET', '/notes?id_ne=none&_limit=3')).text, 'the filtered listing serialises the same text')
   } finally {
     await server.close()
