@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildRequest, runLoad, type LoadResult } from './load.ts'
 import { restdirLauncher, startRestdir, type Launcher } from './processes.ts'
-import { POSTS, startJsonServer } from './json-server.ts'
-import { itemDoc } from './workloads.ts'
+import { POSTS, startJsonServer, writeJsonServerDb } from './json-server.ts'
+import { DOCUMENT_PATH, itemDoc } from './workloads.ts'
 
 /**
  * `POST /posts` into a db.json of 1 000 posts (docs/json-server.md, "Serving
@@ -62,9 +62,10 @@ export async function benchJsonFile(options: JsonFileBenchOptions): Promise<Json
   }
 
   // json-server writes its db.json (a document and POSTS posts) as it starts: the others get a copy of it as it was.
-  const jsonServer = await startJsonServer(join(folder, 'json-server'), Buffer.from(JSON.stringify({ title: 'welcome' })))
+  const jsonServerDb = await writeJsonServerDb(join(folder, 'json-server'), Buffer.from(JSON.stringify({ title: 'welcome' })))
+  const jsonServer = await startJsonServer('1.0', jsonServerDb, DOCUMENT_PATH)
   const file = join(folder, 'db.json')
-  await copyFile(join(folder, 'json-server', 'db.json'), file)
+  await copyFile(jsonServerDb, file)
   const storeFolder = join(folder, 'store')
   execFileSync(launcher.command, [...launcher.args, '--import', file, '--store', storeFolder], { stdio: 'ignore' })
 

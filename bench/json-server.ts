@@ -1,20 +1,20 @@
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { freePort } from '../spec/support/postgres.ts'
+import { jsonServer1Package } from './json-server-1/install.ts'
 import { requestOnce } from './processes.ts'
 import { DOCUMENT_PATH, itemDoc } from './workloads.ts'
 
 /**
- * json-server 1.0 (a dev dependency, the one the dialect tests compare
- * with), started as its users start it (`json-server db.json`), so that GET
- * of one document and POST can be measured beside restdir's in the same run.
- * No NODE_ENV is set, as its users start it, so it watches db.json for edits.
- * Its db.json holds the bench's one generic document and POSTS documents in
- * /posts: every POST rewrites that whole file, which grows as it runs.
+ * json-server, the one way the bench starts it: 1.0 (from bench/json-server-1/,
+ * installed there on first use) or 0.17 (the root's `json-server-017` alias),
+ * as its users start it (`json-server db.json`), so that restdir can be
+ * measured beside it in the same run. No NODE_ENV is set, as its users start
+ * it, so 1.0 watches db.json for edits.
  */
-export const POSTS = 1000
+export type JsonServerVersion = '0.17' | '1.0'
 
 export interface JsonServer {
   port: number
@@ -22,7 +22,15 @@ export interface JsonServer {
   stop(): Promise<void>
 }
 
-export async function startJsonServer(folder: string, documentBody: Buffer): Promise<JsonServer> {
+/** The posts in the db.json of writeJsonServerDb. */
+export const POSTS = 1000
+
+/**
+ * A db.json in `folder` holding the bench's one generic document and POSTS
+ * documents in /posts: every POST json-server answers rewrites that whole
+ * file, which grows as it runs. Returns the file's path.
+ */
+export async function writeJsonServerDb(folder: string, documentBody: Buffer): Promise<string> {
   const file = join(folder, 'db.json')
   const [, collection, id] = DOCUMENT_PATH.split('/')
   const db = {
@@ -30,18 +38,24 @@ export async function startJsonServer(folder: string, documentBody: Buffer): Pro
     posts: Array.from({ length: POSTS }, (_, n) => ({ id: String(n + 1), ...itemDoc(n) })),
   }
   await writeFile(file, JSON.stringify(db, null, 2))
-  // The package exports no bin path: its package.json names it.
-  const require = createRequire(import.meta.url)
-  const packageFile = require.resolve('json-server/package.json')
-  const bin = join(dirname(packageFile), (require(packageFile) as { bin: Record<string, string> }).bin['json-server'])
+  return file
+}
+
+const STARTED_WITHIN_MS = 60_000
+
+/** json-server `version` serving `file` (its folder as the working directory), once `ready` answers 200. */
+export async function startJsonServer(version: JsonServerVersion, file: string, ready: string): Promise<JsonServer> {
+  const bin = await binOf(version)
   const port = await freePort()
-  const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: folder,
+  // 0.17 logs every request unless told not to; 1.0 logs to stdout, which is not read.
+  const quiet = version === '0.17' ? ['--quiet'] : []
+  const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1', ...quiet], {
+    cwd: dirname(file),
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let errors = ''
   child.stderr!.on('data', (chunk) => (errors += chunk))
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`json-server exited (${code}): ${errors}`))))
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`json-server ${version} exited (${code}): ${errors}`))))
   exited.catch(() => {}) // heard by the start-up loop below; an exit after it (the bench's stop) is expected
   const stop = () =>
     new Promise<void>((resolve) => {
@@ -50,13 +64,20 @@ export async function startJsonServer(folder: string, documentBody: Buffer): Pro
       child.kill('SIGTERM')
     })
   for (let waited = 0; ; waited += 100) {
-    const answer = await Promise.race([requestOnce(port, 'GET', DOCUMENT_PATH).catch(() => undefined), exited])
+    const answer = await Promise.race([requestOnce(port, 'GET', ready).catch(() => undefined), exited])
     if (answer?.status === 200) break
-    if (waited > 20_000) {
+    if (waited > STARTED_WITHIN_MS) {
       await stop()
-      throw new Error(`json-server did not answer ${DOCUMENT_PATH} within 20 s${answer ? ` (${answer.status})` : ''}`)
+      throw new Error(`json-server ${version} did not answer ${ready} within ${STARTED_WITHIN_MS / 1000} s${answer ? ` (${answer.status})` : ''}: ${errors}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return { port, pid: child.pid!, stop }
+}
+
+/** The command's script: neither version exports its bin's path, so its package.json names it. */
+async function binOf(version: JsonServerVersion): Promise<string> {
+  const folder = version === '1.0' ? await jsonServer1Package() : dirname(createRequire(import.meta.url).resolve('json-server-017/package.json'))
+  const manifest = JSON.parse(await readFile(join(folder, 'package.json'), 'utf8')) as { bin: string | Record<string, string> }
+  return join(folder, typeof manifest.bin === 'string' ? manifest.bin : manifest.bin['json-server'])
 }

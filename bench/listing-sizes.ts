@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
+import { execFileSync } from 'node:child_process'
 import { copyFile, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { execFileSync } from 'node:child_process'
-import { freePort } from '../spec/support/postgres.ts'
+import { startJsonServer, type JsonServerVersion } from './json-server.ts'
 import { requestOnce, startRestdir, type Launcher } from './processes.ts'
 
 /**
@@ -89,8 +87,8 @@ export async function benchListingSizes(options: ListingSizesOptions): Promise<L
       folder: await startRestdir(options.launcher, ['--store', store]),
       dbJson: await startRestdir(options.launcher, [restdirDb]),
       memory: await startRestdir(options.launcher, ['--fixture', db]),
-      v017: await startJsonServer(folder, db, 'json-server-017'),
-      v10: await startJsonServer(folder, db, 'json-server'),
+      v017: await startJsonServerOnCopy('0.17', db),
+      v10: await startJsonServerOnCopy('1.0', db),
     }
     options.running.push(...Object.values(servers))
     try {
@@ -136,35 +134,11 @@ async function timeRequests(port: number, path: string, rounds: number): Promise
   return { medianMs: times[Math.floor(times.length / 2)], firstMs: first.ms, total: first.total }
 }
 
-/** json-server (0.17 under the alias json-server-017, or 1.0) on a copy of db.json, as its users start it. */
-async function startJsonServer(folder: string, db: string, packageName: string) {
-  const require = createRequire(import.meta.url)
-  const packageFile = require.resolve(`${packageName}/package.json`)
-  const manifest = require(packageFile) as { bin: string | Record<string, string> }
-  const bin = join(dirname(packageFile), typeof manifest.bin === 'string' ? manifest.bin : manifest.bin['json-server'])
-  const own = join(folder, `${packageName}.json`)
-  execFileSync('cp', [db, own])
-  const port = await freePort()
-  const child = spawn(process.execPath, [bin, own, '--port', String(port), '--host', '127.0.0.1', ...(packageName === 'json-server-017' ? ['--quiet'] : [])], {
-    cwd: folder,
-    stdio: ['ignore', 'ignore', 'ignore'],
-  })
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve()
-      child.once('exit', () => resolve())
-      child.kill('SIGTERM')
-    })
-  for (let waited = 0; ; waited += 100) {
-    const answer = await requestOnce(port, 'GET', '/posts?_limit=1').catch(() => undefined)
-    if (answer?.status === 200) break
-    if (waited > 60_000 || child.exitCode !== null) {
-      await stop()
-      throw new Error(`${packageName} did not start on ${own}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { port, pid: child.pid!, stop }
+/** json-server `version` on its own copy of db.json (each writes its file back), as its users start it. */
+async function startJsonServerOnCopy(version: JsonServerVersion, db: string) {
+  const own = join(dirname(db), `json-server-${version}.json`)
+  await copyFile(db, own)
+  return startJsonServer(version, own, '/posts?_limit=1')
 }
 
 function printListingSizes(result: ListingSizesResult): void {

@@ -28,7 +28,7 @@ import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts
 import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
 import { loadAverage, machineLine, printReport, type Calibration, type Measurement, type Report } from './report.ts'
 import { benchPostgres } from './postgres.ts'
-import { POSTS as JSON_SERVER_POSTS, startJsonServer, type JsonServer } from './json-server.ts'
+import { POSTS as JSON_SERVER_POSTS, startJsonServer, writeJsonServerDb, type JsonServer } from './json-server.ts'
 import { benchListingSizes } from './listing-sizes.ts'
 import { benchJsonFile } from './json-file.ts'
 
@@ -111,7 +111,7 @@ async function benchmark(): Promise<Report> {
   if (workloads.some((workload) => workload.jsonServer)) {
     const folder = join(work, 'json-server')
     await mkdir(folder)
-    jsonServer = await startJsonServer(folder, fixture.documentBody)
+    jsonServer = await startJsonServer('1.0', await writeJsonServerDb(folder, fixture.documentBody), DOCUMENT_PATH)
     running.push(jsonServer)
   }
   const measurements: Measurement[] = []

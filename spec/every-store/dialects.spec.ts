@@ -8,12 +8,14 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { importDatabase } from '../../lib/data/import.ts'
+import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
 import { makeTempDir, openTestStore, send, startServer, type Answer, type TestServer } from '../support/helpers.ts'
 
 // json-server 1.0's own answers, recorded by this run: the same db.json is
-// served by json-server@1.0.0-beta.15 (a dev dependency, started here on port 0
-// against a temporary copy) and imported into restdir, and each request of
-// json-server's README ("Query Capabilities") is sent to both, exactly as written.
+// served by json-server@1.0.0-beta.15 (installed in bench/json-server-1/ on
+// first use, started here on port 0 against a temporary copy) and imported
+// into restdir, and each request of json-server's README ("Query
+// Capabilities") is sent to both, exactly as written.
 
 const db = {
   posts: [
@@ -81,8 +83,7 @@ async function startJsonServer(): Promise<{ port: number; close(): Promise<void>
   const dir = await makeTempDir('json-server-')
   const file = join(dir, 'db.json')
   writeFileSync(file, JSON.stringify(db, null, 2))
-  const require = createRequire(import.meta.url)
-  const own = createRequire(require.resolve('json-server/package.json'))
+  const own = createRequire(join(await jsonServer1Package(), 'package.json'))
   const load = (specifier: string) => import(pathToFileURL(own.resolve(specifier)).href)
   const { createApp } = await load('./lib/app.js')
   const { NormalizedAdapter } = await load('./lib/adapters/normalized-adapter.js')
