@@ -203,6 +203,22 @@ test('a second server on the same file is refused, naming the file; the first on
   await next.close()
 })
 
+test('POSTs one file write after another keep the layout: into an empty array, and past the blocks a collection keeps before joining them', async () => {
+  // Each added item is appended to its array's kept UTF-8 blocks, which are joined into one past 64 (lib/store/json-file/layout.ts).
+  const db = { comments: [] as Array<Record<string, unknown>>, posts: [{ id: 1, title: 'a' }] }
+  const { file, server } = await serveDatabase(asJsonServerWrites(db))
+  // A file write for another key lays the empty array out and keeps it: the first POST then appends to nothing.
+  assert.is((await server.request('PATCH', '/posts/1', { body: { title: 'b' } })).status, 200)
+  db.posts[0].title = 'b'
+  assert.is(await readFile(file, 'utf8'), asJsonServerWrites(db))
+  for (let step = 0; step < 150; step++) {
+    const created = await server.request('POST', '/comments', { body: { text: `comment ${step}`, é: step } })
+    assert.is(created.status, 201, created.text)
+    db.comments.push(created.json)
+    assert.is(await readFile(file, 'utf8'), asJsonServerWrites(db), `after POST ${step + 1}`)
+  }
+})
+
 test(`after 300 random writes the file is laid out as JSON.stringify lays it out, and holds what the API serves (seed ${RANDOM_SEED})`, async () => {
   // Added items are laid out onto the kept text of their array; anything else lays the array out afresh (lib/store/json-file/layout.ts).
   const { file, server } = await serveDatabase(asJsonServerWrites(seed()))
