@@ -7,6 +7,7 @@ import { FileStore, MemoryStore } from '../../lib/store/index.ts'
 import type { Store } from '../../lib/store/store.ts'
 import { makeTempDir, startServer, touchLater, wrapStore, type Answer, type TestServer } from '../support/helpers.ts'
 import { seeded, seedFrom, type Random } from '../support/random.ts'
+import { randomDoc, randomQuery, randomScalar, type ListingMix } from '../support/random-listing.ts'
 import { linkWithoutOrigin } from '../support/assertions.ts'
 
 // Listing indexes (docs/http-api.md, "Listing queries"): a filtered, sorted
@@ -35,71 +36,23 @@ function sameAnswer(indexed: Answer, plain: Answer, what: string): void {
 
 // ---------------------------------------------------------------- random documents and queries
 
-/** Values that test the listing's rules: numbers and numeric strings, case, code-unit order, String() of arrays and objects, infinities. */
+/** Values that test the listing's rules: numbers and numeric strings, case, code-unit order, String() of arrays and objects, infinities, NUL and -0. */
 const TEXTS = ['a', 'B', 'b', 'ab', 'Ab', '', ' ', 'x y', 'é', 'É', 'İx', 'ix', 'K', 'k', '😀', '\uffff', '\ue000', 'ß', 'a,b', 'true', 'null', '[object Object]', 'Zebra', 'zebra', 'a\u0000b']
-const NUMERIC_TEXTS = ['10', '2', '-3.5', '007', '0.5', '100', '2.50', '1e999', '-1e999']
 const NUMBERS = [0, 1, 2, 10, -3.5, 0.5, 2.25, 100, 0.000001, 123456789012345, 7, -0]
-const ODD_NUMBERS = ['1e3', ' 5', '0x10', 'Infinity', '5 ', '+5', '.5']
-const FIELDS = ['a', 'n', 'b', 'o.p', 'tags', 'o', 'missing']
 
-function scalar(random: Random, kinds: readonly unknown[][]): unknown {
-  return random.pick(random.pick(kinds))
-}
-
-function randomDoc(random: Random): Record<string, unknown> {
-  const doc: Record<string, unknown> = {}
-  const put = (key: string, value: unknown) => {
-    if (value !== undefined) doc[key] = value
-  }
-  const maybe = <T>(value: () => T): T | undefined => (random.chance(0.15) ? undefined : random.chance(0.05) ? (null as T) : value())
-  put('a', maybe(() => scalar(random, [TEXTS, TEXTS, NUMBERS, [true, false]])))
-  put('n', maybe(() => scalar(random, [NUMBERS, NUMERIC_TEXTS, [true]])))
-  put('b', maybe(() => scalar(random, [TEXTS, ODD_NUMBERS, NUMBERS])))
-  put('o', maybe(() => (random.chance(0.8) ? { p: scalar(random, [TEXTS, NUMBERS, NUMERIC_TEXTS]) } : random.pick([{}, 'flat', 3]))))
-  put('tags', maybe(() => random.pick([[], ['a'], ['a', 'b'], [2], [null], [['x']], [{ p: 1 }], ['B', 'a']])))
-  return doc
-}
-
-function randomValue(random: Random): string {
-  return String(scalar(random, [TEXTS, NUMERIC_TEXTS, NUMBERS.map(String), ODD_NUMBERS, ['x', 'a,b', '2', 'ZEB', 'EBR', 'Infinity']]))
-}
-
-function randomCondition(random: Random): [string, string] {
-  const field = random.pick(FIELDS)
-  switch (random.int(10)) {
-    case 0: return [field, randomValue(random)]
-    case 1: return [`${field}_ne`, randomValue(random)]
-    case 2: return [`${field}_${random.pick(['lt', 'lte', 'gt', 'gte'])}`, randomValue(random)]
-    case 3: return [`${field}_like`, randomValue(random).slice(0, 2)]
-    case 4: return [`${field}:${random.pick(['contains', 'startsWith', 'endsWith'])}`, randomValue(random).slice(0, 2)]
-    case 5: return [`${field}:in`, `${randomValue(random)},${randomValue(random)}`]
-    case 6: return [`${field}:${random.pick(['gt', 'lte', 'eq'])}`, randomValue(random)]
-    case 7: return ['q', randomValue(random).slice(0, 2)]
-    case 8: return ['id', String(random.between(1, 60))]
-    default: return [field, randomValue(random)]
-  }
-}
-
-function randomQuery(random: Random): string {
-  const query = new URLSearchParams()
-  if (random.chance(0.1)) {
-    const branch = () => ({ [random.pick(['a', 'n', 'b'])]: { [random.pick(['eq', 'ne', 'gt', 'lt', 'contains', 'in'])]: randomValue(random) } })
-    query.set('_where', JSON.stringify({ or: [branch(), branch()] }))
-  } else {
-    for (let count = random.int(3); count > 0; count--) query.append(...randomCondition(random))
-  }
-  if (random.chance(0.7)) {
-    const keys = Array.from({ length: random.between(1, 2) }, () => `${random.chance(0.4) ? '-' : ''}${random.pick(['a', 'n', 'b', 'o.p', 'id', 'o', 'tags', 'missing'])}`)
-    query.set('_sort', keys.join(','))
-  }
-  switch (random.int(6)) {
-    case 0: query.set('_page', String(random.between(1, 12))); query.set('_per_page', String(random.between(1, 30))); break
-    case 1: query.set('_page', String(random.between(1, 6))); query.set('_limit', String(random.between(1, 30))); break
-    case 2: query.set('_start', String(random.int(50))); query.set('_end', String(random.int(80))); break
-    case 3: query.set('_limit', String(random.between(1, 40))); break
-    case 4: query.set('_limit', '0'); break
-  }
-  return query.toString()
+/** Every kind of document and query, with a field no document has; ids are asked for, as the writes below name them. */
+const MIX: ListingMix = {
+  texts: TEXTS,
+  numericTexts: ['10', '2', '-3.5', '007', '0.5', '100', '2.50', '1e999', '-1e999'],
+  numbers: NUMBERS,
+  oddNumbers: ['1e3', ' 5', '0x10', 'Infinity', '5 ', '+5', '.5'],
+  queryOnlyValues: ['x', 'a,b', '2', 'ZEB', 'EBR', 'Infinity'],
+  filterFields: ['a', 'n', 'b', 'o.p', 'tags', 'o', 'missing'],
+  sortFields: ['a', 'n', 'b', 'o.p', 'id', 'o', 'tags', 'missing'],
+  conditions: ['equal', 'not-equal', 'range', 'like', 'text', 'in', 'compare', 'q', 'id', 'equal'],
+  comparisons: ['gt', 'lte', 'eq'],
+  whereOperators: ['eq', 'ne', 'gt', 'lt', 'contains', 'in'],
+  windows: ['per-page', 'page-limit', 'start-end', 'limit', 'zero-limit', 'whole'],
 }
 
 /** Rules that random queries reach only now and then: an empty `q` (no match in a document without text), a separator in `q`, infinities. */
@@ -109,9 +62,9 @@ const EDGE_QUERIES = ['q=', 'q=&_sort=-a', 'q=a%00b', 'a=', 'missing_ne=x&_sort=
 async function randomWrite(random: Random, server: TestServer): Promise<void> {
   const target = `/items/${random.between(1, 60)}`
   switch (random.int(4)) {
-    case 0: await server.request('PATCH', target, { body: { a: scalar(random, [TEXTS, NUMBERS]), n: null } }); break
+    case 0: await server.request('PATCH', target, { body: { a: randomScalar(random, [TEXTS, NUMBERS]), n: null } }); break
     case 1: await server.request('DELETE', target); break
-    default: await server.request('PUT', target, { body: randomDoc(random) })
+    default: await server.request('PUT', target, { body: randomDoc(random, MIX) })
   }
 }
 
@@ -120,7 +73,7 @@ async function differentialRun(store: Store, label: string): Promise<void> {
   for (let index = 1; index <= 250; index++) {
     // Some names are generated-looking, not whole numbers: id order puts them after the numbers.
     const name = random.chance(0.1) ? `0x${index}` : String(index)
-    await store.write(['items', name], random.chance(0.03) ? {} : randomDoc(random))
+    await store.write(['items', name], random.chance(0.03) ? {} : randomDoc(random, MIX))
   }
   const indexed = await startServer({ store })
   const plain = await startServer({ store: listedPlainly(store) })
@@ -131,7 +84,7 @@ async function differentialRun(store: Store, label: string): Promise<void> {
     }
     for (let round = 0; round < 400; round++) {
       if (random.chance(0.25)) await randomWrite(random, indexed)
-      const target = `/items?${randomQuery(random)}`
+      const target = `/items?${randomQuery(random, MIX)}`
       const [fromIndex, fromEvery] = [await indexed.request('GET', target), await plain.request('GET', target)]
       sameAnswer(fromIndex, fromEvery, `${label}, seed ${SEED}, round ${round}, GET ${decodeURIComponent(target)}`)
     }
