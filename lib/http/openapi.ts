@@ -5,6 +5,7 @@ import { sendJsonText, sendNoContent } from './respond.ts'
 import { pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
+import { batchSchemas, withBatch } from './openapi-batch.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
 const JSON_PATCH_SCHEMA = {
@@ -61,10 +62,12 @@ export async function answerOpenApi(context: Context): Promise<void> {
 export async function describeApi(context: Context, pace: Pace = pacer()): Promise<Record<string, unknown>> {
   const readonly = context.settings.guards.readonly
   const paths: Record<string, Record<string, Operation>> = {}
-  const schemas: Record<string, Schema> = { ...baseSchemas }
+  // The batch's schemas only where it is described: a read-only server refuses it.
+  const schemas: Record<string, Schema> = { ...baseSchemas, ...(readonly ? {} : batchSchemas) }
   const only = (operations: Record<string, Operation>) => (readonly ? pick(operations, ['get', 'head', 'options']) : operations)
 
-  paths['/'] = only(collectionOperations('the root: every top-level document', 'Document', 'root'))
+  const root = collectionOperations('the root: every top-level document', 'Document', 'root')
+  paths['/'] = only({ ...root, post: withBatch(root.post) })
   const { families } = context.settings
   for (const family of families) describeFamily(family, paths, schemas, only)
 
@@ -124,7 +127,9 @@ function describeFamily(family: Family, paths: Record<string, Record<string, Ope
   // A name another family (or a base schema) has already: the family's lineage tells them apart (`Team_Note`).
   const plain = capitalized(name)
   const apart = plain in schemas || `${plain}Input` in schemas
-  const schemaName = apart ? lineage.map((one) => capitalized(one.collection)).join('_') : plain
+  let schemaName = apart ? lineage.map((one) => capitalized(one.collection)).join('_') : plain
+  // A top-level family named like a base schema (`problem`, `batch`) has no lineage to tell it apart.
+  while (schemaName in schemas || `${schemaName}Input` in schemas) schemaName += '_'
   const operationName = apart ? lineage.map((one) => one.collection.replace(/\W/g, '_')).join('_') : name
   const collectionUrl = lineage.map((one, depth) => (depth < owners.length ? `/${one.collection}/{${one.idField}}` : `/${one.collection}`)).join('')
   const ownerIds = owners.map((owner) => owner.idField)
@@ -248,7 +253,7 @@ function documentOperations(what: string, schemaName: string, id: string, inputN
         content: {
           'application/json': { schema: ref(inputName) },
           'application/merge-patch+json': { schema: ref(inputName) },
-          'application/json-patch+json': { schema: JSON_PATCH_SCHEMA },
+          'application/json-patch+json': { schema: ref('JsonPatch') },
         },
       },
       responses: { 200: stored, ...writeProblems },
@@ -374,9 +379,16 @@ const baseSchemas: Record<string, Schema> = {
   Problem: {
     type: 'object',
     description: 'An error answer (RFC 9457), sent as application/problem+json',
-    properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' } },
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      index: { type: 'integer', minimum: 0, description: 'A batch\'s answer: the request that failed (or is malformed), from 0' },
+    },
     required: ['type', 'title', 'status', 'detail'],
   },
+  JsonPatch: JSON_PATCH_SCHEMA,
   Document: {
     type: 'object',
     description: 'Any JSON object; restdir sets its id to the last segment of its URL',
@@ -426,8 +438,9 @@ const problemTitles: Record<string, string> = {
   '405': 'Method not allowed (see Allow), or the server is read-only',
   '409': 'Conflict: a unique value (such as a username) is taken',
   '412': 'A precondition (If-Match, If-None-Match) failed',
-  '413': 'The body is over the size limit',
+  '413': 'The body is over the size limit, or a batch holds too many requests',
   '415': 'The body is neither JSON nor a form',
+  '501': 'This store cannot apply a batch as one step',
 }
 
 const responses = Object.fromEntries(

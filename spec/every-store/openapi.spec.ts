@@ -8,8 +8,11 @@ import { register } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { validate, compileErrors } from '@readme/openapi-parser'
+// ajv is the JSON Schema validator @readme/openapi-parser itself runs on; 2020-12 is OpenAPI 3.1's dialect.
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createHandler } from '../../lib/index.ts'
 import { MAX_COLLECTIONS, SAMPLE_SIZE } from '../../lib/http/openapi.ts'
+import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
 
@@ -39,6 +42,22 @@ async function describe(server: TestServer, target = '/?_openapi') {
 async function assertValid(document: unknown): Promise<void> {
   const result = await validate(structuredClone(document) as never)
   assert.ok(result.valid, compileErrors(result))
+}
+
+/** Checks values against the description's own component schemas: the errors, or '' when it holds. */
+function schemaChecker(document: { components: unknown }): (name: string, value: unknown) => string {
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  ajv.addSchema({ $id: 'restdir:description', components: structuredClone(document.components) })
+  return (name, value) => {
+    const check = ajv.getSchema(`restdir:description#/components/schemas/${name}`)
+    assert.ok(check, `the description has the schema ${name}`)
+    return check(value) ? '' : ajv.errorsText(check.errors)
+  }
+}
+
+/** The root's POST, which is also `POST /?_batch` (docs/http-api.md, "Batches"). */
+function batchOperation(document: { paths: Record<string, Record<string, any>> }) {
+  return document.paths['/'].post
 }
 
 async function seed(server: TestServer): Promise<void> {
@@ -160,6 +179,129 @@ test('the reserved query is answered where index.html is served, refuses writes,
   }
 })
 
+test('the description has POST /?_batch: the root\'s POST with _batch takes a Batch and answers a BatchAnswer, or a Problem naming the request', async () => {
+  const server = await startServer()
+  try {
+    const document = await describe(server)
+    await assertValid(document)
+    const operation = batchOperation(document)
+    assert.match(operation.summary, /\?_batch/)
+    assert.ok(operation.parameters.some((parameter: { name?: string; in?: string }) => parameter.name === '_batch' && parameter.in === 'query'), 'a _batch query parameter')
+    assert.ok(operation.requestBody.content['application/json'].schema.anyOf.some((schema: { $ref?: string }) => schema.$ref === '#/components/schemas/Batch'))
+    assert.equal(operation.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/BatchAnswer' })
+    for (const status of ['400', '404', '405', '409', '412', '413', '415', '501']) {
+      const answer = document.components.responses[operation.responses[status].$ref.split('/').pop()]
+      assert.equal(answer.content, { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }, `${status} is a Problem`)
+    }
+    assert.equal(document.components.schemas.Problem.properties.index.type, 'integer')
+    const { Batch, BatchRequest } = document.components.schemas
+    assert.equal(BatchRequest.properties.method.enum.slice().sort(), ['DELETE', 'PATCH', 'POST', 'PUT'])
+    assert.is(Batch.properties.requests.maxItems, MAX_BATCH_REQUESTS)
+  } finally {
+    await server.close()
+  }
+})
+
+test('the described example batch, which uses every method, is answered 200 with what BatchAnswer describes', async () => {
+  const server = await startServer()
+  try {
+    const document = await describe(server)
+    const check = schemaChecker(document)
+    const example = batchOperation(document).requestBody.content['application/json'].examples.batch.value
+    assert.is(check('Batch', example), '')
+    const methods = new Set(example.requests.map((request: { method: string }) => request.method))
+    assert.equal([...methods].sort(), document.components.schemas.BatchRequest.properties.method.enum.slice().sort(), 'each allowed method is sent')
+    const answer = await server.request('POST', '/?_batch', { body: example })
+    assert.is(answer.status, 200, answer.text)
+    assert.is(check('BatchAnswer', answer.json), '')
+    assert.is(answer.json.responses.length, example.requests.length)
+    const order = (await server.request('GET', `/orders/${answer.json.responses[1].body.id}`)).json
+    assert.is(order.invoice, order.id, 'the placeholders named the new order')
+  } finally {
+    await server.close()
+  }
+})
+
+test('the Batch schema takes what the server takes and refuses what it refuses', async () => {
+  const server = await startServer()
+  try {
+    const check = schemaChecker(await describe(server))
+    const put = (extra: object) => ({ method: 'PUT', path: '/d/1', body: { n: 1 }, ...extra })
+    const bodies: [string, unknown][] = [
+      ['no member', {}],
+      ['requests not an array', { requests: 'x' }],
+      ['no request', { requests: [] }],
+      [`${MAX_BATCH_REQUESTS + 1} requests`, { requests: Array.from({ length: MAX_BATCH_REQUESTS + 1 }, () => put({})) }],
+      ['another member', { requests: [put({})], more: 1 }],
+      ['a request with another member', { requests: [put({ extra: 1 })] }],
+      ['a GET', { requests: [put({ method: 'GET' })] }],
+      ['a path without its slash', { requests: [put({ path: 'd/1' })] }],
+      ['a path with a fragment', { requests: [put({ path: '/d/1#x' })] }],
+      ['an Authorization header', { requests: [put({ headers: { Authorization: 'Bearer x' } })] }],
+      ['a header that is no string', { requests: [put({ headers: { 'If-Match': 1 } })] }],
+      ['a null body', { requests: [put({ body: null })] }],
+      ['an array body on a PUT', { requests: [put({ body: [] })] }],
+      ['a JSON Patch without its Content-Type', { requests: [put({ method: 'PATCH', body: [{ op: 'add', path: '/x', value: 1 }] })] }],
+      ['a JSON Patch sent as JSON', { requests: [put({ method: 'PATCH', body: [{ op: 'add', path: '/x', value: 1 }], headers: { 'Content-Type': 'application/json' } })] }],
+      ['headers in lower case, and a JSON Patch in any case', {
+        requests: [
+          put({ headers: { 'if-none-match': '*' } }),
+          put({ method: 'PATCH', body: [{ op: 'replace', path: '/n', value: 2 }], headers: { 'CONTENT-TYPE': 'Application/JSON-Patch+json' } }),
+          { method: 'POST', path: '/d?x=1' },
+        ],
+      }],
+      ['a DELETE', { requests: [{ method: 'DELETE', path: '/d/1' }] }],
+    ]
+    for (const [what, body] of bodies) {
+      const errors = check('Batch', body)
+      const answer = await server.request('POST', '/?_batch', { body })
+      if (answer.status === 200) assert.is(errors, '', `${what}: the server takes it, so must the schema`)
+      else {
+        assert.ok([400, 413].includes(answer.status), `${what}: refused as malformed, not ${answer.status} ${answer.text}`)
+        assert.is.not(errors, '', `${what}: the server refuses it (${answer.json.detail}), so must the schema`)
+      }
+    }
+    assert.is((await server.request('GET', '/d/1')).status, 404, 'the last batch deleted what the one before made')
+  } finally {
+    await server.close()
+  }
+})
+
+test('a failed batch is answered with the failed request\'s described status and a Problem whose index names it', async () => {
+  const server = await startServer()
+  try {
+    const document = await describe(server)
+    const check = schemaChecker(document)
+    const example = batchOperation(document).requestBody.content['application/json'].examples.batch.value
+    const failing = { requests: [...example.requests, { method: 'PATCH', path: '/nothing/here', body: { a: 1 } }] }
+    const answer = await server.request('POST', '/?_batch', { body: failing })
+    assert.is(answer.status, 404, answer.text)
+    assert.ok(batchOperation(document).responses['404'], '404 is described')
+    assert.match(String(answer.headers['content-type']), /^application\/problem\+json/)
+    assert.is(check('Problem', answer.json), '')
+    assert.is(answer.json.index, example.requests.length)
+    assert.is((await server.request('GET', '/orders')).status, 404, 'nothing of the batch was stored')
+  } finally {
+    await server.close()
+  }
+})
+
+test('a family named like a schema of the description is told apart from it', async () => {
+  const server = await startServer({ resources: { batch: { id: 'batch_id' }, problem: { id: 'problem_id' } } })
+  try {
+    const document = await describe(server)
+    await assertValid(document)
+    const { schemas } = document.components
+    assert.ok(schemas.Batch.properties.requests, 'the batch\'s schema stays')
+    assert.ok(schemas.Problem.properties.detail, 'the problem\'s schema stays')
+    assert.equal(document.paths['/batch/{batch_id}'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Batch_' })
+    assert.equal(schemas.Batch_.required, ['batch_id'])
+    assert.equal(schemas.Problem_.required, ['problem_id'])
+  } finally {
+    await server.close()
+  }
+})
+
 test('a read-only server describes no write operation', async () => {
   const server = await startServer({ readonly: true })
   try {
@@ -168,6 +310,7 @@ test('a read-only server describes no write operation', async () => {
     for (const [route, operations] of Object.entries(document.paths as Record<string, object>)) {
       assert.equal(Object.keys(operations).sort(), ['get', 'options'], `${route} offers reads only`)
     }
+    assert.is(document.components.schemas.Batch, undefined, 'nor a batch')
   } finally {
     await server.close()
   }
@@ -202,17 +345,23 @@ export async function anyDocument(collection: string, id: string): Promise<strin
 }
 export const problem: components['schemas']['Problem'] = { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Nothing is stored at /x.' }
 export const views: number | undefined = ({} as components['schemas']['posts']).views
+export async function checkout(cart: string): Promise<number> {
+  const batch: components['schemas']['Batch'] = { requests: [{ method: 'DELETE', path: '/carts/' + cart }, { method: 'POST', path: '/orders', body: { cart } }] }
+  const answer: Json<'/', 'post', 200> = await (await fetch(base + '/?_batch', { method: 'POST', body: JSON.stringify(batch) })).json()
+  return answer.responses[1].status
+}
 `,
     )
     await writeFile(
       path.join(dir, 'misuse.ts'),
       `import type { components } from './api.d.ts'
 export const views: string | undefined = ({} as components['schemas']['posts']).views
+export const read: components['schemas']['BatchRequest'] = { method: 'GET', path: '/posts' }
 `,
     )
     // The project's own compiler, by path: node_modules/.bin/tsc may be the typescript5 alias that openapi-typescript needs.
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-    const flags = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--lib', 'es2022,dom', '--allowImportingTsExtensions', '--skipLibCheck', 'false']
+    const flags = ['--pretty', 'false', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--lib', 'es2022,dom', '--allowImportingTsExtensions', '--skipLibCheck', 'false']
     const compiled = await run(tsc, [...flags, path.join(dir, 'client.ts')], { cwd: dir }).then(
       () => '',
       (error: { stdout: string }) => error.stdout,
@@ -222,7 +371,8 @@ export const views: string | undefined = ({} as components['schemas']['posts']).
       () => '',
       (error: { stdout: string }) => error.stdout,
     )
-    assert.match(misuse, /misuse\.ts.*TS2322/, 'a number is not a string')
+    assert.match(misuse, /misuse\.ts\(2,.*TS2322/, 'a number is not a string')
+    assert.match(misuse, /misuse\.ts\(3,.*TS2322/, 'a batch holds no GET')
   } finally {
     await server.close()
     await rm(dir, { recursive: true, force: true })
