@@ -7,6 +7,8 @@ import { makeTempDir } from '../support/helpers.ts'
 import type { Report } from '../../bench/report.ts'
 import { medianRound, pageVerdict } from '../../bench/postgres.ts'
 import type { LoadResult } from '../../bench/load.ts'
+import { listingVerdicts, type ListingSizesRow } from '../../bench/listing-sizes.ts'
+import { reportLines } from '../../bench/json-file.ts'
 
 // The benchmark's quick mode, as a smoke test: every workload runs and gives
 // figures. It asserts nothing about speed (that is measured only in bench/).
@@ -62,6 +64,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.match(run.stdout, '| workload | conns | file store req/s | PostgreSQL req/s |')
     assert.match(run.stdout, /two restdir on one database: PUT/)
     assert.match(run.stdout, /the round of median rate of 2 on each store, the stores in turn/)
+    // The quick run's collections (1 000 and 5 000) are not the sizes the listing targets name.
+    assert.match(run.stdout, '- not measured in this run: the filtered, sorted page and q at 10 000 and 50 000 documents faster than both json-servers')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -80,6 +84,38 @@ test('the page with many at once is checked against its target unless PostgreSQL
   assert.is(pageVerdict(80, undefined), 'MISSED: p99 < 50 ms on PostgreSQL')
   assert.is(pageVerdict(80, 55.4), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 55 ms with the least statement')
   assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
+})
+
+test('the listing targets are met only when every store beats json-server at 10 000 and 50 000, and the page of 50 000 takes under 10 ms', () => {
+  const timing = (medianMs: number) => ({ medianMs, firstMs: medianMs })
+  const row = (documents: number, query: string, dialect: '0.17' | '1.0', stores: [number, number, number], jsonServer: number): ListingSizesRow => ({
+    documents,
+    query: `${query}: …`,
+    dialect,
+    folder: timing(stores[0]),
+    memory: timing(stores[1]),
+    dbJson: timing(stores[2]),
+    jsonServer: timing(jsonServer),
+  })
+  const fast = [10_000, 50_000].flatMap((size) => ['filtered page', 'q'].flatMap((query) => (['0.17', '1.0'] as const).map((dialect) => row(size, query, dialect, [2, 3, 4], 20))))
+  assert.equal(listingVerdicts(fast).map((line) => line.split(':')[0]), ['met', 'met', 'met'])
+  const slowQ = fast.map((one) => (one.documents === 50_000 && one.query.startsWith('q:') && one.dialect === '1.0' ? { ...one, memory: timing(25) } : one))
+  assert.equal(listingVerdicts(slowQ)[0], 'MISSED: the filtered, sorted page and q at 10 000 and 50 000 documents faster than both json-servers, on every store (50,000 q (1.0): memory 25.0 ms against 20.0)')
+  const slowPage = fast.map((one) => (one.documents === 50_000 && one.query.startsWith('filtered page') ? { ...one, folder: timing(12) } : one))
+  assert.match(listingVerdicts(slowPage)[1], /^MISSED: the filtered page of 50 000 documents under 10 ms p50 .*folder 12\.0 ms/)
+  assert.match(listingVerdicts(slowPage)[0], /^met: /, '12 ms still beats json-server\'s 20')
+  const behindDbJson = fast.map((one) => (one.documents === 10_000 && one.query.startsWith('filtered page') && one.dialect === '0.17' ? { ...one, dbJson: timing(21) } : one))
+  assert.match(listingVerdicts(behindDbJson)[2], /^MISSED: the filtered, sorted page of a 10 000-post db.json .*21\.0 ms against 20\.0/)
+  assert.equal(listingVerdicts([row(1_000, 'q', '1.0', [9, 9, 9], 1)]).map((line) => line.split(':')[0]), ['not measured in this run', 'not measured in this run', 'not measured in this run'])
+})
+
+test('a db.json POST is met at 5 times json-server and half the store folder, MISSED below either', () => {
+  const load = (rps: number) => ({ rps, p50: 1, p99: 2 }) as LoadResult
+  const verdictLine = (jsonServer: number, dbJson: number, folder: number) =>
+    reportLines({ posts: 1000, connections: 32, jsonServer: load(jsonServer), restdirJsonFile: load(dbJson), restdirFolder: load(folder) }).at(-1)
+  assert.is(verdictLine(400, 2000, 4000), 'restdir db.json: 5.0× json-server (met: ≥ 5×), 50% of the store folder (met: ≥ 50%)')
+  assert.is(verdictLine(400, 1900, 3000), 'restdir db.json: 4.8× json-server (MISSED: ≥ 5×), 63% of the store folder (met: ≥ 50%)')
+  assert.is(verdictLine(300, 2000, 4100), 'restdir db.json: 6.7× json-server (met: ≥ 5×), 49% of the store folder (MISSED: ≥ 50%)')
 })
 
 test('bench/ab.ts builds a commit beside this checkout, alternates their measurements and profiles one side', () => {

@@ -77,11 +77,12 @@ interface LayoutNode {
   /** Whether the document can be an item of its collection's array (fitsAsItem). */
   fits?: boolean
   /**
-   * The document as the file holds it, `spaces` in, made at the first file
-   * write after it changed: every later write joins it as it is, so a file
-   * write costs a copy of the file, not a re-indentation of every document.
+   * The document as the file holds it, `spaces` in, as UTF-8, made at the
+   * first file write after it changed: every later write sends these bytes as
+   * they are, so a file write costs a copy of the file, not a re-indentation
+   * and an encoding of every document.
    */
-  placed?: { spaces: number; text: string }
+  placed?: { spaces: number; bytes: Buffer }
   /** A top-level value that is no document (json-server's `$schema`, an array of strings): kept where it is, never served. */
   kept?: { value: unknown }
   /** In the order of the file: new children go last. */
@@ -93,14 +94,15 @@ interface LayoutNode {
 /**
  * What a top-level collection's array came to at the last file write, kept
  * while nothing in it changes but items added last (what a POST does), so a
- * file write adds the new items' bytes to the kept ones instead of laying out
- * and encoding the whole array again (a file write is then a writev of the
- * kept blocks, bench/RESULTS.md "POST into a db.json").
+ * file write appends the new items' bytes to the kept blocks instead of
+ * laying the array out again; the file is then written from the blocks with
+ * writev(2) (bench/RESULTS.md, "POST into a db.json").
  */
 interface LaidOut {
   /**
-   * The array's text without its closing bracket, as UTF-8 blocks: the first
-   * begins `[\n`, each later one `,\n`, the items joined by `,\n`.
+   * The array without its closing bracket, as UTF-8 blocks, each the items of
+   * one file write (the first block those laid out afresh) with the bytes that
+   * open the array or separate the items before each (FIRST_ITEM, NEXT_ITEM).
    * Empty while the array has no item.
    */
   blocks: Buffer[]
@@ -109,6 +111,10 @@ interface LaidOut {
   /** Items added last since, each a plain document with nothing below it: laid out at the next file write. */
   added: LayoutNode[]
 }
+
+/** What opens a top-level array and indents its first item; what separates and indents each next one. */
+const FIRST_ITEM = Buffer.from('[\n    ')
+const NEXT_ITEM = Buffer.from(',\n    ')
 
 /** The most blocks a collection keeps before joining them into one (a copy of the array every so many file writes). */
 const MAX_BLOCKS = 64
@@ -207,7 +213,7 @@ export class Layout {
         parts.text(indent(JSON.stringify(node.kept.value, null, 2), 2))
       } else if (node.text !== undefined && node.children.size === 0) {
         member(name)
-        parts.text(placedText(node, 2))
+        parts.bytes(placedBytes(node, 2))
       } else {
         if (node.text !== undefined) elsewhere.push(nodeEntry([name], node))
         member(name)
@@ -254,11 +260,10 @@ function collectionParts(name: string, node: LayoutNode, elsewhere: string[], fa
   let laidOut = node.laidOut
   if (laidOut === undefined) {
     const own: string[] = []
-    const items = itemTexts([name], node, 4, own, families)
-    laidOut = node.laidOut = { blocks: items.length === 0 ? [] : [Buffer.from(`[\n${items.join(',\n')}`)], elsewhere: own, added: [] }
+    const items = layItems([name], node, 4, own, families, (item) => placedBytes(item, 4), (text) => Buffer.from(text))
+    laidOut = node.laidOut = { blocks: items.length === 0 ? [] : [itemsBlock(items, true)], elsewhere: own, added: [] }
   } else if (laidOut.added.length > 0) {
-    const items = laidOut.added.map((item) => `    ${placedText(item, 4)}`)
-    laidOut.blocks.push(Buffer.from(`${laidOut.blocks.length === 0 ? '[\n' : ',\n'}${items.join(',\n')}`))
+    laidOut.blocks.push(itemsBlock(laidOut.added.map((item) => placedBytes(item, 4)), laidOut.blocks.length === 0))
     laidOut.added = []
     if (laidOut.blocks.length > MAX_BLOCKS) laidOut.blocks = [Buffer.concat(laidOut.blocks)]
   }
@@ -270,7 +275,14 @@ function collectionParts(name: string, node: LayoutNode, elsewhere: string[], fa
   }
 }
 
-/** A file's parts as they are made: text runs joined and encoded once, kept blocks between them as they are. */
+/** Items' bytes as one block, each after what separates it (the first one opening the array when `opens`). */
+function itemsBlock(items: readonly Buffer[], opens: boolean): Buffer {
+  const list: Buffer[] = []
+  for (const item of items) list.push(opens && list.length === 0 ? FIRST_ITEM : NEXT_ITEM, item)
+  return Buffer.concat(list)
+}
+
+/** A file's parts as they are made: text runs joined and encoded once, kept bytes between them as they are. */
 class Parts {
   readonly #parts: Buffer[] = []
   #text = ''
@@ -295,9 +307,13 @@ class Parts {
   }
 }
 
-/** A collection's items that fit, `spaces` in, each with its children's arrays nested when it is a declared member. */
-function itemTexts(path: NodePath, node: LayoutNode, spaces: number, elsewhere: string[], families: readonly NestedFamily[]): string[] {
-  const items: string[] = []
+/**
+ * A collection's items that fit, `spaces` in, each with its children's arrays
+ * nested when it is a declared member: a plain item as `plain` gives it, one
+ * with nested arrays as `nested` makes it of its whole text.
+ */
+function layItems<T>(path: NodePath, node: LayoutNode, spaces: number, elsewhere: string[], families: readonly NestedFamily[], plain: (item: LayoutNode) => T, nested: (text: string) => T): T[] {
+  const items: T[] = []
   const children = childFamilies(families, nestedFamilyAt(families, path))
   for (const [segment, child] of node.children) {
     const itemPath = [...path, segment]
@@ -305,14 +321,15 @@ function itemTexts(path: NodePath, node: LayoutNode, spaces: number, elsewhere: 
       collect(itemPath, child, elsewhere)
       continue
     }
-    let text = placedText(child, spaces)
+    let text: string | undefined
     for (const [childName, grandchild] of child.children) {
       if (grandchild.text === undefined && children.some((family) => family.collection === childName)) {
-        const nested = itemTexts([...itemPath, childName], grandchild, spaces + 4, elsewhere, families)
-        if (nested.length > 0) text = withLastMember(text, childName, `[\n${nested.join(',\n')}\n${' '.repeat(spaces + 2)}]`, spaces)
+        const inner = ' '.repeat(spaces + 4)
+        const texts = layItems([...itemPath, childName], grandchild, spaces + 4, elsewhere, families, (item) => `${inner}${placedText(item, spaces + 4)}`, (itemText) => `${inner}${itemText}`)
+        if (texts.length > 0) text = withLastMember(text ?? placedText(child, spaces), childName, `[\n${texts.join(',\n')}\n${' '.repeat(spaces + 2)}]`, spaces)
       } else collect([...itemPath, childName], grandchild, elsewhere)
     }
-    items.push(`${' '.repeat(spaces)}${text}`)
+    items.push(text === undefined ? plain(child) : nested(text))
   }
   return items
 }
@@ -329,10 +346,15 @@ function nodeEntry(path: NodePath, node: LayoutNode): string {
   return `    {\n      "path": ${pathText},\n      "document": ${placedText(node, 6)}\n    }`
 }
 
-/** A node's document as the file holds it, `spaces` in (kept until the document or its place changes). */
+/** A node's document as the file holds it, `spaces` in, as UTF-8 (kept until the document or its place changes). */
+function placedBytes(node: LayoutNode, spaces: number): Buffer {
+  if (node.placed?.spaces !== spaces) node.placed = { spaces, bytes: Buffer.from(indentDoc(node.text!, spaces)) }
+  return node.placed.bytes
+}
+
+/** The same as text, for the rarer places that build on it (a top-level document, `@nodes`, a member with nested arrays). */
 function placedText(node: LayoutNode, spaces: number): string {
-  if (node.placed?.spaces !== spaces) node.placed = { spaces, text: indentDoc(node.text!, spaces) }
-  return node.placed.text
+  return placedBytes(node, spaces).toString('utf8')
 }
 
 /** A document's stored text (ending in a newline) as a value `spaces` in. */
