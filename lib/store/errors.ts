@@ -37,6 +37,12 @@ export type StoreErrorKind =
    * for the file to be fixed; reads keep the last good state.
    */
   | 'file-edited'
+  /**
+   * A batch changing this node, or one above or below it, could not be
+   * completed on disk (docs/storage.md, "Batches"): `reason` names the fault.
+   * The store is finishing it; until then the node is neither read nor written.
+   */
+  | 'batch-unfinished'
 
 export class StoreError extends Error {
   readonly kind: StoreErrorKind

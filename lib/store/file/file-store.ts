@@ -52,8 +52,8 @@ export class FileStore implements Store {
   readonly #locks = new NodeLocks()
   readonly #feed = new ChangeFeed()
   #tempCount = 0
-  /** The batches whose files are being placed: a read of a node one changes waits for it. */
-  readonly #applying = new ApplyingBatches()
+  /** The batches whose files are being placed (a read of a node one changes waits for it), or could not all be placed (refused until they are). */
+  readonly #applying = new ApplyingBatches({ locks: this.#locks, place: (ops, journal) => this.#placeBatch(ops, journal), emit: (change) => this.#feed.emit(change) })
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
@@ -343,6 +343,7 @@ export class FileStore implements Store {
    */
   write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
     return this.#locks.run(writeClaims(path, conditions), async () => {
+      this.#applying.refuseUnfinished(path)
       await checkConditions(this, path, doc, conditions)
       const result = (await this.#place(path, doc, 'replace')) as WriteResult
       this.#feed.emit(changeOfWrite(path, doc, conditions))
@@ -352,6 +353,7 @@ export class FileStore implements Store {
 
   create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
     return this.#locks.run(writeClaims(path, conditions), async () => {
+      this.#applying.refuseUnfinished(path)
       // The conditions are checked only for a write that can happen; the rename then decides, exactly.
       if ((conditions?.owner || conditions?.unique) && (await this.read(path).catch(() => undefined))) return undefined
       await checkConditions(this, path, doc, conditions)
@@ -364,6 +366,7 @@ export class FileStore implements Store {
   /** Holds the subtree alone while it goes: writes to other nodes go on. */
   remove(path: NodePath, conditions: { expect?: string | null } = {}): Promise<{ existed: boolean; doc?: Doc }> {
     return this.#locks.run([{ kind: 'remove', path }], async () => {
+      this.#applying.refuseUnfinished(path)
       if (conditions.expect !== undefined) await checkVersion(this, path, conditions.expect)
       const removed = path.length === 0 ? await this.#removeRoot() : await this.#removeNode(path)
       if (removed.existed) this.#feed.emit({ type: 'delete', path, data: removed.doc ?? null })
@@ -375,23 +378,26 @@ export class FileStore implements Store {
    * Holds every node the batch claims and checks all its ops; then the
    * journal of the batch goes to disk first (journal.ts), its files are
    * placed, and the journal is deleted. A crash in between is finished at the
-   * next start; the changes are reported once every file is in place.
+   * next start, a disk fault by retries (applying-batches.ts); the changes are reported once every file is in place.
    */
   batch(ops: readonly BatchOp[]): Promise<void> {
     return this.#locks.run(batchClaims(ops), async () => {
+      for (const op of ops) this.#applying.refuseUnfinished(op.path)
       const plan = await planBatch(this, ops)
       if (plan.ops.length === 0) return
       const count = ++this.#tempCount
       const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {
         throw this.#report(toStoreError(error, plan.ops[0].path))
       })
-      await this.#applying.run(plan.ops.map((op) => op.path), async () => {
-        await this.#apply(plan.ops)
-        await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
-          throw this.#report(toStoreError(error, plan.ops[0].path))
-        })
-      })
-      for (const change of plan.changes) this.#feed.emit(change)
+      await this.#applying.run({ ops: plan.ops, journal, changes: plan.changes })
+    })
+  }
+
+  /** Places a journaled batch's files, then deletes its journal. */
+  async #placeBatch(ops: readonly BatchOp[], journal: string): Promise<void> {
+    await this.#apply(ops)
+    await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
+      throw this.#report(toStoreError(error, ops[0].path))
     })
   }
 
@@ -437,9 +443,9 @@ export class FileStore implements Store {
     return removed
   }
 
-  /** Waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
+  /** Stops retrying unfinished batches (the next start completes them), waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
   close(): Promise<void> {
-    this.#closed ??= this.recovery.then(() => releaseLock(this.#lock))
+    this.#closed ??= this.#applying.stop().then(() => this.recovery).then(() => releaseLock(this.#lock))
     return this.#closed
   }
 

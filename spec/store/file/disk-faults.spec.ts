@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { FileStore, StoreError } from '../../../lib/store/index.ts'
 import { makeTempDir, startServer, touchLater, type Answer, type TestServer } from '../../support/helpers.ts'
 
 // What a real disk brings: broken files, pipes, links, a full disk, a store
@@ -400,6 +401,166 @@ diskTest('made read-only: writes are 503 saying so, reads go on, and writes work
     assert.is((await server.request('PUT', '/notes/a', { body: { text: 'second' } })).status, 200)
   } finally {
     await server.close(true).catch(() => {})
+    await mount.unmount()
+  }
+})
+
+// ---------------------------------------------------------------- a disk that fills while a batch's files are placed
+
+/** tmpfs counts what it holds in pages of 4 KiB. */
+const PAGE = 4096
+/** The nodes of the batch: each already holds a small document, and the batch replaces it with one of 15 pages. */
+const batchNodes = ['n0', 'n1', 'n2', 'n3', 'n4', 'n5']
+const batchDoc = (name: string) => ({ v: 'new', name, pad: 'x'.repeat(15 * PAGE - 200) })
+
+/**
+ * Fills the tmpfs at `mount` with a file so that what is left holds the
+ * batch's journal (all six documents) and two of its files, and about half a
+ * third: the batch is journaled, then the disk fills while its third file is
+ * placed. Returns the filler's path.
+ */
+function fillForBatch(mount: string): string {
+  const journalPages = Math.ceil(JSON.stringify(batchNodes.map(batchDoc)).length / PAGE) + 1
+  const leave = journalPages + 2 * 15 + 8
+  const free = statfsSync(mount).bavail * statfsSync(mount).bsize / PAGE
+  assert.ok(free > leave, `the tmpfs has ${free} pages free`)
+  const filler = join(mount, 'filler')
+  writeFileSync(filler, Buffer.alloc((free - leave) * PAGE, 1))
+  return filler
+}
+
+/** The journals of batches in the store folder. */
+function journals(store: string): string[] {
+  return readdirSync(store).filter((name) => name.startsWith('@batch-'))
+}
+
+/** What the document file of a batch node holds on disk: 'new', 'old', or something else. */
+function onDisk(store: string, name: string): string {
+  return (JSON.parse(readFileSync(join(store, 'b', name, '@.json'), 'utf8')) as { v: string }).v
+}
+
+/** Starts a server on a store folder on a fresh tmpfs, with the batch's nodes and a node beside them written. */
+async function storeOnSmallDisk(): Promise<{ mount: { dir: string; unmount(): Promise<void> }; store: string; server: TestServer }> {
+  const mount = await mountTmpfs('2m')
+  if (typeof mount === 'string') throw new Error(mount)
+  const store = join(mount.dir, 'store')
+  await mkdir(store)
+  const server = await startServer({ store })
+  for (const name of batchNodes) assert.is((await server.request('PUT', `/b/${name}`, { body: { v: 'old' } })).status, 201)
+  assert.is((await server.request('PUT', '/outside/a', { body: { v: 'a' } })).status, 201)
+  return { mount, store, server }
+}
+
+/** Sends the batch that replaces every batch node; the disk fills on its third file, so it must be a 507. */
+async function sendFillingBatch(server: TestServer, store: string): Promise<void> {
+  const requests = batchNodes.map((name) => ({ method: 'PUT', path: `/b/${name}`, body: batchDoc(name) }))
+  const answer = await capturingLog(() => within(5000, server.request('POST', '/?_batch', { body: { requests } }), 'the batch'))
+  assertProblem(answer, 507, 'full')
+  // The disk really is half placed, and the journal there: what the store must neither serve nor lose.
+  assert.equal(batchNodes.map((name) => onDisk(store, name)), ['new', 'new', 'old', 'old', 'old', 'old'])
+  assert.is(journals(store).length, 1)
+}
+
+/** Polls `check` until it holds, or fails after `ms`. */
+async function eventually(ms: number, what: string, check: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} did not happen within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+diskTest('filled while a batch places its files: the batch is 507, its nodes are 503 with Retry-After until space is freed, then it is completed and later writes survive a restart', async () => {
+  const { mount, store, server: first } = await storeOnSmallDisk()
+  let server = first
+  try {
+    const { last } = (await server.request('GET', '/outside?_changes')).json as { last: number }
+    const filler = fillForBatch(mount.dir)
+    await sendFillingBatch(server, store)
+
+    // Neither half of the batch is served, nor a node above it, and none waits: each is a 503 at once.
+    for (const target of ['/b/n0', '/b/n5', '/b', '/b?_children', '/?_children']) {
+      const answer = await within(2000, server.request('GET', target), `GET ${target}`)
+      assertProblem(answer, 503, 'could not be completed on disk', 'the disk is full')
+      assert.is(answer.headers['retry-after'], '1')
+    }
+    // No write to its nodes is taken: the batch, when completed, would overwrite it.
+    assertProblem(await within(2000, server.request('PUT', '/b/n3', { body: { v: 'lost?' } }), 'PUT /b/n3'), 503, 'could not be completed on disk')
+    assertProblem(await within(2000, server.request('DELETE', '/b/n0'), 'DELETE /b/n0'), 503, 'could not be completed on disk')
+    assertProblem(await within(2000, server.request('POST', '/?_batch', { body: { requests: [{ method: 'PUT', path: '/b/n4', body: { v: 'x' } }] } }), 'a second batch'), 503)
+    // Nodes elsewhere are served.
+    assert.equal((await server.request('GET', '/outside/a')).json, { id: 'a', v: 'a' })
+    assert.is((await server.request('PUT', '/outside/a', { body: { v: 'a2' } })).status, 200)
+
+    await rm(filler)
+    await eventually(5000, 'the batch completed', async () => (await server.request('GET', '/b/n5')).status === 200)
+    for (const name of batchNodes) assert.equal((await server.request('GET', `/b/${name}`)).json, { id: name, ...batchDoc(name) })
+    assert.equal(journals(store), [])
+    const changes = (await server.request('GET', `/b?_changes&since=${last}`)).json as { changes: { type: string; path: string }[] }
+    assert.equal(changes.changes.map(({ type, path }) => `${type} ${path}`), batchNodes.map((name) => `put /b/${name}`))
+
+    assert.is((await server.request('PUT', '/b/n3', { body: { v: 'after' } })).status, 200)
+    await server.close(true)
+    server = await startServer({ store })
+    assert.equal((await server.request('GET', '/b/n3')).json, { id: 'n3', v: 'after' })
+    assert.equal((await server.request('GET', '/b/n0')).json, { id: 'n0', ...batchDoc('n0') })
+    assert.equal((await server.request('GET', '/outside/a')).json, { id: 'a', v: 'a2' })
+  } finally {
+    await server.close(true).catch(() => {})
+    await mount.unmount()
+  }
+})
+
+diskTest('a server closed while a batch is unfinished closes at once, stops retrying, and the next start completes the batch from its journal', async () => {
+  const { mount, store, server } = await storeOnSmallDisk()
+  try {
+    const filler = fillForBatch(mount.dir)
+    await sendFillingBatch(server, store)
+    await within(3000, server.close(true), 'closing the server')
+    await rm(filler)
+    // Space is free, but a closed store no longer retries: the journal waits for the next start.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    assert.is(journals(store).length, 1)
+    assert.is(onDisk(store, 'n5'), 'old')
+  } catch (error) {
+    await server.close(true).catch(() => {})
+    await mount.unmount()
+    throw error
+  }
+  const next = await startServer({ store })
+  try {
+    for (const name of batchNodes) assert.equal((await next.request('GET', `/b/${name}`)).json, { id: name, ...batchDoc(name) })
+    assert.equal(journals(store), [])
+  } finally {
+    await next.close(true)
+    await mount.unmount()
+  }
+})
+
+diskTest('the store itself refuses every write on one chain with an unfinished batch\'s nodes, whatever was read before, and takes writes elsewhere', async () => {
+  const mount = await mountTmpfs('2m')
+  if (typeof mount === 'string') throw new Error(mount)
+  const dir = join(mount.dir, 'store')
+  await mkdir(dir)
+  const store = await FileStore.open(dir)
+  try {
+    for (const name of batchNodes) await store.write(['b', name], { v: 'old' })
+    fillForBatch(mount.dir)
+    const failed = await capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch((error: unknown) => error))
+    assert.is((failed as StoreError).kind, 'disk-full')
+    const refused = async (what: string, attempt: Promise<unknown>) => {
+      const error = await within(2000, attempt.then(() => undefined, (caught: unknown) => caught), what)
+      assert.ok(error instanceof StoreError && error.kind === 'batch-unfinished', `${what}: ${String(error)}`)
+    }
+    await refused('write /b/n5', store.write(['b', 'n5'], { v: 'lost?' }))
+    await refused('create /b/n0/below', store.create(['b', 'n0', 'below'], { v: 'lost?' }))
+    await refused('remove /b', store.remove(['b']))
+    await refused('batch /b/n4', store.batch([{ kind: 'write', path: ['b', 'n4'], doc: { v: 'lost?' } }]))
+    assert.is(onDisk(dir, 'n5'), 'old')
+    assert.ok(existsSync(join(dir, 'b', 'n5')))
+    assert.is((await store.write(['elsewhere'], { v: 'taken' })).created, true)
+  } finally {
+    await within(3000, store.close(), 'closing the store')
     await mount.unmount()
   }
 })
