@@ -111,6 +111,11 @@ export function storeProblem(error: StoreError): HttpError {
     case 'file-edited':
       // 503, not 4xx: the request is fine and the fault is the server's file, fixed outside HTTP; retrying succeeds once it is (docs/json-server.md, "Serving a db.json").
       return new HttpError(503, `${url} was not changed: ${error.reason ?? 'the store file was edited by hand'}. Reads serve the last good state; fix the file and retry.`, { 'Retry-After': '1' })
+    case 'batch-interrupted': {
+      // The batch's own answer: not to be sent again, as it is completed from its journal (docs/storage.md, "Batches").
+      const status = error.cause instanceof StoreError && error.cause.kind === 'disk-full' ? 507 : 503
+      return new HttpError(status, `This batch could not all be written (${error.reason ?? 'the disk failed'}, at ${url}) once its journal was: the store completes it from the journal as soon as it can, and answers 503 for its nodes until then. Do not send it again; read its nodes once they answer.`)
+    }
     case 'batch-unfinished':
       // 503: the node is fine and will be served again once the store has completed the batch (docs/storage.md, "Batches").
       return new HttpError(503, `A batch that changes ${url}, or a node above or below it, could not be completed on disk (${error.reason ?? 'the disk failed'}); the store is finishing it and serves ${url} again once it has. Retry shortly.`, { 'Retry-After': '1' })

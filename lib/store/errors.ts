@@ -43,6 +43,12 @@ export type StoreErrorKind =
    * The store is finishing it; until then the node is neither read nor written.
    */
   | 'batch-unfinished'
+  /**
+   * The answer to the batch itself when its files could not all be placed
+   * after its journal was (docs/storage.md, "Batches"): it is kept unfinished
+   * and completed by the store. `reason` names the fault, `cause` is it.
+   */
+  | 'batch-interrupted'
 
 export class StoreError extends Error {
   readonly kind: StoreErrorKind

@@ -31,6 +31,7 @@ const expected: [StoreErrorKind, number, string, Record<string, string>?][] = [
   ['read-only', 503, 'cannot be written'],
   ['store-gone', 503, 'deleted or moved away'],
   ['path-too-long', 414, 'too long'],
+  ['batch-unfinished', 503, 'could not be completed on disk', { 'retry-after': '1' }],
 ]
 
 test('each kind of store fault is answered with its own status and a detail that says what happened, never a 500', async () => {

@@ -67,7 +67,8 @@ export class ApplyingBatches {
   /**
    * Places a journaled batch's files and drops its journal, with reads of its
    * nodes waiting, then reports its changes. When that fails, the batch is
-   * kept unfinished (see above) and the fault thrown: it is the batch's answer.
+   * kept unfinished (see above), and its answer is a 'batch-interrupted'
+   * StoreError naming the fault (its cause).
    */
   async run(batch: JournaledBatch): Promise<void> {
     const paths = batch.ops.map((op) => op.path)
@@ -80,7 +81,9 @@ export class ApplyingBatches {
       // Kept before the claims go and the waiting reads wake: none of them may see the batch half placed.
       this.#unfinished.add({ ...batch, paths, fault: error })
       this.#retryLater()
-      throw error
+      const interrupted = new StoreError('batch-interrupted', error instanceof StoreError ? error.path : paths[0], faultOf(error))
+      interrupted.cause = error
+      throw interrupted
     } finally {
       this.#applying.delete(applying)
       placed()

@@ -455,7 +455,8 @@ async function storeOnSmallDisk(): Promise<{ mount: { dir: string; unmount(): Pr
 async function sendFillingBatch(server: TestServer, store: string): Promise<void> {
   const requests = batchNodes.map((name) => ({ method: 'PUT', path: `/b/${name}`, body: batchDoc(name) }))
   const answer = await capturingLog(() => within(5000, server.request('POST', '/?_batch', { body: { requests } }), 'the batch'))
-  assertProblem(answer, 507, 'full')
+  // The batch's own answer names the fault and says it is completed from its journal, not to be sent again.
+  assertProblem(answer, 507, 'the disk is full', 'completes it from the journal', 'Do not send it again')
   // The disk really is half placed, and the journal there: what the store must neither serve nor lose.
   assert.equal(batchNodes.map((name) => onDisk(store, name)), ['new', 'new', 'old', 'old', 'old', 'old'])
   assert.is(journals(store).length, 1)
@@ -547,7 +548,8 @@ diskTest('the store itself refuses every write on one chain with an unfinished b
     for (const name of batchNodes) await store.write(['b', name], { v: 'old' })
     fillForBatch(mount.dir)
     const failed = await capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch((error: unknown) => error))
-    assert.is((failed as StoreError).kind, 'disk-full')
+    assert.is((failed as StoreError).kind, 'batch-interrupted')
+    assert.is(((failed as StoreError).cause as StoreError).kind, 'disk-full')
     const refused = async (what: string, attempt: Promise<unknown>) => {
       const error = await within(2000, attempt.then(() => undefined, (caught: unknown) => caught), what)
       assert.ok(error instanceof StoreError && error.kind === 'batch-unfinished', `${what}: ${String(error)}`)
