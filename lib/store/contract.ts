@@ -302,12 +302,13 @@ const checks: Check[] = [
   }],
 
   ['a removal does not hold up a write to a node outside its subtree', async (store) => {
-    // A removal may end before the write has gone its way (a store that removes fast): that proves
-    // nothing either way, so the race is run again, up to five times. A store whose removal holds up
-    // every write never once lets the write land first.
+    // A removal may end before the write has gone its way (a store that removes fast, on a quiet
+    // machine): that proves nothing either way, so the race is run again, up to five times, each with
+    // a subtree twice as large, so that its removal takes longer than one write. A store whose removal
+    // holds up every write never once lets the write land first.
     const outcomes: string[][] = []
-    for (let attempt = 0; attempt < 5; attempt++) {
-      for (let start = 0; start < 400; start += 50) {
+    for (let attempt = 0, size = 400; attempt < 5; attempt++, size *= 2) {
+      for (let start = 0; start < size; start += 50) {
         await Promise.all(range(50).map((index) => store.write(['big', String(start + index), 'x'], { index })))
       }
       // Which landed first: as the change feed tells, where the store has one (it reports each change as it lands), else as the calls return.
