@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+export { childrenOf, familyAt } from '../store/families.ts'
 
 /**
  * The declared resource families and their rules (docs/http-api.md, "Declaring resources"), in
@@ -134,21 +135,6 @@ function isPlainObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** The family a collection path's segments name (`['user', '7', 'playlist']`), if one does. */
-export function familyAt(families: readonly Family[], collection: readonly string[]): Family | undefined {
-  let family: Family | undefined
-  for (let index = 0; index < collection.length; index += 2) {
-    const owner = family
-    family = families.find((candidate) => candidate.parent === owner && candidate.collection === collection[index])
-    if (!family) return undefined
-  }
-  return family
-}
-
-/** The families whose collections lie below each member of `family` (below the root: the top-level ones). */
-export function childrenOf(families: readonly Family[], family: Family | undefined): Family[] {
-  return families.filter((candidate) => candidate.parent === family)
-}
 
 /** The family and its owners, outermost first: a playlist's are `[user, playlist]`. */
 export function lineageOf(family: Family): Family[] {

@@ -4,6 +4,7 @@ import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
 import { batchClaims, planBatch } from './staged.ts'
 import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { madeNode } from './node-tree.ts'
 
 export interface MemoryStoreOptions {
   /**
@@ -184,13 +185,7 @@ export class MemoryStore implements Store {
   }
 
   #make(path: NodePath): MemoryNode {
-    let node = this.#root
-    for (const segment of path) {
-      let next = node.children.get(segment)
-      if (!next) node.children.set(segment, (next = { children: new Map() }))
-      node = next
-    }
-    return node
+    return madeNode<MemoryNode>(this.#root, path, () => ({ children: new Map() }))
   }
 }
 

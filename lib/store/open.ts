@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { FileStore } from './file/file-store.ts'
 import { JsonFileStore } from './json-file/json-file-store.ts'
-import type { NestedFamily } from './json-file/layout.ts'
+import type { NestedFamily } from './families.ts'
 import { MemoryStore } from './memory.ts'
 import { PostgresStore } from './postgres/postgres-store.ts'
 import { isPostgresUrl } from './postgres/url.ts'

@@ -3,6 +3,7 @@ import { changeOfWrite } from './feed.ts'
 import type { Claim } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
 import { compareIds, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { madeNode } from './node-tree.ts'
 
 /*
  * A batch's view of a store (docs/http-api.md, "Batches"): the store as it is,
@@ -117,13 +118,7 @@ export class StagedStore implements Store {
   }
 
   #make(path: NodePath): Layer {
-    let layer = this.#root
-    for (const segment of path) {
-      let next = layer.children.get(segment)
-      if (!next) layer.children.set(segment, (next = { children: new Map() }))
-      layer = next
-    }
-    return layer
+    return madeNode<Layer>(this.#root, path, () => ({ children: new Map() }))
   }
 }
 

@@ -12,7 +12,8 @@ import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteCondit
 import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
-import { Layout, seedFamilies, type NestedFamily } from './layout.ts'
+import { Layout, seedFamilies } from './layout.ts'
+import type { NestedFamily } from '../families.ts'
 import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
 
 export interface JsonFileStoreOptions {

@@ -1,4 +1,5 @@
 import type { Doc, NodePath } from '../store.ts'
+import { childrenOf, familyAt, type NestedFamily } from '../families.ts'
 
 /*
  * How a tree of nodes is laid out as a json-server db.json (docs/json-server.md,
@@ -15,39 +16,14 @@ import type { Doc, NodePath } from '../store.ts'
 /** The top-level key of the documents json-server's layout has no place for. */
 export const NODES_KEY = '@nodes'
 
-/**
- * A declared family as the layout needs it (lib/data/declarations.ts's Family has these fields):
- * its collection's name, its id field and the family that owns it.
- */
-export interface NestedFamily {
-  collection: string
-  idField: string
-  parent?: NestedFamily
-}
-
 /** The seed's declared families (lib/data/declarations.ts, seedDeclarations), for a store opened without the server's. */
 const seedUser: NestedFamily = { collection: 'user', idField: 'user_id' }
 export const seedFamilies: readonly NestedFamily[] = [seedUser, { collection: 'playlist', idField: 'playlist_id', parent: seedUser }]
 
-/** The family a collection path names (`['user', '7', 'playlist']`), if one does. */
-export function nestedFamilyAt(families: readonly NestedFamily[], collection: NodePath): NestedFamily | undefined {
-  let family: NestedFamily | undefined
-  for (let index = 0; index < collection.length; index += 2) {
-    const owner = family
-    family = families.find((candidate) => candidate.parent === owner && candidate.collection === collection[index])
-    if (!family) return undefined
-  }
-  return family
-}
-
-function childFamilies(families: readonly NestedFamily[], family: NestedFamily | undefined): NestedFamily[] {
-  return family ? families.filter((candidate) => candidate.parent === family) : []
-}
-
 /** The fields whose value names an item of a collection, the first one given deciding. */
 export function idFieldsOf(path: NodePath, families: readonly NestedFamily[]): readonly string[] {
   if (path.length < 2 || path.length % 2 !== 0) return []
-  const family = nestedFamilyAt(families, path.slice(0, -1))
+  const family = familyAt(families, path.slice(0, -1))
   if (family) return [family.idField, 'id']
   return path.length === 2 ? ['id'] : []
 }
@@ -68,7 +44,7 @@ export function segmentOfItem(item: Doc, fields: readonly string[]): string | un
 function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[]): boolean {
   const fields = idFieldsOf(path, families)
   if (fields.length === 0 || segmentOfItem(doc, fields) !== path[path.length - 1]) return false
-  return !childFamilies(families, nestedFamilyAt(families, path.slice(0, -1))).some((child) => Object.hasOwn(doc, child.collection))
+  return !childrenOf(families, familyAt(families, path.slice(0, -1))).some((child) => Object.hasOwn(doc, child.collection))
 }
 
 interface LayoutNode {
@@ -314,7 +290,7 @@ class Parts {
  */
 function layItems<T>(path: NodePath, node: LayoutNode, spaces: number, elsewhere: string[], families: readonly NestedFamily[], plain: (item: LayoutNode) => T, nested: (text: string) => T): T[] {
   const items: T[] = []
-  const children = childFamilies(families, nestedFamilyAt(families, path))
+  const children = childrenOf(families, familyAt(families, path))
   for (const [segment, child] of node.children) {
     const itemPath = [...path, segment]
     if (child.text === undefined || !child.fits) {

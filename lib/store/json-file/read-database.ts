@@ -2,7 +2,8 @@ import { newId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, nestedFamilyAt, NODES_KEY, seedFamilies, segmentOfItem, type NestedFamily } from './layout.ts'
+import { idFieldsOf, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
+import { familyAt, type NestedFamily } from '../families.ts'
 
 /**
  * Reading a db.json as the store it is (docs/json-server.md, "Serving a
@@ -95,7 +96,7 @@ class Reader {
   /** A collection's items: each an object whose id field names it (one without gets a new id). */
   #items(collection: NodePath, items: unknown[], where: Array<{ at: string | number }>): void {
     const fields = idFieldsOf([...collection, ''], this.#families)
-    const owner = nestedFamilyAt(this.#families, collection)
+    const owner = familyAt(this.#families, collection)
     const children = owner ? this.#families.filter((family) => family.parent === owner) : []
     items.forEach((item, index) => {
       const at = [...where, { at: index }]

@@ -1,0 +1,10 @@
+/** The node at `path` below `root` in a tree of nodes kept by name, made (with every node on the way) where missing. */
+export function madeNode<N extends { readonly children: Map<string, N> }>(root: N, path: readonly string[], made: () => N): N {
+  let node = root
+  for (const segment of path) {
+    let next = node.children.get(segment)
+    if (!next) node.children.set(segment, (next = made()))
+    node = next
+  }
+  return node
+}
