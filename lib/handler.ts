@@ -27,6 +27,8 @@ import { answerOpenApi } from './http/openapi.ts'
 import { describeStore, storeHeaderValue, type StoreDescription } from './http/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { answerRules, asksForRules, rewriteTarget } from './http/rewrite.ts'
+import { runMiddlewares } from './http/middlewares.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -100,13 +102,16 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
 
   async function handle(req: IncomingMessage, res: ServerResponse, next: Next | undefined, headers: string[]): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase()
-    const target = originFormOf(req)
-    const segments = splitPath(target, settings.pathLimits)
-    const apiPath = belowPrefix(segments, prefixSegments)
+    const sent = originFormOf(req)
+    // json-server's rewrite rules come before anything else answers (docs/json-server.md, "Rewrite rules").
+    let target = settings.rewrites.length === 0 ? sent : (req.url = rewriteTarget(settings.rewrites, sent))
+    let segments = splitPath(target, settings.pathLimits)
+    let apiPath = belowPrefix(segments, prefixSegments)
     const base = mountPathOf(req) + prefixUrl
     // As middleware, what lies outside the prefix belongs to the host app, which guards its own.
     const hostAppsRequest = apiPath === undefined && next !== undefined
     if (!hostAppsRequest && answerByGuards(req, res, settings.guards, headers)) return
+    if (settings.rewrites.length > 0 && (method === 'GET' || method === 'HEAD') && asksForRules(sent)) return answerRules(res, settings.rewrites, headers, method)
 
     if (apiPath === undefined) {
       // Outside the API prefix everything is static (docs/cli.md, "The playground form: `--prefix /api`").
@@ -115,6 +120,20 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)
     }
 
+    if (settings.middlewares.length > 0) {
+      // json-server serves its static files before the app's middlewares, which then run before its data API.
+      const mayBeStatic = prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && www.mayServe(segments)
+      if (mayBeStatic && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
+      applyHeaders(res, headers)
+      if (await runMiddlewares(settings.middlewares, req, res, settings.bodyLimits)) return
+      // A middleware may send the request elsewhere (`req.url = …`), as in json-server.
+      if (req.url !== target) {
+        target = originFormOf(req)
+        segments = splitPath(target, settings.pathLimits)
+        apiPath = belowPrefix(segments, prefixSegments)
+        if (apiPath === undefined) throw new HttpError(404, `There is no file at ${pathPartOf(target)}; the data API is under ${base}/.`)
+      }
+    }
     if (!documents) await ready.catch(() => {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })

@@ -9,6 +9,8 @@ import { defaultListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './http/static-cache.ts'
 import { loadDeclarations, type Declarations } from './data/declarations.ts'
+import { loadRewriteRules, type RewriteRules } from './http/rewrite.ts'
+import type { Middleware } from './http/middlewares.ts'
 
 /**
  * Options of `createHandler` and `createServer`; they mirror the command line, whose
@@ -83,6 +85,16 @@ export interface RestdirOptions {
    * and playlists (`seedDeclarations`, lib/data/declarations.ts).
    */
   resources?: Declarations | string
+  /**
+   * json-server 0.17's rewrite rules (docs/json-server.md, "Rewrite rules"): an object of pattern →
+   * target, as a routes.json holds it, or the path of such a file; applied before anything else answers.
+   */
+  routes?: RewriteRules | string
+  /**
+   * The app's own `(req, res, next)` middlewares, run in order before the data API with `req.body`
+   * parsed as json-server's bodyParser parses it (docs/json-server.md, "Middlewares").
+   */
+  middlewares?: readonly Middleware[]
   /** No request log. */
   quiet?: boolean
   /** Where the request log goes (default: console.log). */
@@ -168,6 +180,8 @@ export function resolveSettings(options: RestdirOptions): Settings {
     maxStreamBuffer: Math.max(minStreamBuffer, positive('maxStreamBuffer', options.maxStreamBuffer
       ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
     log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
+    rewrites: loadRewriteRules(options.routes),
+    middlewares: checkMiddlewares(options.middlewares ?? []),
   }
 }
 
@@ -179,6 +193,13 @@ export function resolveSettings(options: RestdirOptions): Settings {
 export function jsonServerModeFor(options: Pick<RestdirOptions, 'jsonServer'>, storeLocation: string | undefined): boolean {
   if (options.jsonServer !== undefined) return options.jsonServer
   return storeLocation !== undefined && /\.json$/i.test(storeLocation)
+}
+
+function checkMiddlewares(middlewares: readonly Middleware[]): Middleware[] {
+  middlewares.forEach((middleware, index) => {
+    if (typeof middleware !== 'function') throw new TypeError(`middlewares[${index}] is ${typeof middleware}; a middleware is a function (req, res, next).`)
+  })
+  return [...middlewares]
 }
 
 function resolveWwwCache(option: RestdirOptions['wwwCache']): Settings['wwwCache'] {

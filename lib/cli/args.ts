@@ -4,8 +4,8 @@ import { defaultOf, optionOf, optionsTable, optionWritten, type CliOption } from
 import { UsageError } from './usage.ts'
 import { parseValue, whatItTakes } from './values.ts'
 
-/** The flags as given: the text of each one given, true or false for each switch. */
-export type Flags = Record<string, string | boolean | undefined>
+/** The flags as given: the text of each one given, true or false for each switch, the list of a `files` flag. */
+export type Flags = Record<string, string | string[] | boolean | undefined>
 
 /** The command line: its flags, and the arguments that are not flags (at most one, the store: `restdir db.json`). */
 export interface CommandLine {
@@ -46,6 +46,10 @@ export function readCommandLine(argv: string[]): CommandLine {
       else throw new UsageError(`${arg}: give short flags one at a time, as ${written} -${inline.replace(/^=/, '')[0]}.`)
       continue
     }
+    if (option.value === 'files') {
+      index = readFiles(argv, index, written, inline, flags, option)
+      continue
+    }
     if (inline !== undefined) {
       flags[option.flag] = inline
       continue
@@ -57,6 +61,27 @@ export function readCommandLine(argv: string[]): CommandLine {
     index++
   }
   return { flags, positionals }
+}
+
+/**
+ * The files of a `files` flag, added to those it was given before: its inline value or the arguments after it,
+ * up to the next flag, as json-server reads `-m a.js b.js`; a `.json` file is the store (`restdir -m a.js db.json`),
+ * never a module. Answers the index of the last argument taken.
+ */
+function readFiles(argv: string[], index: number, written: string, inline: string | undefined, flags: Flags, option: CliOption): number {
+  const files = Array.isArray(flags[option.flag]) ? (flags[option.flag] as string[]) : []
+  let last = index
+  if (inline !== undefined) files.push(inline)
+  else while (last + 1 < argv.length && !looksLikeFlag(argv[last + 1]) && !/\.json5?$/i.test(argv[last + 1])) files.push(argv[++last])
+  if (files.length === 0) throw new UsageError(`${written} needs a value: ${whatItTakes(option)}.`)
+  flags[option.flag] = files
+  return last
+}
+
+/** The files a `files` flag was given, in order; none when it was not given. */
+export function filesOf(flags: Flags, flag: string): string[] {
+  const files = flags[optionOf(flag).flag]
+  return Array.isArray(files) ? files : []
 }
 
 /** `-p`, `--port`, `--port=4000`; not `-` alone (a name like any other) nor a negative number. */

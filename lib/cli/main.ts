@@ -1,6 +1,7 @@
 import { createServer, type RestdirServer } from '../server.ts'
 import { packageVersion } from '../package.ts'
-import { readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
+import { filesOf, readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
+import { loadMiddlewares } from './middlewares.ts'
 import { bannerText, exposureWarnings } from './banner.ts'
 import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
@@ -49,7 +50,7 @@ function declaredFamilies(flags: Flags, env: NodeJS.ProcessEnv): Family[] {
 async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): Promise<void> {
   const port = valueOf(flags, optionOf('port'), env) as number
   const host = valueOf(flags, optionOf('host'), env) as string
-  const options = serverOptions(flags, env)
+  const options = { ...serverOptions(flags, env), middlewares: await loadMiddlewares(filesOf(flags, 'middlewares')) }
   // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
   const madeStore = store.onPostgres || store.inMemory || store.jsonFile ? undefined : firstMissingFolder(store.location)
   let server: RestdirServer

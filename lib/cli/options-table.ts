@@ -25,6 +25,8 @@ export type ValueKind =
   | 'duration'
   /** The milliseconds of `--delay`. */
   | 'delay'
+  /** One file or more: the arguments after the flag up to the next flag (or a `.json` store), as json-server reads `-m a.js b.js`; the flag may come again. */
+  | 'files'
 
 export interface CliOption {
   /** The flag without its dashes. */
@@ -95,6 +97,12 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'no-json-server', value: 'switch', lands: 'jsonServer', section: 'options',
     usage: 'turn the json-server mode off, also for a db.json store',
     docs: { joinsRow: true } },
+  { flag: 'routes', short: 'r', takes: 'a JSON file of rewrite rules, such as routes.json', placeholder: 'FILE', value: 'text', lands: 'routes', section: 'options',
+    usage: 'json-server\'s rewrite rules from a JSON file, e.g. { "/api/*": "/$1" },\napplied before anything else answers',
+    docs: { meaning: 'json-server\'s rewrite rules, a JSON object of pattern → target (`{ "/api/*": "/$1" }`), applied before anything else answers (see [Rewrite rules](json-server.md#rewrite-rules))', default: 'none' } },
+  { flag: 'middlewares', short: 'm', takes: 'one or more middleware files, such as ./hello.js', placeholder: 'FILE…', value: 'files', section: 'options',
+    usage: 'run your own (req, res, next) modules, CommonJS or ESM, in order\nbefore the data API, with req.body parsed (your code, with the server\'s rights)',
+    docs: { meaning: 'your own `(req, res, next)` modules, CommonJS or ESM, run in order before the data API with `req.body` parsed, as json-server runs them (see [Middlewares](json-server.md#middlewares)); they run with the server\'s rights', default: 'none' } },
   { flag: 'import', takes: 'a store folder, a postgres:// URL or a db.json', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {

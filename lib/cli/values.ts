@@ -38,6 +38,7 @@ export function parseValue(option: CliOption, text: string, source: string): str
       if (text.trim() === '') throw new UsageError(`--${option.flag} (or $${option.env}) must not be empty.`)
       return text
     case 'text':
+    case 'files':
     case 'switch':
       return text
   }
@@ -71,6 +72,7 @@ export function whatItTakes(option: CliOption): string {
     case 'delay': return 'a number of milliseconds (0-600000)'
     case 'secret': return 'the secret every write must send'
     case 'text':
+    case 'files':
     case 'switch': return option.takes ?? option.placeholder ?? 'a value'
   }
 }

@@ -6,6 +6,7 @@ import { quotedHeader } from './problem.ts'
 import { decodeUrlEncoded } from '../path.ts'
 import { isObject, jsonKindOf, type JsonObject } from '../json/values.ts'
 import { inexactJson, jsonErrorOffset } from '../json/syntax.ts'
+import { parse as parseQueryString } from 'node:querystring'
 
 export interface BodyLimits {
   /** Largest body in bytes (413 past it). */
@@ -106,6 +107,9 @@ function requireObject(value: unknown): JsonObject {
 
 /** The body as an earlier middleware left it in `req.body`: parsed (express.json()), raw bytes or text, or nothing. */
 function bodyReadEarlier(req: IncomingMessage, kind: BodyKind, limits: BodyLimits): JsonObject {
+  // Read by parseBodyForMiddlewares: the body as sent is held to every rule, whatever the middlewares made of req.body.
+  const sent = bytesSent.get(req)
+  if (sent !== undefined) parseBody(sent, kind, req, limits)
   const earlier = (req as IncomingMessage & { body?: unknown }).body
   if (earlier === undefined) {
     // A fault of the embedding app, not of the client: a 500 whose log line says what to change.
@@ -113,6 +117,49 @@ function bodyReadEarlier(req: IncomingMessage, kind: BodyKind, limits: BodyLimit
   }
   if (Buffer.isBuffer(earlier) || typeof earlier === 'string') return parseBody(Buffer.from(earlier), kind, req, limits)
   return requireObject(earlier)
+}
+
+/** The bytes of bodies parseBodyForMiddlewares read, as sent. */
+const bytesSent = new WeakMap<IncomingMessage, Buffer>()
+
+/**
+ * json-server 0.17's bodyParser (body-parser 1.x's `json({ limit: '10mb' })` and `urlencoded({ extended:
+ * false })`), for the app's own middlewares (lib/http/middlewares.ts): `req.body` is `{}`, or, for a
+ * request with an `application/json` or form body, that body parsed (a JSON object or array, a form
+ * as node's querystring reads it: a repeated field an array). Another type is left unread, for
+ * restdir's own reading to refuse or take. The bytes are kept, once: the API reads the body from
+ * `req.body` afterwards (bodyReadEarlier), a middleware's changes included.
+ */
+export async function parseBodyForMiddlewares(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<void> {
+  const request = req as IncomingMessage & { body?: unknown; _body?: boolean }
+  // `_body` is body-parser's own mark of a body it parsed.
+  if (request._body || req.readableEnded) return
+  request.body ??= {}
+  if (req.headers['transfer-encoding'] === undefined && !(Number(req.headers['content-length']) >= 0)) return
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0].trim().toLowerCase()
+  if (type !== 'application/json' && type !== 'application/x-www-form-urlencoded') return
+  checkContentEncoding(req.headers['content-encoding'])
+  if (Number(req.headers['content-length']) > limits.maxBody) throw tooLarge(req, limits)
+  sendContinue(req)
+  const bytes = await readBytes(req, limits)
+  bytesSent.set(req, bytes)
+  request._body = true
+  const text = decodeUtf8(bytes)
+  if (type === 'application/x-www-form-urlencoded') {
+    request.body = parseQueryString(text)
+    return
+  }
+  if (text.length === 0) return // an empty JSON body is {}, as body-parser has it
+  checkDepth(text, limits.maxDepth)
+  // body-parser's strict mode: an object or an array, nothing else.
+  const first = text.trimStart()[0]
+  if (first !== '{' && first !== '[') throw new HttpError(400, `The JSON body must be an object or an array (it starts with ${JSON.stringify(first ?? '')}).`)
+  try {
+    request.body = JSON.parse(text)
+  } catch {
+    const { offset, expected } = jsonErrorOffset(text)
+    throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
+  }
 }
 
 type BodyKind = 'json' | 'form' | 'missing' | 'unsupported'

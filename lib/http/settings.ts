@@ -4,6 +4,8 @@ import type { PathLimits } from '../path.ts'
 import type { ListingLimits } from '../listing/filters.ts'
 import type { ChangeWindow } from '../data/changes.ts'
 import type { Family } from '../data/declarations.ts'
+import type { RewriteRule } from './rewrite.ts'
+import type { Middleware } from './middlewares.ts'
 
 /** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
 export interface Settings {
@@ -27,6 +29,10 @@ export interface Settings {
   changeWindow: ChangeWindow
   maxStreamBuffer: number
   log?: (line: string) => void
+  /** json-server's rewrite rules, in order (lib/http/rewrite.ts); none: nothing is rewritten. */
+  rewrites: readonly RewriteRule[]
+  /** The user's own middlewares, run in order before the data API (lib/http/middlewares.ts). */
+  middlewares: readonly Middleware[]
 }
 
 export interface Timeouts {
