@@ -33,5 +33,6 @@ export async function loadMiddlewares(files: readonly string[]): Promise<Middlew
 function describe(value: unknown): string {
   if (value === undefined) return 'no default'
   if (Array.isArray(value)) return 'an array holding something other than functions'
-  return value === null ? 'null' : `a ${typeof value}`
+  if (value === null) return 'null'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
 }

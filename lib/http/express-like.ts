@@ -82,7 +82,7 @@ function end(res: ExpressResponse, body: string | Buffer): ExpressResponse {
 }
 
 /** `req.query` as Express 4's default parser gives it for flat keys: a string, or an array for a repeated key. */
-function queryObject(url: string): Record<string, string | string[]> {
+export function queryObject(url: string): Record<string, string | string[]> {
   const query: Record<string, string | string[]> = Object.create(null)
   const mark = url.indexOf('?')
   if (mark < 0) return query

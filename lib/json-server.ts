@@ -1,0 +1,194 @@
+import { existsSync } from 'node:fs'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { createHandler, type Next, type RestdirHandler } from './handler.ts'
+import { resolveSettings, type RestdirOptions } from './options.ts'
+import { packageRoot } from './package.ts'
+import { MemoryStore } from './store/index.ts'
+import { importDatabase } from './data/import.ts'
+import { answerRules, asksForRules, compileRewriteRules, rewriteTarget, type RewriteRules } from './http/rewrite.ts'
+import { parseBodyForMiddlewares } from './http/body.ts'
+import { answerByGuards } from './http/guards.ts'
+import { applyHeaders } from './http/respond.ts'
+import { StaticFiles } from './http/static.ts'
+import { sendProblem, toHttpError } from './http/problem.ts'
+import { HttpError } from './http-error.ts'
+import { queryObject } from './http/express-like.ts'
+import { splitPath } from './path.ts'
+
+/**
+ * `restdir/json-server`: json-server 0.17's module (`require('json-server')`) for Express apps, each
+ * part a Connect middleware, so that its README's examples run with only the import changed
+ * (docs/json-server.md, "The json-server module"): `create()`, `router(fileOrData)`, `defaults()`,
+ * `rewriter(rules)` and `bodyParser`.
+ */
+
+/** A Connect/Express middleware, as Express's `app.use` takes it. */
+export type ConnectMiddleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
+
+/** json-server's bodyParser limit for JSON bodies (its lib/server/body-parser.js: `limit: '10mb'`). */
+const BODY_LIMITS = { maxBody: 10 * 1024 * 1024, maxDepth: resolveSettings({}).bodyLimits.maxDepth }
+
+/** json-server's router serves no static files (its defaults() do): a www folder that does not exist serves none. */
+const NO_STATIC_FILES = path.join(packageRoot, '.no-static-files')
+
+/**
+ * An Express app, as json-server's `create()` makes it (`express().set('json spaces', 2)`). restdir
+ * depends on nothing, Express included: it is the app's own, found from the app's folder.
+ */
+export function create(): unknown {
+  let express: (() => { set(name: string, value: unknown): unknown }) | undefined
+  for (const from of [path.join(process.cwd(), 'package.json'), path.join(packageRoot, 'package.json')]) {
+    try {
+      express = createRequire(from)('express')
+      break
+    } catch {
+      // not installed there; try the next folder
+    }
+  }
+  if (express === undefined) throw new Error('create() makes an Express app, and Express is not installed: npm install express (restdir itself depends on nothing).')
+  const app = express()
+  app.set('json spaces', 2)
+  return app
+}
+
+export interface Router extends ConnectMiddleware {
+  /** Resolves once the data is loaded and the store open. */
+  ready: Promise<void>
+  /** Closes the store (and a db.json's lock). */
+  close(): Promise<void>
+  handler: RestdirHandler
+}
+
+/**
+ * json-server's router: a db.json served as `restdir db.json` serves it (the json-server mode, every
+ * change written back into the file), or an object of collections held in memory, seeded with a copy of it.
+ * `options` are restdir's own (docs/library.md, "Options").
+ */
+export function router(source: string | Record<string, unknown>, options: RestdirOptions = {}): Router {
+  const shared: RestdirOptions = { jsonServer: true, quiet: true, maxBody: BODY_LIMITS.maxBody, www: NO_STATIC_FILES, ...options }
+  let handler: RestdirHandler
+  let loading: Promise<void>
+  if (typeof source === 'string') {
+    handler = createHandler({ ...shared, store: source })
+    loading = handler.ready
+  } else {
+    const store = new MemoryStore()
+    const seeding = importDatabase(store, structuredClone(source), { force: true })
+    handler = createHandler({ ...shared, store })
+    loading = Promise.all([seeding, handler.ready]).then(() => {})
+  }
+  loading.catch(() => {}) // reported to each request, and through `ready`
+  const middleware = ((req: IncomingMessage, res: ServerResponse, next: Next) => {
+    loading.then(() => handler(req, res, next), (error: unknown) => next(error))
+  }) as Router
+  middleware.ready = loading
+  middleware.handler = handler
+  middleware.close = () => handler.close()
+  return middleware
+}
+
+export interface DefaultsOptions {
+  /** A folder of static files (default: `./public` when it exists, else restdir's playground). */
+  static?: string
+  /** A log line for each request (default: true). */
+  logger?: boolean
+  /** json-server's bodyParser (default: false, as json-server's defaults() has it). */
+  bodyParser?: boolean
+  /** No CORS: restdir's own CORS answers (loopback origins, docs/http-api.md, "Security") are left out. */
+  noCors?: boolean
+  /** Accepted: restdir does not compress. */
+  noGzip?: boolean
+  /** Every request but a GET is refused with 403, as json-server's readOnly refuses it. */
+  readOnly?: boolean
+}
+
+/**
+ * json-server's defaults(): CORS, static files, a request log, its no-cache headers, read-only, and
+ * with `bodyParser: true` its bodyParser, as an array of middlewares (Express's `use` takes an array).
+ */
+export function defaults(options: DefaultsOptions = {}): ConnectMiddleware[] {
+  const middlewares: ConnectMiddleware[] = []
+  if (!options.noCors) {
+    const { guards } = resolveSettings({})
+    middlewares.push(guarded((req, res, next) => {
+      const headers: string[] = []
+      if (answerByGuards(req, res, guards, headers)) return
+      applyHeaders(res, headers)
+      next()
+    }))
+  }
+  const publicFolder = path.resolve('public')
+  const files = new StaticFiles(options.static ?? (existsSync(publicFolder) ? publicFolder : path.join(packageRoot, 'www')))
+  middlewares.push(guarded((req, res, next) => {
+    const url = req.url ?? '/'
+    files.serve(req, res, splitPath(url)).then((served) => served || next(), next)
+  }))
+  if (options.logger ?? true) {
+    middlewares.push((req, res, next) => {
+      const started = performance.now()
+      const target = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url
+      res.on('finish', () => console.log(`${req.method} ${target} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`))
+      next()
+    })
+  }
+  // json-server's no-cache headers (for Internet Explorer, its comment says).
+  middlewares.push((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-cache')
+    res.setHeader('Pragma', 'no-cache')
+    res.setHeader('Expires', '-1')
+    next()
+  })
+  if (options.readOnly) {
+    middlewares.push((req, res, next) => {
+      if (req.method === 'GET') return next()
+      sendProblem(res, new HttpError(403, `This server is read-only (readOnly): it answers GET only, never ${req.method}.`))
+    })
+  }
+  if (options.bodyParser) middlewares.push(bodyParser)
+  return middlewares
+}
+
+/**
+ * json-server's rewriter(rules): each rule rewrites `req.url` (and `req.originalUrl`, as
+ * express-urlrewrite does) in order, and `GET /__rules` answers the rules. A rule that cannot work
+ * throws here, naming it (lib/http/rewrite.ts).
+ */
+export function rewriter(rules: RewriteRules): ConnectMiddleware {
+  const compiled = compileRewriteRules(rules, 'rewriter')
+  return (req, res, next) => {
+    const request = req as IncomingMessage & { originalUrl?: string; query?: unknown }
+    const url = req.url ?? '/'
+    if ((req.method === 'GET' || req.method === 'HEAD') && asksForRules(url)) return answerRules(res, compiled, [], req.method)
+    const rewritten = rewriteTarget(compiled, url)
+    if (rewritten !== url) {
+      req.url = request.originalUrl = rewritten
+      // express-urlrewrite reads the query again when the new target has one.
+      if (rewritten.includes('?')) request.query = queryObject(rewritten)
+    }
+    next()
+  }
+}
+
+/**
+ * json-server's bodyParser: `req.body` is the JSON (10 MiB at most) or form body parsed, or `{}`
+ * (lib/http/body.ts, parseBodyForMiddlewares); a body it cannot parse goes to `next(error)` with
+ * its status (400, 413), as body-parser hands it on.
+ */
+export const bodyParser: ConnectMiddleware = (req, _res, next) => {
+  parseBodyForMiddlewares(req, BODY_LIMITS).then(() => next(), (error: unknown) => next(error))
+}
+
+/** A middleware whose refusal (an HttpError thrown) is answered as problem+json, as restdir answers it. */
+function guarded(middleware: ConnectMiddleware): ConnectMiddleware {
+  return (req, res, next) => {
+    try {
+      middleware(req, res, next)
+    } catch (error) {
+      sendProblem(res, toHttpError(error), req.method === 'HEAD')
+    }
+  }
+}
+
+export default { create, router, defaults, rewriter, bodyParser }

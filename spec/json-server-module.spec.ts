@@ -1,0 +1,335 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import * as restdirJsonServer from '../lib/json-server.ts'
+import { makeTempDir, send, type Answer, type RequestOptions } from './support/helpers.ts'
+import { builtCommand, root, spawnCli, stopAll } from './support/process.ts'
+
+// json-server 0.17 README's module examples ("Module": the simple one, custom routes, access control,
+// the rewriter, mounting on /api), each written once as a function of the module, and run twice in
+// Express 4: with json-server 0.17.4's own module and with restdir/json-server, each on its own copy
+// of one db.json. The same requests go to both and their statuses and bodies are compared.
+
+// Express and json-server stay quiet under test (no morgan line, no error stacks printed by Express's finalhandler).
+process.env.NODE_ENV = 'test'
+
+const require = createRequire(path.join(root, 'package.json'))
+/** json-server 0.17.4 itself, as `require('json-server')` loads it. */
+const jsonServer017 = require('json-server') as JsonServerModule
+const express = require('express') as () => ExpressApp
+
+interface ExpressApp {
+  use(...handlers: unknown[]): ExpressApp
+  get(path: string, handler: (req: any, res: any) => void): ExpressApp
+  listen(port: number, host: string, ready: () => void): Server
+}
+
+interface JsonServerModule {
+  create(): unknown
+  router(source: string | object): unknown
+  defaults(options?: object): unknown
+  rewriter(rules: Record<string, string>): unknown
+  bodyParser: unknown
+}
+
+const restdirModule = restdirJsonServer as unknown as JsonServerModule
+
+const database = {
+  posts: [
+    { id: 1, title: 'json-server', author: 'typicode', category: 'javascript' },
+    { id: 2, title: 'restdir', author: 'someone', category: 'node' },
+  ],
+  comments: [
+    { id: 1, body: 'some comment', postId: 1 },
+    { id: 2, body: 'another', postId: 2 },
+  ],
+  profile: { name: 'typicode' },
+}
+
+/** A README example: builds its app from the module it is given and the db.json it serves. */
+type Example = (jsonServer: JsonServerModule, dbFile: string) => ExpressApp
+
+/** "Simple example". */
+const simple: Example = (jsonServer, dbFile) => {
+  const server = jsonServer.create() as ExpressApp
+  const router = jsonServer.router(dbFile)
+  const middlewares = jsonServer.defaults()
+  server.use(middlewares)
+  server.use(router)
+  return server
+}
+
+/** "Custom routes example": an echo route before the router, and a timestamp on every resource created. */
+const customRoutes: Example = (jsonServer, dbFile) => {
+  const server = jsonServer.create() as ExpressApp
+  const router = jsonServer.router(dbFile)
+  const middlewares = jsonServer.defaults()
+  server.use(middlewares)
+  server.get('/echo', (req, res) => {
+    res.jsonp(req.query)
+  })
+  server.use(jsonServer.bodyParser)
+  server.use((req: any, _res: unknown, next: () => void) => {
+    if (req.method === 'POST') {
+      req.body.createdAt = 1700000000000 // the README's Date.now(), fixed so that both answers compare
+    }
+    next()
+  })
+  server.use(router)
+  return server
+}
+
+/** "Access control example", its isAuthorized a bearer token. */
+const accessControl: Example = (jsonServer, dbFile) => {
+  const isAuthorized = (req: any) => req.headers.authorization === 'Bearer letmein'
+  const server = jsonServer.create() as ExpressApp
+  const router = jsonServer.router(dbFile)
+  const middlewares = jsonServer.defaults()
+  server.use(middlewares)
+  server.use((req: any, res: any, next: () => void) => {
+    if (isAuthorized(req)) {
+      next()
+    } else {
+      res.sendStatus(401)
+    }
+  })
+  server.use(router)
+  return server
+}
+
+/** "Rewriter example", before the router. */
+const rewriterExample: Example = (jsonServer, dbFile) => {
+  const server = jsonServer.create() as ExpressApp
+  const router = jsonServer.router(dbFile)
+  server.use(jsonServer.defaults())
+  server.use(jsonServer.rewriter({
+    '/api/*': '/$1',
+    '/blog/:resource/:id/show': '/:resource/:id',
+  }))
+  server.use(router)
+  return server
+}
+
+/** "Mounting JSON Server on another endpoint example". */
+const mounted: Example = (jsonServer, dbFile) => {
+  const server = jsonServer.create() as ExpressApp
+  const router = jsonServer.router(dbFile)
+  server.use(jsonServer.defaults())
+  server.use('/api', router)
+  return server
+}
+
+/** "For an in-memory database, simply pass an object to jsonServer.router()", in an Express app of its own. */
+const inMemory: Example = (jsonServer) => {
+  const server = express()
+  server.use(jsonServer.router(structuredClone(database)))
+  return server
+}
+
+interface Pair {
+  ask(method: string, target: string, options?: RequestOptions): Promise<[Answer, Answer]>
+  /** The db.json each side serves, as it is on disk now. */
+  files(): [unknown, unknown]
+  close(): Promise<void>
+}
+
+/** The example in Express twice, json-server's module and restdir's, each on its own db.json. */
+async function sideBySide(example: Example): Promise<Pair> {
+  const dir = await makeTempDir('restdir-module-')
+  const dbFiles = ['json-server', 'restdir'].map((name) => path.join(dir, `${name}-db.json`))
+  for (const file of dbFiles) writeFileSync(file, JSON.stringify(database, null, 2))
+  const servers = await Promise.all([jsonServer017, restdirModule].map((module, index) => listen(example(module, dbFiles[index]))))
+  const ports = servers.map((server) => (server.address() as AddressInfo).port)
+  return {
+    async ask(method, target, options) {
+      const [theirs, ours] = await Promise.all(ports.map((port) => send(port, method, target, options)))
+      return [theirs, ours]
+    },
+    files: () => dbFiles.map((file) => JSON.parse(readFileSync(file, 'utf8'))) as [unknown, unknown],
+    async close() {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+function listen(app: ExpressApp): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(server))
+  })
+}
+
+/** The same status, and the same JSON body (a refusal: both JSON or both not, restdir's a problem+json). */
+function assertSame([theirs, ours]: [Answer, Answer], what: string): void {
+  assert.is(ours.status, theirs.status, `${what}: status`)
+  if (theirs.status < 400) assert.equal(ours.json, theirs.json, `${what}: body`)
+}
+
+/** Lines written with console.log while `run` runs (the request logs of both modules), kept off the test output. */
+async function logged(run: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = []
+  const original = console.log
+  console.log = (...args: unknown[]) => lines.push(args.join(' '))
+  try {
+    await run()
+  } finally {
+    console.log = original
+  }
+  return lines
+}
+
+test.after(async () => {
+  await stopAll()
+})
+
+test('the simple example serves db.json, reads and writes, with the defaults\' no-cache headers and a log line a request', async () => {
+  const lines = await logged(async () => {
+    const pair = await sideBySide(simple)
+    try {
+      for (const target of ['/posts', '/posts/1', '/posts?category=node', '/posts?_sort=id&_order=desc', '/comments?postId=1', '/posts/1?_embed=comments', '/profile', '/db', '/posts/9']) {
+        const answers = await pair.ask('GET', target)
+        assertSame(answers, `GET ${target}`)
+        assert.is(answers[1].headers['cache-control'], answers[0].headers['cache-control'], `GET ${target}: Cache-Control`)
+      }
+      assertSame(await pair.ask('POST', '/posts', { body: { title: 'new' } }), 'POST /posts')
+      assertSame(await pair.ask('PATCH', '/posts/1', { body: { title: 'changed' } }), 'PATCH /posts/1')
+      assertSame(await pair.ask('DELETE', '/posts/2'), 'DELETE /posts/2')
+      assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the writes')
+      const [theirFile, ourFile] = pair.files()
+      assert.equal(ourFile, theirFile, 'both db.json files hold the same data after the writes')
+    } finally {
+      await pair.close()
+    }
+  })
+  assert.ok(lines.some((line) => /^GET \/posts\/1 200 /.test(line)), `restdir's defaults() logs each request: ${lines.join(' | ')}`)
+})
+
+test('the custom routes example: the echo route before the router, and bodyParser\'s req.body changed by a middleware is what is stored', async () => {
+  await logged(async () => {
+    const pair = await sideBySide(customRoutes)
+    try {
+      assertSame(await pair.ask('GET', '/echo?a=1&b=2&b=3'), 'GET /echo')
+      const created = await pair.ask('POST', '/posts', { body: { title: 'stamped' } })
+      assertSame(created, 'POST /posts (JSON)')
+      assert.is(created[1].json.createdAt, 1700000000000)
+      const form = await pair.ask('POST', '/comments', { body: 'body=from+a+form&postId=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      assertSame(form, 'POST /comments (a form)')
+      assert.is(form[1].json.createdAt, 1700000000000)
+      assertSame(await pair.ask('PUT', '/posts/1', { body: { title: 'replaced' } }), 'PUT /posts/1')
+      assertSame(await pair.ask('POST', '/posts', { body: '{"title": ', headers: { 'content-type': 'application/json' } }), 'POST of broken JSON')
+      assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the writes')
+      const [theirFile, ourFile] = pair.files()
+      assert.equal(ourFile, theirFile)
+    } finally {
+      await pair.close()
+    }
+  })
+})
+
+test('the access control example refuses without the token (401) and serves with it', async () => {
+  await logged(async () => {
+    const pair = await sideBySide(accessControl)
+    try {
+      const refused = await pair.ask('GET', '/posts')
+      assertSame(refused, 'GET /posts without the token')
+      assert.is(refused[1].status, 401)
+      assert.is(refused[1].text, refused[0].text, 'both say Unauthorized')
+      assertSame(await pair.ask('POST', '/posts', { body: { title: 'x' } }), 'POST /posts without the token')
+      const token = { authorization: 'Bearer letmein' }
+      assertSame(await pair.ask('GET', '/posts', { headers: token }), 'GET /posts with the token')
+      assertSame(await pair.ask('POST', '/posts', { body: { title: 'x' }, headers: token }), 'POST /posts with the token')
+    } finally {
+      await pair.close()
+    }
+  })
+})
+
+test('the rewriter example rewrites /api/* and /blog/:resource/:id/show before the router, and answers GET /__rules', async () => {
+  await logged(async () => {
+    const pair = await sideBySide(rewriterExample)
+    try {
+      for (const target of ['/api/posts', '/api/posts/1', '/api/posts?category=node', '/blog/posts/2/show', '/blog/comments/1/show/', '/posts/1', '/__rules']) {
+        const answers = await pair.ask('GET', target)
+        assertSame(answers, `GET ${target}`)
+        assert.is(answers[1].status, 200, `GET ${target} is found`)
+      }
+      assertSame(await pair.ask('POST', '/api/posts', { body: { title: 'through the rewrite' } }), 'POST /api/posts')
+      assertSame(await pair.ask('GET', '/posts/3'), 'GET /posts/3, made through /api/posts')
+    } finally {
+      await pair.close()
+    }
+  })
+})
+
+test('mounted on /api, the router answers below it, and hands out URLs below it', async () => {
+  await logged(async () => {
+    const pair = await sideBySide(mounted)
+    try {
+      for (const target of ['/api/posts', '/api/posts/2', '/api/profile', '/api/posts/1/comments', '/api/nothing']) assertSame(await pair.ask('GET', target), `GET ${target}`)
+      assertSame(await pair.ask('GET', '/api/posts?_page=1&_limit=1'), 'a page')
+      const [theirs, ours] = await pair.ask('GET', '/api/posts?_page=1&_limit=1')
+      assert.ok(String(ours.headers.link).includes('/api/posts?_page=2'), `Link is below /api: ${ours.headers.link}`)
+      assert.is(ours.headers['x-total-count'], theirs.headers['x-total-count'])
+      assertSame(await pair.ask('POST', '/api/posts', { body: { title: 'mounted' } }), 'POST /api/posts')
+    } finally {
+      await pair.close()
+    }
+  })
+})
+
+test('router(object) serves the object from memory, seeded with a copy of it', async () => {
+  const pair = await sideBySide(inMemory)
+  try {
+    for (const target of ['/posts', '/posts/2', '/profile', '/comments?postId=2']) assertSame(await pair.ask('GET', target), `GET ${target}`)
+    assertSame(await pair.ask('POST', '/posts', { body: { title: 'kept in memory' } }), 'POST /posts')
+    assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the write')
+    const [theirFile, ourFile] = pair.files()
+    assert.equal(ourFile, database, 'no file was written')
+    assert.equal(theirFile, database)
+  } finally {
+    await pair.close()
+  }
+})
+
+test('a rewrite rule that cannot work throws at rewriter(), naming the rule', () => {
+  assert.throws(() => restdirJsonServer.rewriter({ '/a/:id([)': '/b/:id' }), /"\/a\/:id\(\[\)" is not a pattern that compiles/)
+  assert.throws(() => restdirJsonServer.rewriter({ '/a/:id': '/b/:name' }), /:name the pattern does not have; use one of :id/)
+})
+
+test('the package exports restdir/json-server: the simple example runs from CommonJS with require(\'restdir/json-server\')', async () => {
+  builtCommand() // dist/, which the package's "exports" name
+  const dir = await makeTempDir('restdir-module-package-')
+  try {
+    await mkdir(path.join(dir, 'node_modules'))
+    await symlink(root, path.join(dir, 'node_modules', 'restdir'))
+    await symlink(path.join(root, 'node_modules', 'express'), path.join(dir, 'node_modules', 'express'))
+    await writeFile(path.join(dir, 'db.json'), JSON.stringify(database, null, 2))
+    await writeFile(path.join(dir, 'server.js'), [
+      "const jsonServer = require('restdir/json-server')",
+      'const server = jsonServer.create()',
+      "const router = jsonServer.router('db.json')",
+      'const middlewares = jsonServer.defaults()',
+      'server.use(middlewares)',
+      'server.use(router)',
+      "const listener = server.listen(0, '127.0.0.1', () => {",
+      "  console.log('JSON Server is running on ' + listener.address().port)",
+      '})',
+    ].join('\n'))
+    const app = spawnCli([], { command: [process.execPath, '--no-warnings', 'server.js'], cwd: dir })
+    const [, port] = await app.waitFor(/JSON Server is running on (\d+)/)
+    const answer = await send(Number(port), 'GET', '/posts/2')
+    assert.is(answer.status, 200)
+    assert.equal(answer.json, database.posts[1])
+    app.child.kill()
+    await app.exited
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test.run()
