@@ -10,7 +10,6 @@
 
 import { readFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
-import { applyHeaders } from './respond.ts'
 
 /** A rules object as a routes.json holds it. */
 export type RewriteRules = Record<string, string>
@@ -88,7 +87,8 @@ export function asksForRules(target: string): boolean {
 /** `GET /__rules`: the rules as given, as json-server's rewriter answers them. */
 export function answerRules(res: ServerResponse, rules: readonly RewriteRule[], headers: readonly string[], method: string): void {
   const body = JSON.stringify(rulesObject(rules), null, 2)
-  applyHeaders(res, headers)
+  // The CORS headers held for this answer, as names and values in turn (Context.headers).
+  for (let index = 0; index < headers.length; index += 2) res.setHeader(headers[index], headers[index + 1])
   res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) })
   res.end(method === 'HEAD' ? undefined : body)
 }
