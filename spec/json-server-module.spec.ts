@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import * as restdirJsonServer from '../lib/json-server.ts'
+import { createServer } from '../lib/server.ts'
 import { makeTempDir, send, type Answer, type RequestOptions } from './support/helpers.ts'
 import { builtCommand, root, spawnCli, stopAll } from './support/process.ts'
 
@@ -293,6 +294,43 @@ test('router(object) serves the object from memory, seeded with a copy of it', a
     assert.equal(theirFile, database)
   } finally {
     await pair.close()
+  }
+})
+
+test('createServer takes rewrite rules and middlewares as options, as json-server\'s rewriter and a middleware before its router', async () => {
+  const rules = { '/api/*': '/$1', '/:resource/:id/show': '/:resource/:id', '/posts/:category': '/posts?category=:category', '/articles\\?id=:id': '/posts/:id' }
+  const stamp = (req: any, res: any, next: () => void) => {
+    res.setHeader('X-Hello', 'World')
+    if (req.method === 'POST') req.body.createdAt = 1700000000000
+    next()
+  }
+  const dir = await makeTempDir('restdir-module-options-')
+  const [theirFile, ourFile] = ['json-server', 'restdir'].map((name) => path.join(dir, `${name}-db.json`))
+  for (const file of [theirFile, ourFile]) writeFileSync(file, JSON.stringify(database, null, 2))
+  const app = jsonServer017.create() as ExpressApp
+  app.use(jsonServer017.bodyParser)
+  app.use(jsonServer017.rewriter(rules))
+  app.use(stamp)
+  app.use(jsonServer017.router(theirFile))
+  const theirs = await listen(app)
+  const ours = createServer({ store: ourFile, routes: rules, middlewares: [stamp], quiet: true })
+  await ours.ready
+  await new Promise<void>((resolve) => ours.listen(0, '127.0.0.1', resolve))
+  const ask = (method: string, target: string, options?: RequestOptions) =>
+    Promise.all([theirs, ours].map((server) => send((server.address() as AddressInfo).port, method, target, options))) as Promise<[Answer, Answer]>
+  try {
+    for (const target of ['/api/posts', '/api/posts/1', '/posts/2/show', '/posts/node', '/articles?id=2', '/__rules']) {
+      const answers = await ask('GET', target)
+      assertSame(answers, `GET ${target}`)
+      if (target !== '/__rules') assert.is(answers[1].headers['x-hello'], 'World', `GET ${target} went through the middleware`)
+    }
+    const created = await ask('POST', '/api/comments', { body: { body: 'stamped', postId: 2 } })
+    assertSame(created, 'POST /api/comments')
+    assert.is(created[1].json.createdAt, 1700000000000)
+  } finally {
+    await new Promise((resolve) => theirs.close(resolve))
+    await ours.shutdown()
+    await rm(dir, { recursive: true, force: true })
   }
 })
 
