@@ -1,6 +1,8 @@
 export { createServer, type RestdirServer } from './server.ts'
 export { createHandler, type RestdirHandler, type Next } from './handler.ts'
 export type { RestdirOptions } from './options.ts'
+export type { Middleware } from './http/middlewares.ts'
+export type { RewriteRules } from './http/rewrite.ts'
 export { Router, type Params, type RouteMatch, type ListedRoute } from './http/router.ts'
 export { HttpError } from './http-error.ts'
 export { FileStore, MemoryStore, PostgresStore, SchemaError, MissingPgError, StoreError, encodeSegment, decodeFolderName, compareIds, type StoreErrorKind } from './store/index.ts'

@@ -1,15 +1,15 @@
 import { existsSync } from 'node:fs'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { createHandler, type Next, type RestdirHandler } from './handler.ts'
-import { resolveSettings, type RestdirOptions } from './options.ts'
+import type { RestdirOptions } from './options.ts'
 import { packageRoot } from './package.ts'
 import { MemoryStore } from './store/index.ts'
 import { importDatabase } from './data/import.ts'
 import { answerRules, asksForRules, compileRewriteRules, rewriteTarget, type RewriteRules } from './http/rewrite.ts'
-import { parseBodyForMiddlewares } from './http/body.ts'
-import { answerByGuards } from './http/guards.ts'
+import { defaultBodyLimits, parseBodyForMiddlewares } from './http/body.ts'
+import { answerByGuards, parseCorsList } from './http/guards.ts'
 import { applyHeaders } from './http/respond.ts'
 import { StaticFiles } from './http/static.ts'
 import { sendProblem, toHttpError } from './http/problem.ts'
@@ -28,17 +28,28 @@ import { splitPath } from './path.ts'
 export type ConnectMiddleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
 
 /** json-server's bodyParser limit for JSON bodies (its lib/server/body-parser.js: `limit: '10mb'`). */
-const BODY_LIMITS = { maxBody: 10 * 1024 * 1024, maxDepth: resolveSettings({}).bodyLimits.maxDepth }
+const BODY_LIMITS = { ...defaultBodyLimits, maxBody: 10 * 1024 * 1024 }
 
 /** json-server's router serves no static files (its defaults() do): a www folder that does not exist serves none. */
 const NO_STATIC_FILES = path.join(packageRoot, '.no-static-files')
 
 /**
+ * The Express app `create()` makes. restdir carries no Express types (it depends on nothing), so its
+ * members are left open, as a JavaScript caller sees them.
+ */
+export interface ExpressApp {
+  use(...handlers: unknown[]): ExpressApp
+  listen(...args: unknown[]): Server
+  // Express's many other members (get, post, set, …), as Express's own types would give them.
+  [member: string]: any
+}
+
+/**
  * An Express app, as json-server's `create()` makes it (`express().set('json spaces', 2)`). restdir
  * depends on nothing, Express included: it is the app's own, found from the app's folder.
  */
-export function create(): unknown {
-  let express: (() => { set(name: string, value: unknown): unknown }) | undefined
+export function create(): ExpressApp {
+  let express: (() => ExpressApp) | undefined
   for (const from of [path.join(process.cwd(), 'package.json'), path.join(packageRoot, 'package.json')]) {
     try {
       express = createRequire(from)('express')
@@ -111,7 +122,8 @@ export interface DefaultsOptions {
 export function defaults(options: DefaultsOptions = {}): ConnectMiddleware[] {
   const middlewares: ConnectMiddleware[] = []
   if (!options.noCors) {
-    const { guards } = resolveSettings({})
+    // restdir's own CORS, not json-server's every-origin-with-credentials (docs/json-server.md, "CORS in the mode").
+    const guards = { cors: parseCorsList(undefined), readonly: false }
     middlewares.push(guarded((req, res, next) => {
       const headers: string[] = []
       if (answerByGuards(req, res, guards, headers)) return
