@@ -100,9 +100,9 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'routes', short: 'r', takes: 'a JSON file of rewrite rules, such as routes.json', placeholder: 'FILE', value: 'text', lands: 'routes', section: 'options',
     usage: 'json-server\'s rewrite rules from a JSON file, e.g. { "/api/*": "/$1" },\napplied before anything else answers',
     docs: { meaning: 'json-server\'s rewrite rules, a JSON object of pattern → target (`{ "/api/*": "/$1" }`), applied before anything else answers (see [Rewrite rules](json-server.md#rewrite-rules))', default: 'none' } },
-  { flag: 'middlewares', short: 'm', takes: 'one or more middleware files, such as ./hello.js', placeholder: 'FILE…', value: 'files', section: 'options',
-    usage: 'run your own (req, res, next) modules, CommonJS or ESM, in order\nbefore the data API, with req.body parsed (your code, with the server\'s rights)',
-    docs: { meaning: 'your own `(req, res, next)` modules, CommonJS or ESM, run in order before the data API with `req.body` parsed, as json-server runs them (see [Middlewares](json-server.md#middlewares)); they run with the server\'s rights', default: 'none' } },
+  { flag: 'middlewares', short: 'm', takes: 'one or more middleware files, such as ./hello.js', placeholder: 'FILE', value: 'files', section: 'options',
+    usage: 'one or more of your own (req, res, next) modules, CommonJS or ESM,\nrun in order before the data API; they have the server\'s rights',
+    docs: { meaning: 'one or more of your own `(req, res, next)` modules (`-m a.js b.mjs`), CommonJS or ESM, run in order before the data API with `req.body` parsed, as json-server runs them (see [Middlewares](json-server.md#middlewares)); they run with the server\'s rights', default: 'none' } },
   { flag: 'import', takes: 'a store folder, a postgres:// URL or a db.json', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {
