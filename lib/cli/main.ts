@@ -1,11 +1,14 @@
 import { createServer, type RestdirServer } from '../server.ts'
 import { packageVersion } from '../package.ts'
-import { readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
+import { readCommandLine, serverOptions, switchOn, textOf, textsOf, valueOf, type Flags } from './args.ts'
 import { bannerText, exposureWarnings } from './banner.ts'
 import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
 import { loadDeclarations, type Family } from '../data/declarations.ts'
 import { stopOnSignals } from './signals.ts'
+import { withConfigFile } from './config-file.ts'
+import { checkSnapshotFolder, snapshotOnEnter } from './snapshots.ts'
+import { chooseStaticFolders } from './www-choice.ts'
 import { chooseStore, checkPostgres, firstMissingFolder, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
 
@@ -20,15 +23,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { flags, positionals } = readCommandLine(argv)
-  if (switchOn(flags, 'help')) {
+  const commandLine = readCommandLine(argv)
+  const { positionals } = commandLine
+  if (switchOn(commandLine.flags, 'help')) {
     process.stdout.write(usageText())
     process.exit(0)
   }
-  if (switchOn(flags, 'version')) {
+  if (switchOn(commandLine.flags, 'version')) {
     process.stdout.write(`${packageVersion()}\n`)
     process.exit(0)
   }
+  const flags = withConfigFile(commandLine.flags, process.cwd())
   const store = chooseStore(flags, positionals, env)
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
@@ -50,6 +55,10 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
   const port = valueOf(flags, optionOf('port'), env) as number
   const host = valueOf(flags, optionOf('host'), env) as string
   const options = serverOptions(flags, env)
+  const www = chooseStaticFolders(textsOf(flags, 'www'), process.cwd())
+  options.www = www
+  const snapshots = valueOf(flags, optionOf('snapshots'), env) as string
+  checkSnapshotFolder(snapshots)
   // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
   const madeStore = store.onPostgres || store.inMemory || store.jsonFile ? undefined : firstMissingFolder(store.location)
   let server: RestdirServer
@@ -81,7 +90,9 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       fixture: options.fixture,
       readonly: options.readonly ?? false,
       prefix: settings.prefix,
-      www: options.www,
+      www,
+      watch: switchOn(flags, 'watch'),
+      snapshots,
       delay: textOf(flags, 'delay'),
       jsonServer: settings.jsonServer,
       token: options.token !== undefined,
@@ -90,5 +101,6 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
     const warnings = exposureWarnings(host, settings.guards.cors, options.token, options.readonly ?? false)
     if (warnings) process.stderr.write(warnings)
   })
+  snapshotOnEnter(() => server.handler.documents, snapshots, options.quiet ?? false)
   stopOnSignals(server, options.quiet ?? false)
 }

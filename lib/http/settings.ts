@@ -7,7 +7,8 @@ import type { Family } from '../data/declarations.ts'
 
 /** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
 export interface Settings {
-  www: string
+  /** The static folders, in the order they are looked in. */
+  www: string[]
   wwwCache: { maxBytes: number; maxFileBytes: number } | false
   prefix: string
   /** The fixture's path, when resets are on. */
