@@ -150,7 +150,7 @@ export const optionsTable: readonly CliOption[] = [
     usage: 'accepted; restdir does not compress its answers',
     docs: { meaning: 'accepted for json-server\'s `--no-gzip`: restdir never compresses its answers (a proxy in front may)', default: 'off' } },
   { flag: 'snapshots', short: 'S', takes: 'a folder for snapshots', placeholder: 'DIR', value: 'text', commandDefault: '.', section: 'options',
-    usage: 'folder where s + Enter writes a snapshot of the data, db-TIME.json\n(default {default})',
+    usage: 'where s + Enter writes a snapshot of the data, db-TIME.json (default {default})',
     docs: { meaning: 'the folder where typing `s` and Enter writes a snapshot of the data, `db-<milliseconds>.json`, as json-server does (see [Snapshots](json-server.md#snapshots)); a folder that does not exist stops the start' } },
   { flag: 'config', short: 'c', takes: 'a JSON file of options, such as json-server.json', placeholder: 'FILE', value: 'text', section: 'options',
     usage: 'read options from a JSON file, as json-server.json; the command line\nwins (default: ./json-server.json when it exists)',

@@ -53,7 +53,7 @@ test('a bad flag, a bad value or a bad PORT exits 2 with what is wrong in two li
     [['--port', 'abc'], {}, '--port "abc" is not a port number (0-65535).'],
     [['--max-body', 'lots'], {}, '--max-body "lots" is not a size such as 512kb or 2mb.'],
     [['--quiet=yes'], {}, '--quiet takes no value (it was given "yes").'],
-    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -q -h -v.'],
+    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -w -S -c -q -h -v.'],
     [['-port', '4000'], {}, '-port: a long option takes two dashes, as --port.'],
     [['-qv'], {}, '-qv: give short flags one at a time, as -q -v.'],
     [[], { PORT: 'eighty' }, 'PORT "eighty" is not a port number (0-65535).'],
@@ -75,14 +75,14 @@ test('a negative number after a flag is its value, refused by the flag\'s own ru
 })
 
 test('a near miss of a flag is answered with the flag it most likely meant', async () => {
-  const cases: Array<[string, string]> = [['--prot', '--port'], ['--stor', '--store'], ['--max-bdy', '--max-body'], ['--jsonserver', '--json-server'], ['--read-only', '--readonly'], ['--Port', '--port']]
+  const cases: Array<[string, string]> = [['--prot', '--port'], ['--stor', '--store'], ['--max-bdy', '--max-body'], ['--jsonserver', '--json-server'], ['--readonyl', '--readonly'], ['--Port', '--port']]
   for (const [typed, meant] of cases) {
     const result = await runCli([typed, '4000'])
     assert.is(result.code, 2)
     assert.is(result.stderr, `restdir: ${typed} is not an option; did you mean ${meant}?\nrestdir --help for every option\n`)
   }
-  const far = await runCli(['--watch'])
-  assert.is(far.stderr, 'restdir: --watch is not an option.\nrestdir --help for every option\n', 'no guess when no flag is near')
+  const far = await runCli(['--verbose'])
+  assert.is(far.stderr, 'restdir: --verbose is not an option.\nrestdir --help for every option\n', 'no guess when no flag is near')
 })
 
 test('-h and -v are --help and --version, and -p, -s, -d and -q start a server as their long forms do', async () => {
