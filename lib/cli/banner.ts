@@ -15,6 +15,8 @@ export interface BannerFacts {
   www: string[] | undefined
   /** json-server's --watch was given (nothing to do: hand edits are always served). */
   watch: boolean
+  /** The config file options were read from (--config, or ./json-server.json). */
+  configFile: string | undefined
   /** The folder `s` and Enter write snapshots into (--snapshots). */
   snapshots: string
   /** --delay as given. */
@@ -32,6 +34,7 @@ export function bannerText(facts: BannerFacts): string {
   const { prefix, fixture, readonly } = facts
   return `restdir ${facts.version} listening on ${facts.base}/\n` +
     `store: ${facts.storeLabel ?? 'in memory'}${facts.sync ? ' (fsync on every write)' : ''}\n` +
+    (facts.configFile === undefined ? '' : `options from ${facts.configFile} (--config), the command line winning\n`) +
     (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
     (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +

@@ -17,15 +17,15 @@ const commandOnly = new Set(['config', 'help', 'version'])
  * JSON object of options by their long names (`"port"`, `"read-only"`), json-server's camelCase
  * (`"readOnly"`), an alias (`"ro"`) or a short form (`"p"`); a flag on the command line wins.
  */
-export function withConfigFile(flags: Flags, cwd: string): Flags {
+export function withConfigFile(flags: Flags, cwd: string): { flags: Flags; file?: string } {
   const named = flags.config
   const file = typeof named === 'string' ? named : existsSync(path.join(cwd, defaultConfigFile)) ? defaultConfigFile : undefined
-  if (file === undefined) return flags
+  if (file === undefined) return { flags }
   const merged: Flags = { ...flags }
   for (const [flag, value] of Object.entries(readConfigFile(file, cwd))) {
     if (merged[flag] === undefined || merged[flag] === false) merged[flag] = value
   }
-  return merged
+  return { flags: merged, file: path.resolve(cwd, file) }
 }
 
 function readConfigFile(file: string, cwd: string): Flags {

@@ -33,13 +33,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     process.stdout.write(`${packageVersion()}\n`)
     process.exit(0)
   }
-  const flags = withConfigFile(commandLine.flags, process.cwd())
+  const { flags, file: configFile } = withConfigFile(commandLine.flags, process.cwd())
   const store = chooseStore(flags, positionals, env)
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
   if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
-  await serve(flags, env, store)
+  await serve(flags, env, store, configFile)
 }
 
 /** The families of --resources, for --import; a declaration that cannot work is a usage error (exit 2). */
@@ -51,7 +51,7 @@ function declaredFamilies(flags: Flags, env: NodeJS.ProcessEnv): Family[] {
   }
 }
 
-async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): Promise<void> {
+async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, configFile: string | undefined): Promise<void> {
   const port = valueOf(flags, optionOf('port'), env) as number
   const host = valueOf(flags, optionOf('host'), env) as string
   const options = serverOptions(flags, env)
@@ -92,6 +92,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       prefix: settings.prefix,
       www,
       watch: switchOn(flags, 'watch'),
+      configFile,
       snapshots,
       delay: textOf(flags, 'delay'),
       jsonServer: settings.jsonServer,
