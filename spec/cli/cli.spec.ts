@@ -6,6 +6,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { makeTempDir, send } from '../support/helpers.ts'
 import { assertJson } from '../support/assertions.ts'
+import { readCommandLine } from '../../lib/cli/args.ts'
 import { freePort, killGroup, readDocumentFiles, root, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
 
 // The command line (docs/cli.md, "The command line"), run as a real child process.
@@ -35,6 +36,21 @@ test('--help prints the usage with every option and exits 0', async () => {
     assert.ok(result.stdout.includes(option), `the usage lists ${option}`)
   }
   assert.is(result.stderr, '')
+})
+
+test('--help shows examples before the limits, each a command line restdir reads', async () => {
+  const help = (await runCli(['--help'])).stdout
+  const examples = /\nExamples:\n((?:  .+\n)+)/.exec(help)
+  assert.ok(examples, help)
+  assert.ok(help.indexOf('\nExamples:') < help.indexOf('\nLimits'), 'the limits come last')
+  const commands = examples[1].split('\n').filter(Boolean).map((line) => line.trim().split(/\s{2,}/)[0])
+  assert.ok(commands.length >= 3, commands.join(' | '))
+  assert.ok(commands.includes('restdir --watch db.json -p 4000'), 'json-server\'s first command is among them')
+  for (const command of commands) {
+    const [program, ...args] = command.split(' ')
+    assert.is(program, 'restdir')
+    assert.not.throws(() => readCommandLine(args), command)
+  }
 })
 
 test('--version prints the package version and exits 0', async () => {
