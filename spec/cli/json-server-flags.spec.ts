@@ -271,6 +271,15 @@ test('a json-server flag typed a letter off is answered with the flag it most li
   }
 })
 
+test('restdir names the json-server.json it read, and warns of a host it gives as of one on the command line', async () => {
+  const port = await freePort()
+  const dir = await projectFolder({ files: { 'json-server.json': JSON.stringify({ port, host: '0.0.0.0', quiet: true }) } })
+  const cli = await startProgram('restdir', ['db.json'], dir, port)
+  await cli.waitFor(/0\.0\.0\.0 is reachable from other machines/)
+  assert.ok(cli.stdout().includes(`options from ${path.join(dir, 'json-server.json')} (--config), the command line winning\n`), cli.stdout())
+  await cli.stop()
+})
+
 test('a config file with a key that is no option says which, and what it most likely meant', async () => {
   const dir = await projectFolder({ files: { 'json-server.json': JSON.stringify({ prot: 4000 }) } })
   const run = await runProgram('restdir', ['db.json'], dir)
