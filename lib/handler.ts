@@ -8,7 +8,7 @@ import { answersNotFound, sendProblem, toHttpError } from './http/problem.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { optionDefaults, resolveSettings, type RestdirOptions, type Settings } from './options.ts'
-import { StaticFiles } from './http/static.ts'
+import { StaticFolders } from './http/static-folders.ts'
 import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
 import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
@@ -79,7 +79,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     context.params = match.params
     return match.handler(context)
   }
-  const www = new StaticFiles(settings.www, settings.wwwCache)
+  const www = new StaticFolders(settings.www, settings.wwwCache)
 
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
   const location = options.store === undefined && settings.fixture !== undefined ? { memory: true as const } : options.store ?? optionDefaults.store
@@ -246,7 +246,7 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
  * Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path,
  * and what keeps the documents (`X-Restdir-Store`, lib/http/store-header.ts), so it can show where each one lives.
  */
-async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFiles, base: string, store: StoreDescription, cors: string[]): Promise<boolean> {
+async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFolders, base: string, store: StoreDescription, cors: string[]): Promise<boolean> {
   const headers = [...cors, 'X-Restdir-Api', base || '/', 'X-Restdir-Store', storeHeaderValue(store, req.socket.remoteAddress)]
   applyHeaders(res, headers)
   if (await www.serve(req, res, segments)) return true

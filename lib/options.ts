@@ -25,8 +25,8 @@ export interface RestdirOptions {
    * `POST /?_reset` or `reset()` puts it back (docs/http-api.md, "Resetting between tests").
    */
   fixture?: string
-  /** Folder of static files (default: the bundled playground). */
-  www?: string
+  /** Folder of static files (default: the bundled playground), or several: the first that has a file answers. */
+  www?: string | string[]
   /**
    * What is kept in memory of the www folder's files (docs/speed.md, "Speed"): file contents up to
    * `maxBytes` in all, each up to `maxFileBytes` (defaults: `defaultStaticCache`,
@@ -52,11 +52,11 @@ export interface RestdirOptions {
    * judged by the local address of its connection).
    */
   host?: string
-  /** Origins allowed CORS besides loopback ones: `*`, or a list such as `https://a.example`. */
-  cors?: string | string[]
+  /** Origins allowed CORS besides loopback ones: `*`, or a list such as `https://a.example`; `false` sends no CORS headers at all. */
+  cors?: string | string[] | false
   /** Every write needs `Authorization: Bearer <token>`. */
   token?: string
-  /** Refuse every write with 405. */
+  /** Refuse every write with 405 (403 in the json-server mode, as json-server's `--read-only`). */
   readonly?: boolean
   /** Milliseconds a client has to send the request headers, and the whole request. */
   headersTimeout?: number
@@ -143,15 +143,16 @@ export function resolveSettings(options: RestdirOptions): Settings {
   if (options.fixture !== undefined && typeof options.store === 'string' && path.resolve(options.fixture) === path.resolve(options.store)) {
     throw new Error(`fixture: ${options.fixture} is also the store folder; a fixture must be another folder or a db.json.`)
   }
+  const jsonServer = jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined)
   return {
-    www: path.resolve(options.www ?? optionDefaults.www),
+    www: [options.www ?? optionDefaults.www].flat().map((folder) => path.resolve(folder)),
     wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
     families: loadDeclarations(options.resources),
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
-    jsonServer: jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined),
+    jsonServer,
     bodyLimits: {
       maxBody: options.maxBody ?? optionDefaults.maxBody,
       maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
@@ -170,6 +171,8 @@ export function resolveSettings(options: RestdirOptions): Settings {
       cors: parseCorsList(options.cors),
       token: options.token,
       readonly: options.readonly ?? optionDefaults.readonly,
+      // json-server's read-only refuses with 403 (docs/json-server.md, "Its command line").
+      readonlyStatus: jsonServer ? 403 : 405,
     },
     timeouts: resolveTimeouts(options),
     maxStreams: positive('maxStreams', options.maxStreams ?? optionDefaults.maxStreams),

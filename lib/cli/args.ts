@@ -1,10 +1,10 @@
 import type { RestdirOptions } from '../options.ts'
 import { nearestWord } from './near-miss.ts'
-import { defaultOf, optionOf, optionsTable, optionWritten, type CliOption } from './options-table.ts'
+import { defaultOf, longNames, optionNamed, optionOf, optionsTable, optionWritten, type CliOption } from './options-table.ts'
 import { UsageError } from './usage.ts'
 import { parseValue, whatItTakes } from './values.ts'
 
-/** The flags as given: the text of each one given, true or false for each switch, the list of a `files` flag. */
+/** The flags as given: the text of each one given (every text, in order, of a repeatable one), true or false for each switch, the list of a `files` flag. */
 export type Flags = Record<string, string | string[] | boolean | undefined>
 
 /** The command line: its flags, and the arguments that are not flags (at most one, the store: `restdir db.json`). */
@@ -17,7 +17,7 @@ export interface CommandLine {
  * Reads the command line by the table of options: `--port 4000`, `--port=4000`, `-p 4000`, `-p4000`;
  * after `--` every argument is a store. A mistake is a UsageError in restdir's words (docs/cli.md,
  * "Mistakes on the command line"): an unknown flag with the one it most likely meant, a value missing
- * with what the flag takes. A flag given twice keeps its last value.
+ * with what the flag takes. A flag given twice keeps its last value, a repeatable one (`-s a -s b`) each.
  */
 export function readCommandLine(argv: string[]): CommandLine {
   const flags: Flags = {}
@@ -35,7 +35,7 @@ export function readCommandLine(argv: string[]): CommandLine {
     }
     const { written, inline } = splitFlag(arg)
     const longWithOneDash = /^-([a-z][a-z-]+)(=.*)?$/.exec(arg)?.[1]
-    if (longWithOneDash !== undefined && optionsTable.some((option) => option.flag === longWithOneDash)) {
+    if (longWithOneDash !== undefined && optionNamed(longWithOneDash) !== undefined) {
       throw new UsageError(`${arg}: a long option takes two dashes, as --${longWithOneDash}.`)
     }
     const option = optionWritten(written)
@@ -51,13 +51,13 @@ export function readCommandLine(argv: string[]): CommandLine {
       continue
     }
     if (inline !== undefined) {
-      flags[option.flag] = inline
+      setText(flags, option, inline)
       continue
     }
     // The next argument is the value, a negative number too (`--delay -5`), which the flag's own rule then refuses.
     const next = argv[index + 1]
     if (next === undefined || looksLikeFlag(next)) throw new UsageError(`${written} needs a value: ${whatItTakes(option)}.`)
-    flags[option.flag] = next
+    setText(flags, option, next)
     index++
   }
   return { flags, positionals }
@@ -78,10 +78,10 @@ function readFiles(argv: string[], index: number, written: string, inline: strin
   return last
 }
 
-/** The files a `files` flag was given, in order; none when it was not given. */
-export function filesOf(flags: Flags, flag: string): string[] {
-  const files = flags[optionOf(flag).flag]
-  return Array.isArray(files) ? files : []
+/** A repeatable flag adds its value to those given before it; another keeps the last. */
+function setText(flags: Flags, option: CliOption, text: string): void {
+  const before = flags[option.flag]
+  flags[option.flag] = option.repeatable ? [...(Array.isArray(before) ? before : []), text] : text
 }
 
 /** `-p`, `--port`, `--port=4000`; not `-` alone (a name like any other) nor a negative number. */
@@ -105,7 +105,7 @@ function unknownFlag(written: string): string {
     const shorts = optionsTable.filter((option) => option.short).map((option) => `-${option.short}`).join(' ')
     return `${written} is not an option; the short ones are ${shorts}.`
   }
-  const meant = nearestWord(written.slice(2), optionsTable.map((option) => option.flag))
+  const meant = nearestWord(written.slice(2), longNames())
   return meant === undefined ? `${written} is not an option.` : `${written} is not an option; did you mean --${meant}?`
 }
 
@@ -113,10 +113,16 @@ export function switchOn(flags: Flags, flag: string): boolean {
   return flags[optionOf(flag).flag] === true
 }
 
-/** The text of a flag as given, undefined when it is not (or is a switch). */
+/** The text of a flag as given (the last, of a repeatable one), undefined when it is not (or is a switch). */
 export function textOf(flags: Flags, flag: string): string | undefined {
   const text = flags[optionOf(flag).flag]
-  return typeof text === 'string' ? text : undefined
+  return Array.isArray(text) ? text.at(-1) : typeof text === 'string' ? text : undefined
+}
+
+/** Every text of a repeatable flag, in the order given; none when it is not given. */
+export function textsOf(flags: Flags, flag: string): string[] {
+  const text = flags[optionOf(flag).flag]
+  return Array.isArray(text) ? text : typeof text === 'string' ? [text] : []
 }
 
 /**
@@ -143,8 +149,15 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
       if (flags[option.flag] === true) options[option.lands] = !option.flag.startsWith('no-')
       continue
     }
-    options[option.lands] = valueOf(flags, option, env)
+    if (option.repeatable) {
+      const texts = textsOf(flags, option.flag).map((text) => parseValue(option, text, `--${option.flag}`))
+      if (texts.length > 0) options[option.lands] = texts
+      continue
+    }
+    // Not to undo what a `no-` switch before it set (`--no-cors` lands where `--cors` does).
+    if (options[option.lands] === undefined) options[option.lands] = valueOf(flags, option, env)
   }
   if (flags['json-server'] === true && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
+  if (flags['no-cors'] === true && textOf(flags, 'cors') !== undefined) throw new UsageError('--cors and --no-cors contradict each other; give one.')
   return options as RestdirOptions
 }

@@ -11,7 +11,14 @@ export interface BannerFacts {
   fixture: string | undefined
   readonly: boolean
   prefix: string
-  www: string | undefined
+  /** The static folders, or undefined for the bundled playground. */
+  www: string[] | undefined
+  /** json-server's --watch was given (nothing to do: hand edits are always served). */
+  watch: boolean
+  /** The config file options were read from (--config, or ./json-server.json). */
+  configFile: string | undefined
+  /** The folder `s` and Enter write snapshots into (--snapshots). */
+  snapshots: string
   /** --delay as given. */
   delay: string | undefined
   /** json-server 0.17's URL semantics (--json-server; on for a db.json). */
@@ -27,6 +34,7 @@ export function bannerText(facts: BannerFacts): string {
   const { prefix, fixture, readonly } = facts
   return `restdir ${facts.version} listening on ${facts.base}/\n` +
     `store: ${facts.storeLabel ?? 'in memory'}${facts.sync ? ' (fsync on every write)' : ''}\n` +
+    (facts.configFile === undefined ? '' : `options from ${facts.configFile} (--config), the command line winning\n`) +
     (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
     (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
@@ -34,6 +42,8 @@ export function bannerText(facts: BannerFacts): string {
     `routes:\n` +
     routeLines(facts) +
     (facts.delay ? `every data answer waits ${facts.delay} ms (--delay)\n` : '') +
+    (facts.watch ? `hand edits to the store are always served: --watch is not needed\n` : '') +
+    `Type s + Enter to write a snapshot of the data into ${path.resolve(facts.snapshots)}\n` +
     `Press Ctrl+C to stop.\n`
 }
 
@@ -45,7 +55,7 @@ function routeLines(facts: BannerFacts): string {
   const { prefix, www, fixture } = facts
   const routes: Array<[string[], string]> = [
     ...facts.routes.map(({ methods, pattern }): [string[], string] => [methods, `${prefix}${pattern}`]),
-    [['GET'], `${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${www ? path.resolve(www) : 'the bundled playground'}`],
+    [['GET'], `${prefix ? `any URL outside ${prefix}/: a file in` : '/  and any file in'} ${www ? www.map((folder) => path.resolve(folder)).join(', then ') : 'the bundled playground'}`],
     [['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], `any other URL${prefix ? ` under ${prefix}/` : ''}: a JSON document`],
     [['GET'], `${prefix || '/'}?_openapi: the API description (OpenAPI 3.1)`],
   ]

@@ -1,12 +1,15 @@
 import { createServer, type RestdirServer } from '../server.ts'
 import { packageVersion } from '../package.ts'
-import { filesOf, readCommandLine, serverOptions, switchOn, textOf, valueOf, type Flags } from './args.ts'
+import { readCommandLine, serverOptions, switchOn, textOf, textsOf, valueOf, type Flags } from './args.ts'
 import { loadMiddlewares } from './middlewares.ts'
 import { bannerText, exposureWarnings } from './banner.ts'
 import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
 import { loadDeclarations, type Family } from '../data/declarations.ts'
 import { stopOnSignals } from './signals.ts'
+import { withConfigFile } from './config-file.ts'
+import { checkSnapshotFolder, snapshotOnEnter } from './snapshots.ts'
+import { chooseStaticFolders } from './www-choice.ts'
 import { chooseStore, checkPostgres, firstMissingFolder, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
 
@@ -21,21 +24,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { flags, positionals } = readCommandLine(argv)
-  if (switchOn(flags, 'help')) {
+  const commandLine = readCommandLine(argv)
+  const { positionals } = commandLine
+  if (switchOn(commandLine.flags, 'help')) {
     process.stdout.write(usageText())
     process.exit(0)
   }
-  if (switchOn(flags, 'version')) {
+  if (switchOn(commandLine.flags, 'version')) {
     process.stdout.write(`${packageVersion()}\n`)
     process.exit(0)
   }
+  const { flags, file: configFile } = withConfigFile(commandLine.flags, process.cwd())
   const store = chooseStore(flags, positionals, env)
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
   if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
-  await serve(flags, env, store)
+  await serve(flags, env, store, configFile)
 }
 
 /** The families of --resources, for --import; a declaration that cannot work is a usage error (exit 2). */
@@ -47,10 +52,14 @@ function declaredFamilies(flags: Flags, env: NodeJS.ProcessEnv): Family[] {
   }
 }
 
-async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): Promise<void> {
+async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, configFile: string | undefined): Promise<void> {
   const port = valueOf(flags, optionOf('port'), env) as number
   const host = valueOf(flags, optionOf('host'), env) as string
-  const options = { ...serverOptions(flags, env), middlewares: await loadMiddlewares(filesOf(flags, 'middlewares')) }
+  const options = { ...serverOptions(flags, env), middlewares: await loadMiddlewares(textsOf(flags, 'middlewares')) }
+  const www = chooseStaticFolders(textsOf(flags, 'www'), process.cwd())
+  options.www = www
+  const snapshots = valueOf(flags, optionOf('snapshots'), env) as string
+  checkSnapshotFolder(snapshots)
   // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
   const madeStore = store.onPostgres || store.inMemory || store.jsonFile ? undefined : firstMissingFolder(store.location)
   let server: RestdirServer
@@ -82,7 +91,10 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       fixture: options.fixture,
       readonly: options.readonly ?? false,
       prefix: settings.prefix,
-      www: options.www,
+      www,
+      watch: switchOn(flags, 'watch'),
+      configFile,
+      snapshots,
       delay: textOf(flags, 'delay'),
       jsonServer: settings.jsonServer,
       token: options.token !== undefined,
@@ -91,5 +103,6 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
     const warnings = exposureWarnings(host, settings.guards.cors, options.token, options.readonly ?? false)
     if (warnings) process.stderr.write(warnings)
   })
+  snapshotOnEnter(() => server.handler.documents, snapshots, options.quiet ?? false)
   stopOnSignals(server, options.quiet ?? false)
 }

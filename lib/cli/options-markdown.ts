@@ -17,13 +17,14 @@ export function optionsMarkdown(): string {
 }
 
 /**
- * `--port N`, in backticks, after its short form (`-p N`, `--port N`); a flag that takes either of two
+ * `--port N`, in backticks, after its short form (`-p N`, `--port N`) and before its aliases (`--read-only`); a flag that takes either of two
  * (`DIR|URL`) reads `--store DIR` or `--store URL`.
  */
 function flagCell(option: CliOption): string {
   const either = option.placeholder?.split('|') ?? []
   const short = option.short === undefined ? '' : `\`-${option.short}${option.placeholder ? ` ${option.placeholder}` : ''}\`, `
-  if (either.length < 2) return `${short}\`${flagWithPlaceholder(option)}\``
+  const aliases = (option.aliases ?? []).map((alias) => `, \`--${alias}${option.placeholder ? ` ${option.placeholder}` : ''}\``).join('')
+  if (either.length < 2) return `${short}\`${flagWithPlaceholder(option)}\`${aliases}`
   return either.map((placeholder) => `\`--${option.flag} ${placeholder}\``).join(' or ')
 }
 

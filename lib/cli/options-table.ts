@@ -36,6 +36,13 @@ export interface CliOption {
    * (`-p`, `-H`, `-d`, `-q`, `-s` for its `--static`, which is --www here); docs/cli.md, "Short flags".
    */
   short?: string
+  /**
+   * Its other long spellings, json-server 0.17's (`--static`, `--read-only`, `--ro`, `--nc`): each
+   * is read as the flag, and suggested for a near miss (docs/json-server.md, "Its command line").
+   */
+  aliases?: string[]
+  /** Each value given is kept, in order (`-s a -s b`), where another flag keeps its last one. */
+  repeatable?: true
   /** What a text flag takes, for the message when its value is missing (values.ts says it for the other kinds). */
   takes?: string
   /** What the flag takes, as the usage names it (`N`, `SIZE`; `DIR|URL` for either). */
@@ -71,9 +78,12 @@ export const optionsTable: readonly CliOption[] = [
       meaning: 'the data folder, or a `postgres://` URL (see [Running on PostgreSQL](postgres.md))',
       default: '`$RESTDIR_STORE`, else a `postgres://` `$DATABASE_URL`, else `{default}`',
     } },
-  { flag: 'www', short: 's', takes: 'a folder of static files', placeholder: 'DIR', value: 'text', lands: 'www', section: 'options',
-    usage: 'folder of static files (default: the bundled playground)',
-    docs: { meaning: 'folder of static files', default: 'the bundled playground' } },
+  { flag: 'www', short: 's', aliases: ['static'], repeatable: true, takes: 'a folder of static files', placeholder: 'DIR', value: 'text', lands: 'www', section: 'options',
+    usage: 'folder of static files; again for more, the first that has a file\nanswers (default: ./public when it exists, else the bundled playground)',
+    docs: {
+      meaning: 'folder of static files, json-server\'s `--static`; given again, each folder in turn, the first that has the file answering (see [Static files](json-server.md#static-files)); a folder that does not exist stops the start',
+      default: '`./public` when it exists, else the bundled playground',
+    } },
   { flag: 'prefix', placeholder: 'PATH', value: 'prefix', lands: 'prefix', section: 'options',
     usage: 'serve the data API under PATH, e.g. /api; other URLs are static only',
     docs: { meaning: 'serve the data API under `PATH` (e.g. `/api`); every other URL is static only', default: 'none: the API is at `/`' } },
@@ -135,9 +145,24 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'token', placeholder: 'SECRET', value: 'secret', lands: 'token', env: 'RESTDIR_TOKEN', section: 'options',
     usage: 'every write needs "Authorization: Bearer SECRET" (or set {env})',
     docs: { meaning: 'every write needs `Authorization: Bearer SECRET`', default: '`{env}`, else none' } },
-  { flag: 'readonly', value: 'switch', lands: 'readonly', section: 'options',
-    usage: 'refuse every write (405)',
-    docs: { meaning: 'refuse every write (`405`)' } },
+  { flag: 'readonly', aliases: ['read-only', 'ro'], value: 'switch', lands: 'readonly', section: 'options',
+    usage: 'refuse every write (405; 403 in the json-server mode, as json-server)',
+    docs: { meaning: 'refuse every write: `405`, or `403` in the json-server mode, as json-server\'s `--read-only` answers' } },
+  { flag: 'no-cors', aliases: ['nc'], value: 'switch', lands: 'cors', section: 'options',
+    usage: 'send no CORS headers at all; only the server\'s own pages may write',
+    docs: { meaning: 'no CORS headers on any answer; a write or preflight from another origin is refused (`403`), the server\'s own pages may write', default: 'off' } },
+  { flag: 'watch', short: 'w', value: 'switch', section: 'options',
+    usage: 'accepted; not needed, as hand edits to the store are always served',
+    docs: { meaning: 'accepted for json-server\'s `--watch`: restdir always serves what is in the store, hand edits to a `db.json` or a folder included, so nothing needs watching', default: 'off' } },
+  { flag: 'no-gzip', aliases: ['ng'], value: 'switch', section: 'options',
+    usage: 'accepted; restdir does not compress its answers',
+    docs: { meaning: 'accepted for json-server\'s `--no-gzip`: restdir never compresses its answers (a proxy in front may)', default: 'off' } },
+  { flag: 'snapshots', short: 'S', takes: 'a folder for snapshots', placeholder: 'DIR', value: 'text', commandDefault: '.', section: 'options',
+    usage: 'where s + Enter writes a snapshot of the data, db-TIME.json (default {default})',
+    docs: { meaning: 'the folder where typing `s` and Enter writes a snapshot of the data, `db-<milliseconds>.json`, as json-server does (see [Snapshots](json-server.md#snapshots)); a folder that does not exist stops the start' } },
+  { flag: 'config', short: 'c', takes: 'a JSON file of options, such as json-server.json', placeholder: 'FILE', value: 'text', section: 'options',
+    usage: 'read options from a JSON file, as json-server.json; the command line\nwins (default: ./json-server.json when it exists)',
+    docs: { meaning: 'read options from a JSON file, as json-server reads `json-server.json`: `{ "port": 4000, "static": "./dist" }`, every flag by its long name; a flag on the command line wins (see [A config file](json-server.md#a-config-file))', default: '`./json-server.json` when it exists' } },
   { flag: 'max-path', placeholder: 'N', value: 'count', lands: 'maxPathLength', section: 'limits',
     usage: 'longest URL path in characters (default {default})',
     docs: { meaning: 'longest path, longest segment (characters), most segments' } },
@@ -215,8 +240,18 @@ export function fillIn(text: string, option: CliOption): string {
 
 /** The option written as `--flag` or as its short form `-x`, or undefined when it is neither. */
 export function optionWritten(written: string): CliOption | undefined {
-  if (written.startsWith('--')) return optionsTable.find((option) => option.flag === written.slice(2))
+  if (written.startsWith('--')) return optionNamed(written.slice(2))
   return optionsTable.find((option) => option.short !== undefined && `-${option.short}` === written)
+}
+
+/** The option whose long name, or one of its aliases, is `name` (`port`, `read-only`). */
+export function optionNamed(name: string): CliOption | undefined {
+  return optionsTable.find((option) => option.flag === name || option.aliases?.includes(name))
+}
+
+/** Every long name a flag may be written with: the flags and their aliases, for a near miss. */
+export function longNames(): string[] {
+  return optionsTable.flatMap((option) => [option.flag, ...(option.aliases ?? [])])
 }
 
 /** `-p, --port N` (or `--host HOST` without a short form), as the usage and docs/cli.md name it. */

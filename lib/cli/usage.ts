@@ -3,15 +3,27 @@ import { fillIn, flagsWithPlaceholder, optionsTable, type CliOption } from './op
 /** A mistake on the command line: what is wrong, where to read more, and exit status 2 (docs/cli.md, "Mistakes on the command line"). */
 export class UsageError extends Error {}
 
-/** --help's text, from the table of options: the general ones first, then the limits. */
+/** Commands a first reader can start from, as json-server's --help shows its own. */
+const examples: Array<[string, string]> = [
+  ['restdir db.json', 'serve db.json as json-server does'],
+  ['restdir --watch db.json -p 4000', "json-server's first command, as it is"],
+  ['restdir db.json -s ./dist --ro', 'a built front end beside a read-only API'],
+  ['restdir db.json -c json-server.json', 'options from a file; the command line wins'],
+  ['restdir --store ./data', 'a folder of documents, each at its own URL'],
+]
+
+/** --help's text, from the table of options: the general ones, examples, then the limits, which few need. */
 export function usageText(): string {
+  const width = Math.max(...examples.map(([command]) => command.length)) + 2
   return 'Usage: restdir [options] [STORE]\n\n' +
     'Serves JSON documents from a folder, each at its own URL.\n' +
     'STORE, as --store: a json-server db.json (every change is written back into it),\n' +
     'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n\n' +
     'Options:\n' +
     section('options', 21) +
-    '\nLimits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):\n' +
+    '\nExamples:\n' +
+    examples.map(([command, what]) => `  ${command.padEnd(width)}${what}\n`).join('') +
+    '\nLimits, rarely changed (TIME is 500ms, 10s, 2m; a bare number is milliseconds):\n' +
     section('limits', 24)
 }
 
@@ -33,8 +45,13 @@ function section(name: CliOption['section'], column: number): string {
     .map((option) => {
       const flag = option.short ? flagsWithPlaceholder(option) : indent + flagsWithPlaceholder(option)
       const width = flag.length + 2 <= column ? column : column + 4
-      const [first, ...more] = fillIn(option.usage, option).split('\n')
+      const [first, ...more] = [...fillIn(option.usage, option).split('\n'), ...alsoWritten(option)]
       return `  ${flag.padEnd(width)}${first}\n` + more.map((line) => `${' '.repeat(2 + width)}${line}\n`).join('')
     })
     .join('')
+}
+
+/** json-server's other spellings of a flag, on a line of their own: `also --read-only, --ro`. */
+function alsoWritten(option: CliOption): string[] {
+  return option.aliases ? [`also ${option.aliases.map((alias) => `--${alias}`).join(', ')}`] : []
 }

@@ -11,12 +11,14 @@ export interface GuardSettings {
    * judged by the local address of its connection.
    */
   host?: string
-  /** Origins allowed besides loopback ones (`scheme://host[:port]`), or `*` for any. */
-  cors: '*' | ReadonlySet<string>
+  /** Origins allowed besides loopback ones (`scheme://host[:port]`), `*` for any, or `none`: no CORS headers at all (`--no-cors`). */
+  cors: '*' | 'none' | ReadonlySet<string>
   /** A Bearer token every write must carry. */
   token?: string
   /** Refuse every write. */
   readonly: boolean
+  /** The status a refused write gets: 405 (RFC 9110 §15.5.6), or json-server's 403. */
+  readonlyStatus?: 403 | 405
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -37,7 +39,7 @@ export function answerByGuards(req: IncomingMessage, res: ServerResponse, guards
   if (applyCors(req, res, method, guards, headers)) return true
   const writes = !READ_METHODS.has(method)
   if (writes && guards.readonly) {
-    throw new HttpError(405, `This server is read-only (--readonly): it answers GET, HEAD and OPTIONS, never ${method}.`, {
+    throw new HttpError(guards.readonlyStatus ?? 405, `This server is read-only (--readonly): it answers GET, HEAD and OPTIONS, never ${method}.`, {
       Allow: 'GET, HEAD, OPTIONS',
     })
   }
@@ -172,6 +174,13 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
   headers.push('Vary', 'Origin')
   if (origin === undefined) return false
   const preflight = method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined
+  if (guards.cors === 'none') {
+    // No CORS headers (--no-cors): a browser lets only the server's own pages read; others may not write either.
+    if ((preflight || !READ_METHODS.has(method)) && !sameOrigin(origin, req.headers.host)) {
+      throw new HttpError(403, `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed: this server sends no CORS headers (--no-cors).`)
+    }
+    return false
+  }
   if (!originAllowed(origin, req.headers.host, guards.cors)) {
     if (preflight || !READ_METHODS.has(method)) {
       throw new HttpError(
@@ -210,7 +219,16 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
  */
 const EXPOSED_HEADERS = 'X-Total-Count, Link, Location, ETag, X-Restdir-Skipped'
 
-function originAllowed(origin: string, host: string | undefined, allowed: GuardSettings['cors']): boolean {
+/** The page's origin is the server's own: the host it asked for. */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host.toLowerCase()
+  } catch {
+    return false
+  }
+}
+
+function originAllowed(origin: string, host: string | undefined, allowed: '*' | ReadonlySet<string>): boolean {
   if (allowed === '*') return true
   let url: URL
   try {
@@ -225,8 +243,9 @@ function originAllowed(origin: string, host: string | undefined, allowed: GuardS
   return allowed.has(url.origin)
 }
 
-/** The `--cors` value: `*`, or a comma-separated list of origins such as `https://a.example`. */
-export function parseCorsList(value: string | readonly string[] | undefined): GuardSettings['cors'] {
+/** The `--cors` value: `*`, or a comma-separated list of origins such as `https://a.example`; `false` is `--no-cors`. */
+export function parseCorsList(value: string | readonly string[] | false | undefined): GuardSettings['cors'] {
+  if (value === false) return 'none'
   if (value === undefined) return new Set()
   const entries = (typeof value === 'string' ? value.split(',') : value).map((entry) => entry.trim()).filter(Boolean)
   if (entries.includes('*')) return '*'

@@ -9,7 +9,8 @@ import type { Middleware } from './middlewares.ts'
 
 /** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
 export interface Settings {
-  www: string
+  /** The static folders, in the order they are looked in. */
+  www: string[]
   wwwCache: { maxBytes: number; maxFileBytes: number } | false
   prefix: string
   /** The fixture's path, when resets are on. */

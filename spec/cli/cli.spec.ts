@@ -6,6 +6,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { makeTempDir, send } from '../support/helpers.ts'
 import { assertJson } from '../support/assertions.ts'
+import { readCommandLine } from '../../lib/cli/args.ts'
 import { freePort, killGroup, readDocumentFiles, root, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
 
 // The command line (docs/cli.md, "The command line"), run as a real child process.
@@ -37,6 +38,21 @@ test('--help prints the usage with every option and exits 0', async () => {
   assert.is(result.stderr, '')
 })
 
+test('--help shows examples before the limits, each a command line restdir reads', async () => {
+  const help = (await runCli(['--help'])).stdout
+  const examples = /\nExamples:\n((?:  .+\n)+)/.exec(help)
+  assert.ok(examples, help)
+  assert.ok(help.indexOf('\nExamples:') < help.indexOf('\nLimits'), 'the limits come last')
+  const commands = examples[1].split('\n').filter(Boolean).map((line) => line.trim().split(/\s{2,}/)[0])
+  assert.ok(commands.length >= 3, commands.join(' | '))
+  assert.ok(commands.includes('restdir --watch db.json -p 4000'), 'json-server\'s first command is among them')
+  for (const command of commands) {
+    const [program, ...args] = command.split(' ')
+    assert.is(program, 'restdir')
+    assert.not.throws(() => readCommandLine(args), command)
+  }
+})
+
 test('--version prints the package version and exits 0', async () => {
   const result = await runCli(['--version'])
   assert.is(result.code, 0)
@@ -53,7 +69,7 @@ test('a bad flag, a bad value or a bad PORT exits 2 with what is wrong in two li
     [['--port', 'abc'], {}, '--port "abc" is not a port number (0-65535).'],
     [['--max-body', 'lots'], {}, '--max-body "lots" is not a size such as 512kb or 2mb.'],
     [['--quiet=yes'], {}, '--quiet takes no value (it was given "yes").'],
-    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -r -m -q -h -v.'],
+    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -r -m -w -S -c -q -h -v.'],
     [['-port', '4000'], {}, '-port: a long option takes two dashes, as --port.'],
     [['-qv'], {}, '-qv: give short flags one at a time, as -q -v.'],
     [[], { PORT: 'eighty' }, 'PORT "eighty" is not a port number (0-65535).'],
@@ -75,14 +91,14 @@ test('a negative number after a flag is its value, refused by the flag\'s own ru
 })
 
 test('a near miss of a flag is answered with the flag it most likely meant', async () => {
-  const cases: Array<[string, string]> = [['--prot', '--port'], ['--stor', '--store'], ['--max-bdy', '--max-body'], ['--jsonserver', '--json-server'], ['--read-only', '--readonly'], ['--Port', '--port']]
+  const cases: Array<[string, string]> = [['--prot', '--port'], ['--stor', '--store'], ['--max-bdy', '--max-body'], ['--jsonserver', '--json-server'], ['--readonyl', '--readonly'], ['--Port', '--port']]
   for (const [typed, meant] of cases) {
     const result = await runCli([typed, '4000'])
     assert.is(result.code, 2)
     assert.is(result.stderr, `restdir: ${typed} is not an option; did you mean ${meant}?\nrestdir --help for every option\n`)
   }
-  const far = await runCli(['--watch'])
-  assert.is(far.stderr, 'restdir: --watch is not an option.\nrestdir --help for every option\n', 'no guess when no flag is near')
+  const far = await runCli(['--verbose'])
+  assert.is(far.stderr, 'restdir: --verbose is not an option.\nrestdir --help for every option\n', 'no guess when no flag is near')
 })
 
 test('-h and -v are --help and --version, and -p, -s, -d and -q start a server as their long forms do', async () => {

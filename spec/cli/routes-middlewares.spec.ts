@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { makeTempDir, send, type Answer, type RequestOptions } from '../support/helpers.ts'
 import { freePort, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
-import { filesOf, readCommandLine } from '../../lib/cli/args.ts'
+import { readCommandLine, textsOf } from '../../lib/cli/args.ts'
 
 // `--routes` and `--middlewares` side by side with json-server 0.17.4's own command
 // (node_modules/json-server/lib/cli/bin.js), each on its own copy of one db.json, given the
@@ -291,7 +291,7 @@ middlewares('a middleware file that is missing or exports no function stops the 
 
 middlewares('-m takes every file after it up to the next flag, as json-server reads it, and may come again; a .json argument is the store', () => {
   const { flags, positionals } = readCommandLine(['-m', 'a.js', 'b.mjs', 'db.json', '--middlewares', 'c.cjs', '--port', '0', '--middlewares=d.js'])
-  assert.equal(filesOf(flags, 'middlewares'), ['a.js', 'b.mjs', 'c.cjs', 'd.js'])
+  assert.equal(textsOf(flags, 'middlewares'), ['a.js', 'b.mjs', 'c.cjs', 'd.js'])
   assert.equal(positionals, ['db.json'])
   assert.throws(() => readCommandLine(['db.json', '-m', '--port', '0']), /-m needs a value: one or more middleware files/)
 })
