@@ -21,7 +21,7 @@ export interface CommandLine {
  */
 export function readCommandLine(argv: string[]): CommandLine {
   const flags: Flags = {}
-  for (const option of optionsTable) if (option.value === 'switch') flags[option.flag] = false
+  for (const option of optionsTable) if (option.value === 'switch' || option.value === 'version') flags[option.flag] = false
   const positionals: string[] = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]
@@ -48,6 +48,13 @@ export function readCommandLine(argv: string[]): CommandLine {
     }
     if (inline !== undefined) {
       flags[option.flag] = inline
+      continue
+    }
+    // `--json-server 1`, but `--json-server db.json`: the next argument is the version only when it looks like one.
+    if (option.value === 'version') {
+      const next = argv[index + 1]
+      if (next !== undefined && /^\d+(\.\d+)*$/.test(next)) flags[option.flag] = argv[++index]
+      else flags[option.flag] = true
       continue
     }
     // The next argument is the value, a negative number too (`--delay -5`), which the flag's own rule then refuses.
@@ -100,6 +107,7 @@ export function textOf(flags: Flags, flag: string): string | undefined {
  */
 export function valueOf(flags: Flags, option: CliOption, env: NodeJS.ProcessEnv): string | number | boolean | undefined {
   if (option.value === 'switch') return flags[option.flag] === true
+  if (option.value === 'version' && typeof flags[option.flag] === 'boolean') return flags[option.flag] === true
   const given = textOf(flags, option.flag)
   if (given !== undefined) return parseValue(option, given, `--${option.flag}`)
   const fromEnv = option.env === undefined ? undefined : env[option.env]
@@ -118,8 +126,10 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
       if (flags[option.flag] === true) options[option.lands] = !option.flag.startsWith('no-')
       continue
     }
+    // A version switch not given leaves the library's default too.
+    if (option.value === 'version' && flags[option.flag] === false) continue
     options[option.lands] = valueOf(flags, option, env)
   }
-  if (flags['json-server'] === true && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
+  if (flags['json-server'] !== false && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
   return options as RestdirOptions
 }

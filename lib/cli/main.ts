@@ -83,7 +83,8 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       prefix: settings.prefix,
       www: options.www,
       delay: textOf(flags, 'delay'),
-      jsonServer: settings.jsonServer,
+      jsonServer: settings.jsonServer && settings.jsonServerVersion === '0.17',
+      jsonServer1: settings.jsonServer && settings.jsonServerVersion === '1',
       token: options.token !== undefined,
       routes: server.handler.routes,
     }))
