@@ -211,6 +211,15 @@ one('DELETE answers the deleted item, sets the foreign keys that named it to nul
   assertSame(await pair.both('DELETE', '/posts/2'), 'DELETE /posts/2 again')
 })
 
+one('a body not sent as JSON is a 415, where json-server 1.0 reads it as JSON whatever its type', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: '{"title":"c"}', headers: { 'Content-Type': 'text/plain' } })
+  assert.is(ours.status, 415, ours.text)
+  assert.is(ours.json.error, ours.json.detail)
+  assert.is(theirs.status, 201, 'json-server 1.0 takes it')
+  assert.is((await send(pair.theirs.port, 'DELETE', `/posts/${theirs.json.id}`)).status, 200)
+  assertSame(await pair.both('GET', '/posts'), 'GET /posts after')
+})
+
 one('a hand edit that breaks the file is never overwritten: a write is a 503, where json-server 1.0 writes its last good state over it', async ({ pair }) => {
   const broken = (await readFile(pair.ours.file, 'utf8')).replace('"post 3"', '"post 3"!')
   assert.is.not(broken, await readFile(pair.ours.file, 'utf8'))
