@@ -27,7 +27,7 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
   let selected = await selectListing(context.documents, path, listing)
   if (!selected) return false
   // json-server 0.17 leaves out filters on fields no document has; asked only when nothing matched.
-  const relaxed = selected.total === 0 && context.settings.jsonServer && context.settings.jsonServerVersion === '0.17' ? await withoutAbsentFields(context.documents, path, context.query) : undefined
+  const relaxed = selected.total === 0 && context.settings.jsonServer ? await withoutAbsentFields(context.documents, path, context.query) : undefined
   if (relaxed) {
     listing = parseListingQuery(relaxed, context.settings.listingLimits)
     selected = (await selectListing(context.documents, path, listing)) ?? selected

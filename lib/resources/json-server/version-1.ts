@@ -49,6 +49,9 @@ const MAX_PAGE = 1e12
  * is not is ignored). `_page` is read as `parseInt` reads it (not a number:
  * no page at all), the page clamped to 1 and `_per_page` (10 when absent or
  * not a number, 1 when below 1); `_per_page` without `_page` is ignored.
+ * With every filter inside `_where`, the 0.17 mode's leaving out of filters on
+ * fields no item has (query.ts, which reads plain `field=` keys) never applies:
+ * such a filter matches nothing, as in 1.0.
  */
 export function version1Query(query: URLSearchParams): URLSearchParams {
   const read = new URLSearchParams()
