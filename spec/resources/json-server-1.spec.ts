@@ -142,6 +142,15 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
   for (const target of targets) assertSame(await pair.both('GET', target), target)
 })
 
+one('filters past the listing\'s bounds are a 400 that names the bound, never a crash', async ({ pair }) => {
+  const long = Array.from({ length: 30 }, (_, index) => `f${index}=${'x'.repeat(200)}`).join('&')
+  for (const [target, detail] of [['/posts?a.b.c.d.e.f.g.h.i=1', /"a\.b\.c\.d\.e\.f\.g\.h\.i" names a field more than 8 levels deep/], [`/posts?${long}`, /filters come to more than 4096 characters/]] as const) {
+    const answer = await send(pair.ours.port, 'GET', target)
+    assert.is(answer.status, 400, answer.text)
+    assert.match(answer.json.detail, detail)
+  }
+})
+
 one('a problem answer carries json-server 1.0\'s "error" member beside its own, under json-server\'s status', async ({ pair }) => {
   const requests: Array<[string, string, RequestOptions?]> = [
     ['GET', '/posts/99'],

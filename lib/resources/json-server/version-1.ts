@@ -7,7 +7,7 @@ import { NothingStored } from '../../data/documents.ts'
 import { sendJson } from '../../http/respond.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { isObject, type JsonObject } from '../../json/values.ts'
-import { OPERATORS } from '../../listing/filters.ts'
+import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filters.ts'
 import { singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
@@ -63,14 +63,18 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
       continue
     }
     const condition = conditionOf(key)
-    if (condition) setCondition(where, condition.path, condition.operator, value)
+    if (!condition) continue
+    if (condition.path.split('.').length > MAX_WHERE_DEPTH) {
+      throw new HttpError(400, `The filter ${JSON.stringify(key.slice(0, 80))} names a field more than ${MAX_WHERE_DEPTH} levels deep, the limit.`)
+    }
+    setCondition(where, condition.path, condition.operator, value)
   }
   // 1.0 takes any JSON object for `_where`, an array too: its items are then conditions on the fields `0`, `1`, ….
   const given = query.get('_where')
   const parsed = given === null ? undefined : parseJson(given)
   if (isObject(parsed)) read.set('_where', given!)
   else if (Array.isArray(parsed)) read.set('_where', JSON.stringify({ ...parsed }))
-  else if (Object.keys(where).length > 0) read.set('_where', JSON.stringify(where))
+  else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
   for (const sort of query.getAll('_sort').slice(0, 1)) read.set('_sort', sort)
   for (const embed of query.getAll('_embed')) read.append('_embed', embed)
   const page = Number.parseInt(query.get('_page') ?? '', 10)
@@ -80,6 +84,13 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
     read.set('_per_page', String(Number.isNaN(perPage) ? PER_PAGE : Math.min(Math.max(1, perPage), MAX_PAGE)))
   }
   return read
+}
+
+/** The filters as one `_where`, within its bound of length, which a long query string could pass. */
+function whereText(where: JsonObject): string {
+  const text = JSON.stringify(where)
+  if (text.length > MAX_WHERE_TEXT) throw new HttpError(400, `The query's filters come to more than ${MAX_WHERE_TEXT} characters in all, the limit.`)
+  return text
 }
 
 /** json-server 1.0's splitKey: `path:op`, then 0.17's `path_op`, else `path` equals; undefined for an operator it drops. */
