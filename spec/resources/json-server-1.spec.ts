@@ -14,8 +14,9 @@ import { startCli, stopAll } from '../support/process.ts'
 // (docs/json-server.md, "json-server 1.0's mode" and "What still differs").
 // Each side serves its own copy of the same db.json: json-server as its users
 // start it (`json-server db.json`, bench/json-server.ts; 1.0 is installed in
-// bench/json-server-1/ on first use), restdir on the file itself. Each request
-// goes to both, exactly as written, and the answers are compared.
+// bench/json-server-1/ on first use, and runs without its watch of the file,
+// whose re-reads of its own writes race the next request), restdir on the file
+// itself. Each request goes to both, exactly as written, and the answers are compared.
 
 /** A db.json as json-server 1.0 keeps one: string ids (it turns numeric ones into strings). */
 function db1() {
@@ -73,9 +74,11 @@ async function startPair(version: JsonServerVersion, options: RestdirOptions, db
     await mkdir(join(file, '..'))
     await writeFile(file, JSON.stringify(db, null, 2))
   }
+  // Without its watch (NODE_ENV=production), json-server 1.0 reads its ./public folder at start and stops without one.
+  await mkdir(join(dir, 'json-server', 'public'))
   let jsonServer: JsonServer | undefined
   try {
-    jsonServer = await startJsonServer(version, files[0], '/posts')
+    jsonServer = await startJsonServer(version, files[0], '/posts', { watch: false })
     const restdir = await startServer({ store: files[1], ...options })
     const theirs = { port: jsonServer.port, file: files[0] }
     const ours = { port: restdir.port, file: files[1] }
@@ -176,6 +179,13 @@ one('CORS: a loopback origin is let in as json-server lets it in; another origin
   const local = await pair.both('GET', '/posts/1', { headers: { Origin: 'http://localhost:5173' } })
   assertSame(local, 'GET with a loopback Origin')
   for (const answer of local) assert.ok(answer.headers['access-control-allow-origin'], 'a loopback origin is allowed')
+  const preflight = { 'Access-Control-Request-Method': 'DELETE' }
+  const localPreflight = await pair.both('OPTIONS', '/posts/1', { headers: { Origin: 'http://localhost:5173', ...preflight } })
+  assert.is(localPreflight[1].status, localPreflight[0].status)
+  for (const answer of localPreflight) assert.match(answer.headers['access-control-allow-methods'] as string, /DELETE/)
+  const foreignPreflight = await pair.both('OPTIONS', '/posts/1', { headers: { Origin: 'https://app.example', ...preflight } })
+  assert.is(foreignPreflight[0].status, localPreflight[0].status)
+  assert.is(foreignPreflight[1].status, 403, 'restdir refuses a preflight from another origin')
   const foreign = await pair.both('GET', '/posts/1', { headers: { Origin: 'https://app.example' } })
   assertSame(foreign, 'GET with another Origin')
   assert.is(foreign[0].headers['access-control-allow-origin'], '*')
