@@ -141,6 +141,8 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
     // `_where` replaces the other filters; one that is not JSON is ignored.
     `/posts?_where=${encodeURIComponent('{"views":{"lt":20}}')}&title=nothing`, '/posts?_where=nonsense&views=74', `/posts?_where=${encodeURIComponent('[1]')}`,
     '/comments?_embed=post', '/posts?_embed=comments&_page=1&_per_page=2',
+    // An item reads `_embed` alone.
+    '/posts/1?_embed=comments&_foo=1', '/comments/1?_embed=post&q=x&_page=abc',
   ]
   for (const target of targets) assertSame(await pair.both('GET', target), target)
 })

@@ -7,7 +7,7 @@ import { replaceSingular, sendSingular } from './singular.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
-import { createMember1, removeMember1, version1Query } from './version-1.ts'
+import { createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
 
 /**
  * The generic data API with json-server 0.17's URL semantics (docs/json-server.md,
@@ -27,7 +27,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
       if (method === 'DELETE' && path.length === 2) return removeMember1(context)
       if (method === 'POST' && path.length === 1 && !(await context.documents.store.read(path))) return createMember1(context, path, requireOwners)
       if (path.length > 2) return handleGeneric(context, requireOwners)
-      if (reads && path.length === 1) context = { ...context, query: version1Query(context.query) }
+      if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
     }
     if (path.length === 1) {
       if (reads && path[0] === 'db' && version === '0.17') return sendDatabase(context)

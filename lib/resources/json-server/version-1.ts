@@ -93,6 +93,13 @@ function whereText(where: JsonObject): string {
   return text
 }
 
+/** An item's query as json-server 1.0 reads it: `_embed` alone, every other parameter ignored (restdir's own kept). */
+export function version1ItemQuery(query: URLSearchParams): URLSearchParams {
+  const read = new URLSearchParams()
+  for (const [key, value] of query) if (key === '_embed' || RESTDIR_OWN.has(key)) read.append(key, value)
+  return read
+}
+
 /** json-server 1.0's splitKey: `path:op`, then 0.17's `path_op`, else `path` equals; undefined for an operator it drops. */
 function conditionOf(key: string): { path: string; operator: string } | undefined {
   const colon = key.lastIndexOf(':')
