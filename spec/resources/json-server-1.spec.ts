@@ -175,6 +175,10 @@ one('a problem answer carries json-server 1.0\'s "error" member beside its own, 
     assert.is(ours.json.status, ours.status)
     assert.is(ours.json.error, ours.json.detail, what)
   }
+  // A body that is not JSON: restdir's 400 is json-server 0.17's status (see the 0.17 suite); 1.0 answers 500.
+  const [theirs, ours] = await pair.both('PATCH', '/posts/1', { body: '{"title":', headers: { 'Content-Type': 'application/json' } })
+  assert.is(ours.status, 400, ours.text)
+  assert.is(theirs.status, 500, 'json-server 1.0')
 })
 
 one('CORS: a loopback origin is let in as json-server lets it in; another origin only once --cors names it', async ({ pair }) => {
