@@ -43,14 +43,20 @@ export async function writeJsonServerDb(folder: string, documentBody: Buffer): P
 
 const STARTED_WITHIN_MS = 60_000
 
-/** json-server `version` serving `file` (its folder as the working directory), once `ready` answers 200. */
-export async function startJsonServer(version: JsonServerVersion, file: string, ready: string): Promise<JsonServer> {
+/**
+ * json-server `version` serving `file` (its folder as the working directory), once `ready` answers 200.
+ * `watch: false` starts 1.0 with NODE_ENV=production, which turns off its watch of the file: the
+ * watch re-reads 1.0's own writes, and a re-read that lands after the next write undoes that write,
+ * so requests that write one after another, compared one by one, need it off.
+ */
+export async function startJsonServer(version: JsonServerVersion, file: string, ready: string, options: { watch?: boolean } = {}): Promise<JsonServer> {
   const bin = await binOf(version)
   const port = await freePort()
   // 0.17 logs every request unless told not to; 1.0 logs to stdout, which is not read.
   const quiet = version === '0.17' ? ['--quiet'] : []
   const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1', ...quiet], {
     cwd: dirname(file),
+    env: options.watch === false ? { ...process.env, NODE_ENV: 'production' } : process.env,
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let errors = ''

@@ -16,6 +16,7 @@ import { handleGeneric } from './resources/generic.ts'
 import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
+import { withErrorMember } from './resources/json-server/version-1.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
 import { familyResources } from './resources/family.ts'
 import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
@@ -67,10 +68,13 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   addDeclaredRoutes(router, declaredResources)
   const requireOwners = ownersCheck(declaredResources)
   // json-server 0.17's URL semantics, when on, answer the generic API's paths (docs/json-server.md, "The json-server mode").
-  const generic = settings.jsonServer ? jsonServerGeneric(declaredResources.map((resource) => resource.collection)) : handleGeneric
+  const generic = settings.jsonServer ? jsonServerGeneric(declaredResources.map((resource) => resource.collection), settings.jsonServerVersion) : handleGeneric
   const prefixSegments = settings.prefix.split('/').filter(Boolean)
   const prefixUrl = prefixSegments.length === 0 ? '' : joinPath(prefixSegments)
   const streams = new Set<() => void>()
+  // 0.17's per-request parameters and headers; json-server 1.0 has neither, and its error bodies carry `"error"`.
+  const jsonServer017 = settings.jsonServer && settings.jsonServerVersion === '0.17'
+  const jsonServer1 = settings.jsonServer && settings.jsonServerVersion === '1'
   // A request of a batch (docs/http-api.md, "Batches") reaches what it would reach alone.
   const dispatch = (context: Context): Promise<void> => {
     const match = router.match(context.method, context.path)
@@ -150,8 +154,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       settings,
     }
     // The mode's per-request `_delay`, its first `q` only, and json-server's no-cache headers.
-    const delay = settings.jsonServer ? takeJsonServerParameters(context.query) || settings.delay : settings.delay
-    if (settings.jsonServer) headers.push('Cache-Control', 'no-cache', 'Pragma', 'no-cache', 'Expires', '-1')
+    const delay = jsonServer017 ? takeJsonServerParameters(context.query) || settings.delay : settings.delay
+    if (jsonServer017) headers.push('Cache-Control', 'no-cache', 'Pragma', 'no-cache', 'Expires', '-1')
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
     if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
@@ -196,7 +200,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const headers: string[] = []
     const answer = () =>
       handle(req, res, passOn, headers).catch((error: unknown) => {
-        const httpError = toHttpError(error)
+        const httpError = jsonServer1 ? withErrorMember(toHttpError(error)) : toHttpError(error)
         if (httpError.status === 500) console.error(error) // a fault; a refusal such as 503 (too many streams) is an answer
         if (!res.headersSent) applyHeaders(res, headers)
         sendProblem(res, httpError, req.method === 'HEAD')

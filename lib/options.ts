@@ -76,9 +76,11 @@ export interface RestdirOptions {
   /**
    * json-server 0.17's URL semantics beside restdir's own (docs/json-server.md, "The json-server
    * mode"): nested routes, cascading deletes, singular resources, integer ids, `GET /db`, `_delay`.
-   * Default: on for a `db.json` store, off for every other (see jsonServerModeFor).
+   * Default: on for a `db.json` store, off for every other (see jsonServerModeFor). `'1'` answers
+   * as json-server 1.0 does where it differs from 0.17 (docs/json-server.md, "json-server 1.0's
+   * mode"); `true` and `'0.17'` are 0.17's.
    */
-  jsonServer?: boolean
+  jsonServer?: boolean | '0.17' | '1'
   /**
    * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
    * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
@@ -153,6 +155,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer,
+    jsonServerVersion: jsonServerVersionOf(options),
     bodyLimits: {
       maxBody: options.maxBody ?? optionDefaults.maxBody,
       maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
@@ -194,7 +197,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
  * whose front ends were written against json-server. The one place that default is decided.
  */
 export function jsonServerModeFor(options: Pick<RestdirOptions, 'jsonServer'>, storeLocation: string | undefined): boolean {
-  if (options.jsonServer !== undefined) return options.jsonServer
+  if (options.jsonServer !== undefined) return options.jsonServer !== false
   return storeLocation !== undefined && /\.json$/i.test(storeLocation)
 }
 
@@ -203,6 +206,14 @@ function checkMiddlewares(middlewares: readonly Middleware[]): Middleware[] {
     if (typeof middleware !== 'function') throw new TypeError(`middlewares[${index}] is ${typeof middleware}; a middleware is a function (req, res, next).`)
   })
   return [...middlewares]
+}
+
+/** Which json-server the mode answers as: 0.17, npm's `json-server`, unless 1.0 is asked for by name. */
+export function jsonServerVersionOf(options: Pick<RestdirOptions, 'jsonServer'>): '0.17' | '1' {
+  const asked: unknown = options.jsonServer
+  if (asked === '1') return '1'
+  if (asked === undefined || typeof asked === 'boolean' || asked === '0.17') return '0.17'
+  throw new RangeError(`jsonServer must be true, false, '0.17' or '1' (got ${JSON.stringify(asked)}).`)
 }
 
 function resolveWwwCache(option: RestdirOptions['wwwCache']): Settings['wwwCache'] {

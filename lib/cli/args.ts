@@ -21,7 +21,7 @@ export interface CommandLine {
  */
 export function readCommandLine(argv: string[]): CommandLine {
   const flags: Flags = {}
-  for (const option of optionsTable) if (option.value === 'switch') flags[option.flag] = false
+  for (const option of optionsTable) if (option.value === 'switch' || option.value === 'version') flags[option.flag] = false
   const positionals: string[] = []
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]
@@ -52,6 +52,13 @@ export function readCommandLine(argv: string[]): CommandLine {
     }
     if (inline !== undefined) {
       setText(flags, option, inline)
+      continue
+    }
+    // `--json-server 1`, but `--json-server db.json`: the next argument is the version only when it looks like one.
+    if (option.value === 'version') {
+      const next = argv[index + 1]
+      if (next !== undefined && /^\d+(\.\d+)*$/.test(next)) flags[option.flag] = argv[++index]
+      else flags[option.flag] = true
       continue
     }
     // The next argument is the value, a negative number too (`--delay -5`), which the flag's own rule then refuses.
@@ -131,6 +138,7 @@ export function textsOf(flags: Flags, flag: string): string[] {
  */
 export function valueOf(flags: Flags, option: CliOption, env: NodeJS.ProcessEnv): string | number | boolean | undefined {
   if (option.value === 'switch') return flags[option.flag] === true
+  if (option.value === 'version' && typeof flags[option.flag] === 'boolean') return flags[option.flag] === true
   const given = textOf(flags, option.flag)
   if (given !== undefined) return parseValue(option, given, `--${option.flag}`)
   const fromEnv = option.env === undefined ? undefined : env[option.env]
@@ -154,10 +162,12 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
       if (texts.length > 0) options[option.lands] = texts
       continue
     }
+    // A version switch not given leaves the library's default too.
+    if (option.value === 'version' && flags[option.flag] === false) continue
     // Not to undo what a `no-` switch before it set (`--no-cors` lands where `--cors` does).
     if (options[option.lands] === undefined) options[option.lands] = valueOf(flags, option, env)
   }
-  if (flags['json-server'] === true && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
+  if (flags['json-server'] !== undefined && flags['json-server'] !== false && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
   if (flags['no-cors'] === true && textOf(flags, 'cors') !== undefined) throw new UsageError('--cors and --no-cors contradict each other; give one.')
   return options as RestdirOptions
 }

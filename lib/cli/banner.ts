@@ -23,6 +23,8 @@ export interface BannerFacts {
   delay: string | undefined
   /** json-server 0.17's URL semantics (--json-server; on for a db.json). */
   jsonServer: boolean
+  /** json-server 1.0's answers (--json-server 1). */
+  jsonServer1?: boolean
   /** Writes need the token (--token or RESTDIR_TOKEN). */
   token: boolean
   /** The declared routes, each pattern with its methods, as the router holds them. */
@@ -39,6 +41,7 @@ export function bannerText(facts: BannerFacts): string {
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
     (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
     (facts.jsonServer ? `json-server 0.17's URLs: nested routes, cascading deletes, integer ids, GET /db (--json-server; --no-json-server turns it off)\n` : '') +
+    (facts.jsonServer1 ? `json-server 1.0's answers: pages in its envelope, DELETE answers the item, "error" in every problem (--json-server 1)\n` : '') +
     `routes:\n` +
     routeLines(facts) +
     (facts.delay ? `every data answer waits ${facts.delay} ms (--delay)\n` : '') +

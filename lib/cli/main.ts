@@ -96,7 +96,8 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, c
       configFile,
       snapshots,
       delay: textOf(flags, 'delay'),
-      jsonServer: settings.jsonServer,
+      jsonServer: settings.jsonServer && settings.jsonServerVersion === '0.17',
+      jsonServer1: settings.jsonServer && settings.jsonServerVersion === '1',
       token: options.token !== undefined,
       routes: server.handler.routes,
     }))

@@ -27,6 +27,8 @@ export type ValueKind =
   | 'delay'
   /** One file or more: the arguments after the flag up to the next flag (or a `.json` store), as json-server reads `-m a.js b.js`; the flag may come again. */
   | 'files'
+  /** A switch that may name json-server's version, `--json-server 1`: the next argument only when it is a version number. */
+  | 'version'
 
 export interface CliOption {
   /** The flag without its dashes. */
@@ -98,10 +100,10 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'delay', short: 'd', placeholder: 'MS', value: 'delay', lands: 'delay', section: 'options',
     usage: 'wait MS milliseconds before every data answer (to see loading states)',
     docs: { meaning: 'wait `MS` milliseconds before every data answer, to see a front end\'s loading states' } },
-  { flag: 'json-server', value: 'switch', lands: 'jsonServer', section: 'options',
-    usage: 'json-server 0.17\'s URLs too: nested routes, cascading deletes, singular\nresources, integer ids, GET /db, _delay (default: on for a db.json store)',
+  { flag: 'json-server', placeholder: '[VER]', value: 'version', lands: 'jsonServer', section: 'options',
+    usage: 'json-server 0.17\'s URLs too: nested routes, cascading deletes, singular\nresources, integer ids, GET /db, _delay (default: on for a db.json store);\n--json-server 1 answers as json-server 1.0 does',
     docs: {
-      meaning: 'json-server 0.17\'s URL semantics beside restdir\'s: nested routes, cascading deletes, singular resources, integer ids, `GET /db`, `_delay` (see [The json-server mode](json-server.md#the-json-server-mode))',
+      meaning: 'json-server 0.17\'s URL semantics beside restdir\'s: nested routes, cascading deletes, singular resources, integer ids, `GET /db`, `_delay` (see [The json-server mode](json-server.md#the-json-server-mode)); `--json-server 1` answers as json-server 1.0 does (see [json-server 1.0\'s mode](json-server.md#json-server-10s-mode))',
       default: 'on for a `db.json` store, else off',
     } },
   { flag: 'no-json-server', value: 'switch', lands: 'jsonServer', section: 'options',

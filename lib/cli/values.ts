@@ -37,6 +37,11 @@ export function parseValue(option: CliOption, text: string, source: string): str
     case 'secret':
       if (text.trim() === '') throw new UsageError(`--${option.flag} (or $${option.env}) must not be empty.`)
       return text
+    case 'version':
+      // json-server's two lines: 0.17 (npm's `json-server`) and 1.0 (docs/json-server.md, "json-server 1.0's mode").
+      if (/^0\.17(\.\d+)?$/.test(text)) return '0.17'
+      if (/^1(\.0)?(\.\d+)?$/.test(text)) return '1'
+      throw new UsageError(`${source} "${text}" is not a json-server version restdir answers as: 0.17 or 1.`)
     case 'text':
     case 'files':
     case 'switch':
@@ -71,6 +76,7 @@ export function whatItTakes(option: CliOption): string {
     case 'duration': return 'a time, such as 500ms, 10s or 2m'
     case 'delay': return 'a number of milliseconds (0-600000)'
     case 'secret': return 'the secret every write must send'
+    case 'version': return 'json-server\'s version, 0.17 or 1'
     case 'text':
     case 'files':
     case 'switch': return option.takes ?? option.placeholder ?? 'a value'

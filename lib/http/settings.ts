@@ -21,6 +21,8 @@ export interface Settings {
   delay: number
   /** json-server 0.17's URL semantics (lib/options.ts, jsonServerModeFor). */
   jsonServer: boolean
+  /** Which json-server the mode answers as (lib/options.ts, jsonServerVersionOf). */
+  jsonServerVersion: '0.17' | '1'
   bodyLimits: BodyLimits
   pathLimits: PathLimits
   listingLimits: ListingLimits

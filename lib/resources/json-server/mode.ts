@@ -7,6 +7,7 @@ import { replaceSingular, sendSingular } from './singular.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
+import { createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
 
 /**
  * The generic data API with json-server 0.17's URL semantics (docs/json-server.md,
@@ -16,13 +17,20 @@ import { checkParameters } from '../../listing/filters.ts'
  * declared families (`/user`, …) keep their own routes and rules: the mode
  * leaves every path below them to restdir.
  */
-export function jsonServerGeneric(declared: readonly string[]) {
+export function jsonServerGeneric(declared: readonly string[], version: '0.17' | '1' = '0.17') {
   return async function handleJsonServer(context: Context, requireOwners: RequireOwners): Promise<void> {
     const { method, path } = context
     if (path.length === 0 || declared.includes(path[0])) return handleGeneric(context, requireOwners)
     const reads = method === 'GET' || method === 'HEAD'
+    // json-server 1.0's answers where they differ from 0.17's (version-1.ts); it has no /db and no nested routes.
+    if (version === '1') {
+      if (method === 'DELETE' && path.length === 2) return removeMember1(context)
+      if (method === 'POST' && path.length === 1 && !(await context.documents.store.read(path))) return createMember1(context, path, requireOwners)
+      if (path.length > 2) return handleGeneric(context, requireOwners)
+      if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
+    }
     if (path.length === 1) {
-      if (reads && path[0] === 'db') return sendDatabase(context)
+      if (reads && path[0] === 'db' && version === '0.17') return sendDatabase(context)
       return topLevel(context, requireOwners)
     }
     if (path.length === 2) {

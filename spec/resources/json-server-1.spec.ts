@@ -1,0 +1,353 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { startJsonServer, type JsonServer, type JsonServerVersion } from '../../bench/json-server.ts'
+import type { RestdirOptions } from '../../lib/options.ts'
+import { readCommandLine, serverOptions } from '../../lib/cli/args.ts'
+import { UsageError } from '../../lib/cli/usage.ts'
+import { makeTempDir, send, startServer, type Answer, type RequestOptions } from '../support/helpers.ts'
+import { startCli, stopAll } from '../support/process.ts'
+
+// `--json-server 1` beside json-server 1.0 itself, and the json-server mode's
+// few deliberate differences beside json-server 0.17.4 and 1.0
+// (docs/json-server.md, "json-server 1.0's mode" and "What still differs").
+// Each side serves its own copy of the same db.json: json-server as its users
+// start it (`json-server db.json`, bench/json-server.ts; 1.0 is installed in
+// bench/json-server-1/ on first use, and runs without its watch of the file,
+// whose re-reads of its own writes race the next request), restdir on the file
+// itself. Each request goes to both, exactly as written, and the answers are compared.
+
+/** A db.json as json-server 1.0 keeps one: string ids (it turns numeric ones into strings). */
+function db1() {
+  return {
+    posts: Array.from({ length: 23 }, (_, index) => ({
+      id: String(index + 1),
+      title: `post ${index + 1}`,
+      views: (index * 37) % 100,
+      author: { name: index % 3 === 0 ? 'alice' : 'bob' },
+    })),
+    comments: [
+      { id: '1', text: 'first on post 1', postId: '1' },
+      { id: '2', text: 'second on post 1', postId: '1' },
+      { id: '3', text: 'on post 2', postId: '2' },
+      { id: '4', text: 'on post 3', postId: '3' },
+      { id: '5', text: 'about nothing', postId: null },
+    ],
+    likes: [
+      { id: '1', postId: '1' },
+      { id: '2', postId: '2' },
+      { id: '3', postId: '3' },
+    ],
+    profile: { name: 'typicode' },
+  }
+}
+
+/** json-server 0.17's own kind of db.json: numeric ids. */
+function db017() {
+  return {
+    posts: [
+      { id: 1, title: 'a', views: 5 },
+      { id: 2, title: 'b', views: 50 },
+    ],
+    comments: [{ id: 1, body: 'on a', postId: 1 }],
+  }
+}
+
+interface Side {
+  port: number
+  file: string
+}
+
+interface Pair {
+  theirs: Side
+  ours: Side
+  both(method: string, target: string, options?: RequestOptions): Promise<[Answer, Answer]>
+  close(): Promise<void>
+}
+
+/** json-server `version` and restdir (`options`) side by side, each on its own copy of `db` as a db.json. */
+async function startPair(version: JsonServerVersion, options: RestdirOptions, db: object): Promise<Pair> {
+  const dir = await makeTempDir('json-server-side-by-side-')
+  const files = [join(dir, 'json-server', 'db.json'), join(dir, 'restdir', 'db.json')]
+  for (const file of files) {
+    await mkdir(join(file, '..'))
+    await writeFile(file, JSON.stringify(db, null, 2))
+  }
+  // Without its watch (NODE_ENV=production), json-server 1.0 reads its ./public folder at start and stops without one.
+  await mkdir(join(dir, 'json-server', 'public'))
+  let jsonServer: JsonServer | undefined
+  try {
+    jsonServer = await startJsonServer(version, files[0], '/posts', { watch: false })
+    const restdir = await startServer({ store: files[1], ...options })
+    const theirs = { port: jsonServer.port, file: files[0] }
+    const ours = { port: restdir.port, file: files[1] }
+    return {
+      theirs,
+      ours,
+      both: async (method, target, requestOptions) => [await send(theirs.port, method, target, requestOptions), await send(ours.port, method, target, requestOptions)],
+      async close() {
+        await restdir.close()
+        await jsonServer!.stop()
+        await rm(dir, { recursive: true, force: true })
+      },
+    }
+  } catch (error) {
+    await jsonServer?.stop()
+    await rm(dir, { recursive: true, force: true })
+    throw error
+  }
+}
+
+/** Asserts that both answered alike: the same status, and the same JSON. */
+function assertSame([theirs, ours]: [Answer, Answer], what: string): void {
+  assert.is(ours.status, theirs.status, `${what}: restdir ${ours.status} (${ours.text.slice(0, 200)}), json-server ${theirs.status}`)
+  if (theirs.status < 400) assert.equal(ours.json, theirs.json, what)
+}
+
+/** A suite whose tests share one pair, in the order they are written: the reads first, the writes after. */
+function pairSuite(name: string, version: JsonServerVersion, options: RestdirOptions, db: () => object) {
+  const test = suite<{ pair: Pair }>(name, { pair: undefined as unknown as Pair })
+  test.before(async (context) => {
+    context.pair = await startPair(version, options, db())
+  })
+  test.after(async ({ pair }) => {
+    await pair?.close()
+  })
+  return test
+}
+
+const one = pairSuite('--json-server 1, side by side with json-server 1.0', '1.0', { jsonServer: '1' }, db1)
+
+one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 answers', async ({ pair }) => {
+  const targets = [
+    // `_page` alone: 1.0's envelope, 10 a page.
+    '/posts?_page=1', '/posts?_page=3',
+    // Page values as 1.0 reads them (parseInt; not a number is no page; clamped), never a 400.
+    '/posts?_page=abc', '/posts?_page=', '/posts?_page=0', '/posts?_page=-3&_per_page=5', '/posts?_page=1.7&_per_page=4.5',
+    '/posts?_page=99', '/posts?_page=2&_per_page=0', '/posts?_page=2&_per_page=x', '/posts?_page=2&_per_page=-4', '/posts?_per_page=3',
+    '/posts?_page=99999999999999999999&_per_page=7',
+    // A filter on a field no item has.
+    '/posts?colour=red', '/posts?colour=red&_page=1',
+    // 1.0's operators, 0.17's suffixes it reads too, and plain equality.
+    '/posts?views:eq=74', '/posts?views:lt=20', '/posts?views:lte=11', '/posts?views:gt=90', '/posts?views:gte=96', '/posts?views:ne=0&_sort=-views&_page=1&_per_page=3',
+    '/posts?title:contains=POST+1', '/posts?title:startsWith=post+2', '/posts?title:endsWith=3', '/posts?author.name:eq=alice&_sort=-views',
+    '/posts?views_gte=90', '/posts?views_lt=10', '/posts?views=74', '/posts?author.name=bob&_page=2&_per_page=4',
+    // A repeated filter: the last value counts.
+    '/posts?views=74&views=11',
+    // Parameters 1.0 does not know: filters on fields of those names, which no item has; an unknown operator is dropped.
+    '/posts?_limit=2', '/posts?_start=0&_end=2', '/posts?_sort=views&_order=desc', '/posts?q=post', '/posts?title_like=post',
+    '/posts?_delay=10', '/posts?_=123', '/posts?_expand=author', '/posts?callback=fn', '/posts?views:gtt=3', '/posts?constructor=1',
+    // `_where` replaces the other filters; one that is not JSON is ignored.
+    `/posts?_where=${encodeURIComponent('{"views":{"lt":20}}')}&title=nothing`, '/posts?_where=nonsense&views=74', `/posts?_where=${encodeURIComponent('[1]')}`,
+    '/comments?_embed=post', '/posts?_embed=comments&_page=1&_per_page=2',
+    // An item reads `_embed` alone.
+    '/posts/1?_embed=comments&_foo=1', '/comments/1?_embed=post&q=x&_page=abc',
+  ]
+  for (const target of targets) assertSame(await pair.both('GET', target), target)
+})
+
+one('filters past the listing\'s bounds are a 400 that names the bound, never a crash', async ({ pair }) => {
+  const long = Array.from({ length: 30 }, (_, index) => `f${index}=${'x'.repeat(200)}`).join('&')
+  for (const [target, detail] of [['/posts?a.b.c.d.e.f.g.h.i=1', /"a\.b\.c\.d\.e\.f\.g\.h\.i" names a field more than 8 levels deep/], [`/posts?${long}`, /filters come to more than 4096 characters/]] as const) {
+    const answer = await send(pair.ours.port, 'GET', target)
+    assert.is(answer.status, 400, answer.text)
+    assert.match(answer.json.detail, detail)
+  }
+})
+
+one('a problem answer carries json-server 1.0\'s "error" member beside its own, under json-server\'s status', async ({ pair }) => {
+  const requests: Array<[string, string, RequestOptions?]> = [
+    ['GET', '/posts/99'],
+    ['PUT', '/posts/99', { body: { title: 'x' } }],
+    ['DELETE', '/posts/99'],
+    ['POST', '/posts', { body: [1] }],
+    // json-server 1.0 has neither `GET /db` nor nested routes.
+    ['GET', '/db'],
+    ['GET', '/posts/1/comments'],
+  ]
+  for (const [method, target, options] of requests) {
+    const [theirs, ours] = await pair.both(method, target, options)
+    const what = `${method} ${target}`
+    assert.is(ours.status, theirs.status, `${what}: ${ours.text}`)
+    assert.is(typeof theirs.json.error, 'string', `json-server: ${what}`)
+    assert.is(ours.headers['content-type'], 'application/problem+json')
+    assert.is(ours.json.status, ours.status)
+    assert.is(ours.json.error, ours.json.detail, what)
+  }
+  // A body that is not JSON: restdir's 400 is json-server 0.17's status (see the 0.17 suite); 1.0 answers 500.
+  const [theirs, ours] = await pair.both('PATCH', '/posts/1', { body: '{"title":', headers: { 'Content-Type': 'application/json' } })
+  assert.is(ours.status, 400, ours.text)
+  assert.is(theirs.status, 500, 'json-server 1.0')
+})
+
+one('CORS: a loopback origin is let in as json-server lets it in; another origin only once --cors names it', async ({ pair }) => {
+  const local = await pair.both('GET', '/posts/1', { headers: { Origin: 'http://localhost:5173' } })
+  assertSame(local, 'GET with a loopback Origin')
+  for (const answer of local) assert.ok(answer.headers['access-control-allow-origin'], 'a loopback origin is allowed')
+  const preflight = { 'Access-Control-Request-Method': 'DELETE' }
+  const localPreflight = await pair.both('OPTIONS', '/posts/1', { headers: { Origin: 'http://localhost:5173', ...preflight } })
+  assert.is(localPreflight[1].status, localPreflight[0].status)
+  for (const answer of localPreflight) assert.match(answer.headers['access-control-allow-methods'] as string, /DELETE/)
+  const foreignPreflight = await pair.both('OPTIONS', '/posts/1', { headers: { Origin: 'https://app.example', ...preflight } })
+  assert.is(foreignPreflight[0].status, localPreflight[0].status)
+  assert.is(foreignPreflight[1].status, 403, 'restdir refuses a preflight from another origin')
+  const foreign = await pair.both('GET', '/posts/1', { headers: { Origin: 'https://app.example' } })
+  assertSame(foreign, 'GET with another Origin')
+  assert.is(foreign[0].headers['access-control-allow-origin'], '*')
+  assert.is(foreign[1].headers['access-control-allow-origin'], undefined)
+  const widened = await startServer({ store: join(pair.ours.file, '..', 'widened.json'), jsonServer: '1', cors: '*' })
+  try {
+    assert.is((await widened.request('GET', '/', { headers: { Origin: 'https://app.example' } })).headers['access-control-allow-origin'], 'https://app.example')
+  } finally {
+    await widened.close()
+  }
+})
+
+one('the playground answers / when there is no static folder, where json-server shows its own home page', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('GET', '/')
+  assert.is(ours.status, theirs.status)
+  for (const answer of [theirs, ours]) assert.match(answer.headers['content-type'] as string, /^text\/html/)
+  assert.match(ours.text, /restdir/i)
+})
+
+one('POST gives the item a new id and sets a body\'s own id aside, as json-server 1.0', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: { id: '7', title: 'new' } })
+  assert.is(ours.status, theirs.status)
+  for (const answer of [theirs, ours]) {
+    assert.is(typeof answer.json.id, 'string')
+    assert.is.not(answer.json.id, '7')
+    assert.equal({ ...answer.json, id: undefined }, { title: 'new', id: undefined })
+  }
+  assert.equal((await send(pair.ours.port, 'GET', `/posts/${ours.json.id}`)).json, ours.json)
+  assert.is((await send(pair.ours.port, 'GET', '/posts/7')).json.title, 'post 7')
+  for (const answer of [theirs, ours]) assert.is((await send(answer === ours ? pair.ours.port : pair.theirs.port, 'DELETE', `/posts/${answer.json.id}`)).status, 200)
+})
+
+one('DELETE answers the deleted item, sets the foreign keys that named it to null, and _dependent removes those, as json-server 1.0', async ({ pair }) => {
+  const deleted = await pair.both('DELETE', '/posts/1')
+  assertSame(deleted, 'DELETE /posts/1')
+  assert.is(deleted[1].json.title, 'post 1')
+  for (const target of ['/comments', '/likes']) assertSame(await pair.both('GET', target), `${target} after DELETE /posts/1`)
+  assert.equal((await send(pair.ours.port, 'GET', '/likes/1')).json, { id: '1', postId: null })
+  assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
+  for (const target of ['/comments', '/likes', '/posts?_page=1']) assertSame(await pair.both('GET', target), `${target} after DELETE /posts/2?_dependent=comments`)
+  assert.equal((await send(pair.ours.port, 'GET', '/comments')).json.map((comment: { id: string }) => comment.id), ['4'])
+  assertSame(await pair.both('DELETE', '/posts/2'), 'DELETE /posts/2 again')
+})
+
+one('a body not sent as JSON is a 415, where json-server 1.0 reads it as JSON whatever its type', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: '{"title":"c"}', headers: { 'Content-Type': 'text/plain' } })
+  assert.is(ours.status, 415, ours.text)
+  assert.is(ours.json.error, ours.json.detail)
+  assert.is(theirs.status, 201, 'json-server 1.0 takes it')
+  assert.is((await send(pair.theirs.port, 'DELETE', `/posts/${theirs.json.id}`)).status, 200)
+  assertSame(await pair.both('GET', '/posts'), 'GET /posts after')
+})
+
+one('a hand edit that breaks the file is never overwritten: a write is a 503, where json-server 1.0 writes its last good state over it', async ({ pair }) => {
+  const broken = (await readFile(pair.ours.file, 'utf8')).replace('"post 3"', '"post 3"!')
+  assert.is.not(broken, await readFile(pair.ours.file, 'utf8'))
+  for (const side of [pair.theirs, pair.ours]) await writeFile(side.file, broken)
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: { title: 'new' } })
+  assert.is(ours.status, 503, ours.text)
+  assert.is(ours.headers['retry-after'], '1')
+  assert.is(ours.json.error, ours.json.detail)
+  assert.is(await readFile(pair.ours.file, 'utf8'), broken)
+  assert.is(theirs.status, 201, 'json-server 1.0 takes the write')
+  assert.is.not(await readFile(pair.theirs.file, 'utf8'), broken, 'json-server 1.0 wrote over the hand edit')
+})
+
+one.run()
+
+const seventeen = pairSuite('the json-server mode beside json-server 0.17', '0.17', {}, db017)
+
+seventeen('no JSONP: ?callback= is answered as plain JSON, the data json-server 0.17 wraps in a script', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('GET', '/posts?callback=fn')
+  assert.is(ours.status, theirs.status)
+  assert.match(theirs.headers['content-type'] as string, /javascript/)
+  assert.match(ours.headers['content-type'] as string, /^application\/json/)
+  const wrapped = /fn\(([\s\S]*)\);?\s*$/.exec(theirs.text)
+  assert.ok(wrapped, theirs.text)
+  assert.equal(ours.json, JSON.parse(wrapped![1]))
+})
+
+seventeen('errors are application/problem+json under json-server 0.17\'s status, whose {} is a JSON object too', async ({ pair }) => {
+  const requests: Array<[string, string, RequestOptions?]> = [
+    ['GET', '/posts/99'],
+    ['PUT', '/posts/99', { body: { title: 'x' } }],
+    ['PATCH', '/posts/99', { body: { title: 'x' } }],
+    ['DELETE', '/posts/99'],
+    ['PATCH', '/posts/1', { body: '{"title":', headers: { 'Content-Type': 'application/json' } }],
+  ]
+  for (const [method, target, options] of requests) {
+    const [theirs, ours] = await pair.both(method, target, options)
+    assert.is(ours.status, theirs.status, `${method} ${target}: ${ours.text}`)
+    assert.is(ours.headers['content-type'], 'application/problem+json')
+    assert.is(typeof ours.json.detail, 'string')
+  }
+})
+
+seventeen('a taken id is a 409 where json-server 0.17 answers 500, and the item stays as it was', async ({ pair }) => {
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: { id: 1, title: 'again' } })
+  assert.is(theirs.status, 500, `json-server 0.17: ${theirs.text.slice(0, 100)}`)
+  assert.is(ours.status, 409, ours.text)
+  assertSame(await pair.both('GET', '/posts/1'), 'GET /posts/1 after')
+})
+
+seventeen('0.17 stays the default for a db.json: a DELETE answers {}, _page alone a plain page, as json-server 0.17 does', async ({ pair }) => {
+  assertSame(await pair.both('GET', '/posts?_page=1'), 'GET /posts?_page=1')
+  assertSame(await pair.both('GET', '/db'), 'GET /db')
+  assertSame(await pair.both('GET', '/posts/1/comments'), 'GET /posts/1/comments')
+  const deleted = await pair.both('DELETE', '/posts/1')
+  assertSame(deleted, 'DELETE /posts/1')
+  assert.equal(deleted[1].json, {})
+})
+
+seventeen('a body not sent as JSON is a 415, where json-server 0.17 takes it as no body, and nothing is created', async ({ pair }) => {
+  const before = (await send(pair.ours.port, 'GET', '/posts')).json.length
+  const [theirs, ours] = await pair.both('POST', '/posts', { body: '{"title":"c"}', headers: { 'Content-Type': 'text/plain' } })
+  assert.is(ours.status, 415, ours.text)
+  assert.is(theirs.status, 201, 'json-server 0.17 creates an item without the body')
+  assert.is((await send(pair.ours.port, 'GET', '/posts')).json.length, before)
+})
+
+seventeen.run()
+
+const commandLine = suite('--json-server on the command line')
+commandLine.after(stopAll)
+
+commandLine('restdir db.json --json-server 1 answers as json-server 1.0, restdir db.json as 0.17', async () => {
+  const dir = await makeTempDir('json-server-flag-')
+  try {
+    const file = join(dir, 'db.json')
+    for (const [args, deleted, paged] of [[['--json-server', '1'], { id: 1, title: 'a', views: 5 }, false], [[], {}, true]] as const) {
+      await writeFile(file, JSON.stringify(db017()))
+      const cli = await startCli([...args, file, '--port', '0'])
+      try {
+        assert.equal((await send(cli.port, 'DELETE', '/posts/1')).json, deleted, args.join(' ') || 'a db.json alone')
+        assert.is(Array.isArray((await send(cli.port, 'GET', '/posts?_page=1')).json), paged)
+      } finally {
+        await cli.stop()
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+commandLine('a version after --json-server is read only when it is one, and one restdir does not answer as is refused', () => {
+  const read = (...args: string[]) => {
+    const line = readCommandLine(args)
+    return { positionals: line.positionals, jsonServer: serverOptions(line.flags, {}).jsonServer }
+  }
+  assert.equal(read('--json-server', 'db.json'), { positionals: ['db.json'], jsonServer: true })
+  assert.equal(read('--json-server', '1', 'db.json'), { positionals: ['db.json'], jsonServer: '1' })
+  assert.equal(read('db.json', '--json-server=1.0'), { positionals: ['db.json'], jsonServer: '1' })
+  assert.equal(read('--json-server', '0.17.4', 'db.json'), { positionals: ['db.json'], jsonServer: '0.17' })
+  assert.equal(read('db.json'), { positionals: ['db.json'], jsonServer: undefined })
+  assert.throws(() => read('--json-server', '2', 'db.json'), (error: Error) => error instanceof UsageError && /0\.17 or 1/.test(error.message))
+  assert.throws(() => read('--json-server', '1', '--no-json-server'), (error: Error) => error instanceof UsageError && /contradict/.test(error.message))
+})
+
+commandLine.run()
