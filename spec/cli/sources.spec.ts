@@ -133,7 +133,10 @@ async function serveRemote(body: string, type = 'application/json'): Promise<{ u
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/db.json`,
     hits: () => hits,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => {
+      server.closeAllConnections()
+      return new Promise((resolve) => server.close(() => resolve()))
+    },
   }
 }
 
@@ -145,7 +148,16 @@ function startRestdir(source: string, cwd: string): Promise<RunningCli> {
 /** restdir's command on `source` run to its end (it fails to start). */
 async function failedStart(source: string, cwd: string): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const cli = spawnCli([join(root, 'bin', 'restdir.ts'), source, '--port', '0'], { command: restdirCommand, cwd })
-  const exit = await Promise.race([cli.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still running after 20 s:\n${cli.stdout()}${cli.stderr()}`)), 20_000))])
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), 20_000)))
+  const exit = await Promise.race([cli.exited, late])
+  clearTimeout(timer)
+  if (exit === 'late') {
+    cli.child.kill('SIGKILL')
+    await cli.exited
+    assert.unreachable(`restdir ${source} was still running after 20 s:\n${cli.stdout()}${cli.stderr()}`)
+    throw new Error('unreachable')
+  }
   return { code: exit.code, stderr: cli.stderr(), stdout: cli.stdout() }
 }
 
