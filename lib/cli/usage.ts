@@ -7,8 +7,9 @@ export class UsageError extends Error {}
 export function usageText(): string {
   return 'Usage: restdir [options] [STORE]\n\n' +
     'Serves JSON documents from a folder, each at its own URL.\n' +
-    'STORE, as --store: a json-server db.json (every change is written back into it),\n' +
-    'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n\n' +
+    'STORE, as --store: a json-server db.json or db.json5 (every change is written back into it),\n' +
+    'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n' +
+    'An http(s):// URL or a seed.js is loaded once and served from memory.\n\n' +
     'Options:\n' +
     section('options', 21) +
     '\nLimits (TIME is 500ms, 10s, 2m; a bare number is milliseconds):\n' +
