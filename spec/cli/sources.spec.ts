@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -88,7 +88,11 @@ async function startJsonServer017(source: string, cwd: string): Promise<Side> {
 async function startJsonServer1(file: string, cwd: string): Promise<Side> {
   const port = await freePort()
   const bin = join(await jsonServer1Package(), 'lib', 'bin.js')
-  const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  // NODE_ENV=production turns off its watch of the file, which reads the file again after each of its own
+  // writes and, when the next write lands meanwhile, takes back the older data (a PUT lost now and then);
+  // in production its static files come from ./public, which must then exist.
+  mkdirSync(join(cwd, 'public'), { recursive: true })
+  const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } })
   return ready(child, port, /JSON Server started/)
 }
 
