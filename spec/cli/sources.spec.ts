@@ -405,6 +405,29 @@ json5('hand edits of a db.json5 are served; one that breaks it names the line an
   }
 })
 
+json5('--import and --fixture take a db.json5 too; a broken one names its line and column', async () => {
+  const dir = await makeTempDir('restdir-json5-')
+  writeFileSync(join(dir, 'db.json5'), json5Text)
+  writeFileSync(join(dir, 'broken.json5'), `{\n  posts: [{ id: 1 }\n}\n`)
+  try {
+    const run = (args: string[]) => spawnCli([join(root, 'bin', 'restdir.ts'), ...args], { command: restdirCommand, cwd: dir })
+    const imported = run(['--import', 'db.json5', '--store', 'data'])
+    assert.is((await imported.exited).code, 0, imported.stderr())
+    assert.match(imported.stdout(), /imported 5 documents \(2 collections\) from db\.json5/)
+    const broken = run(['--import', 'broken.json5', '--store', 'data'])
+    assert.is((await broken.exited).code, 1)
+    assert.is(broken.stderr(), 'restdir: broken.json5 is not valid JSON5: line 3, column 1: expected "," or "]".\n')
+    const fixture = await startCli([join(root, 'bin', 'restdir.ts'), '--fixture', 'db.json5', '--port', '0', '--quiet'], { command: restdirCommand, cwd: dir })
+    try {
+      assert.is((await send(fixture.port, 'GET', '/posts/3')).json.title, 'multiline')
+    } finally {
+      await fixture.stop()
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 json5.run()
 
 const starts = suite('what a start serves, and says it serves')
