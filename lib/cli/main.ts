@@ -45,7 +45,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
 async function loadedStore(store: StoreChoice, families: Family[]): Promise<Store> {
   const memory = await openStore({ memory: true })
   try {
-    await importDatabase(memory, await loadSource(store.loaded!, store.location), { families })
+    await importDatabase(memory, await loadSource(store.loaded!, store.location, store.label), { families })
     return memory
   } catch (error) {
     if (!(error instanceof SourceError) && !(error instanceof ImportError)) throw error

@@ -36,17 +36,28 @@ export function loadedSourceKind(location: string): LoadedSourceKind | undefined
   return undefined
 }
 
-/** The data of a URL or a module, parsed; a SourceError says why there is none. */
-export function loadSource(kind: LoadedSourceKind, location: string): Promise<unknown> {
-  return kind === 'url' ? fetchJson(location) : moduleData(location)
+/** The data of a URL or a module, parsed; a SourceError says why there is none, naming the source by `label` (a URL without its password). */
+export function loadSource(kind: LoadedSourceKind, location: string, label: string): Promise<unknown> {
+  return kind === 'url' ? fetchJson(location, label) : moduleData(location)
 }
 
-/** A remote JSON, as json-server 0.17 takes it: one GET at start, its body the database. */
-async function fetchJson(url: string): Promise<unknown> {
+/**
+ * A remote JSON, as json-server 0.17 takes it: one GET at start, its body the
+ * database. A user and password in the URL are sent as Basic credentials
+ * (RFC 7617), as Node's http.get, which json-server uses, sends them.
+ */
+async function fetchJson(location: string, url: string): Promise<unknown> {
   let response: Response
   let text: string
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { Accept: 'application/json' } })
+    const target = new URL(location)
+    const headers: Record<string, string> = { Accept: 'application/json' }
+    if (target.username || target.password) {
+      headers.Authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`
+      target.username = ''
+      target.password = ''
+    }
+    response = await fetch(target, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers })
     text = await response.text()
   } catch (error) {
     throw new SourceError(`cannot load ${url}: ${fetchFailure(error)}.`)

@@ -43,7 +43,9 @@ export function chooseStore(flags: Flags, positionals: readonly string[], env: N
   if (loaded !== undefined) {
     if (textOf(flags, 'fixture') !== undefined) throw new UsageError(`${location} is loaded into memory already; --fixture is for a store folder or a db.json.`)
     const resolved = loaded === 'url' ? location : path.resolve(location)
-    return { location: resolved, onPostgres: false, inMemory: true, jsonFile: false, label: resolved, loaded }
+    // A URL's password (https://user:secret@host/db.json) is never shown, as a database URL's is not.
+    const label = loaded === 'url' ? location.replace(/^(https?:\/\/[^:@/?#]*):[^/?#]*@/i, '$1:***@') : resolved
+    return { location: resolved, onPostgres: false, inMemory: true, jsonFile: false, label, loaded }
   }
   const onPostgres = isPostgresUrl(location)
   return {
@@ -57,7 +59,7 @@ export function chooseStore(flags: Flags, positionals: readonly string[], env: N
 }
 
 /**
- * The store as the banner names it (docs/cli.md, "The banner"): where it is
+ * The store as the banner names it (docs/cli.md, "The banner and the request log"): where it is
  * and what kind it is, so a start with no argument says what it serves;
  * undefined for a fixture's memory store.
  */

@@ -205,6 +205,31 @@ remote('the banner says the data is in memory and where it was loaded from', asy
   }
 })
 
+remote('a user and password in the URL are sent as Basic credentials, and never shown', async () => {
+  const dir = await makeTempDir('restdir-remote-')
+  let authorization: string | undefined
+  const server: Server = createServer((req, res) => {
+    authorization = req.headers.authorization
+    if (authorization !== `Basic ${Buffer.from('ada:s3cret:x').toString('base64')}`) return void res.writeHead(401).end()
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(database()))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const base = `127.0.0.1:${(server.address() as AddressInfo).port}`
+  try {
+    const restdir = await startCli([join(root, 'bin', 'restdir.ts'), `http://ada:s3cret%3Ax@${base}/db.json`, '--port', '0'], { command: restdirCommand, cwd: dir })
+    await restdir.stop()
+    assert.match(restdir.stdout(), `store: in memory, loaded once from http://ada:***@${base}/db.json (`)
+    assert.not.match(restdir.stdout() + restdir.stderr(), 's3cret')
+    const refused = await failedStart(`http://ada:wrong@${base}/db.json`, dir)
+    assert.is(refused.code, 1)
+    assert.is(refused.stderr, `restdir: cannot load http://ada:***@${base}/db.json: it answered 401 Unauthorized, not the JSON of a database.\n`)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 remote('a URL that cannot be fetched, or is not a json-server database, stops the start with why and exit 1', async () => {
   const dir = await makeTempDir('restdir-remote-')
   const closed = `http://127.0.0.1:${await freePort()}/db.json`
