@@ -198,7 +198,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
  */
 export function jsonServerModeFor(options: Pick<RestdirOptions, 'jsonServer'>, storeLocation: string | undefined): boolean {
   if (options.jsonServer !== undefined) return options.jsonServer !== false
-  return storeLocation !== undefined && /\.json$/i.test(storeLocation)
+  return storeLocation !== undefined && /\.json5?$/i.test(storeLocation)
 }
 
 function checkMiddlewares(middlewares: readonly Middleware[]): Middleware[] {

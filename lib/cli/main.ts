@@ -10,7 +10,10 @@ import { stopOnSignals } from './signals.ts'
 import { withConfigFile } from './config-file.ts'
 import { checkSnapshotFolder, snapshotOnEnter } from './snapshots.ts'
 import { chooseStaticFolders } from './www-choice.ts'
-import { chooseStore, checkPostgres, firstMissingFolder, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
+import { chooseStore, checkPostgres, firstMissingFolder, openStore, removeEmptyFolders, storeLabelOf, type Store, type StoreChoice } from './store-choice.ts'
+import { loadSource, SourceError } from './source.ts'
+import { ImportError, importDatabase } from '../data/import.ts'
+import { existsSync } from 'node:fs'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
 
 /** The `restdir` command (docs/cli.md): a usage error anywhere before it listens is exit status 2, with the usage. */
@@ -39,8 +42,23 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (store.onPostgres) await checkPostgres(flags)
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
+  if (source !== undefined && store.loaded) throw new UsageError(`--import copies into a store; ${store.label} is loaded into memory, not a store to copy into.`)
   if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
-  await serve(flags, env, store, configFile)
+  await serve(flags, env, store, configFile, store.loaded ? await loadedStore(store, declaredFamilies(flags, env)) : undefined)
+}
+
+/** A URL's or a module's data in a memory store (docs/json-server.md, "A URL or a seed.js"); one that cannot be had exits 1, saying why. */
+async function loadedStore(store: StoreChoice, families: Family[]): Promise<Store> {
+  const memory = await openStore({ memory: true })
+  try {
+    await importDatabase(memory, await loadSource(store.loaded!, store.location, store.label), { families })
+    return memory
+  } catch (error) {
+    if (!(error instanceof SourceError) && !(error instanceof ImportError)) throw error
+    const message = error instanceof ImportError ? `${store.label} cannot be served:\n  ${error.problems.slice(0, 20).join('\n  ')}` : error.message
+    process.stderr.write(`restdir: ${message}\n`)
+    process.exit(1)
+  }
 }
 
 /** The families of --resources, for --import; a declaration that cannot work is a usage error (exit 2). */
@@ -52,7 +70,7 @@ function declaredFamilies(flags: Flags, env: NodeJS.ProcessEnv): Family[] {
   }
 }
 
-async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, configFile: string | undefined): Promise<void> {
+async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, configFile: string | undefined, loaded: Store | undefined): Promise<void> {
   const port = valueOf(flags, optionOf('port'), env) as number
   const host = valueOf(flags, optionOf('host'), env) as string
   const options = { ...serverOptions(flags, env), middlewares: await loadMiddlewares(textsOf(flags, 'middlewares')) }
@@ -62,9 +80,11 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, c
   checkSnapshotFolder(snapshots)
   // What this start makes of the store folder (looked at before opening it makes any), so that a failed start can take it away again.
   const madeStore = store.onPostgres || store.inMemory || store.jsonFile ? undefined : firstMissingFolder(store.location)
+  const madeFile = store.jsonFile && !existsSync(store.location)
   let server: RestdirServer
   try {
-    server = createServer({ ...options, store: store.inMemory ? undefined : store.location })
+    // A loaded source is json-server's data, served in its mode as a db.json is (docs/json-server.md, "A URL or a seed.js").
+    server = loaded ? createServer({ ...options, store: loaded, jsonServer: options.jsonServer ?? true }) : createServer({ ...options, store: store.inMemory ? undefined : store.location })
   } catch (error) {
     throw new UsageError((error as Error).message) // an option out of range, e.g. a --cors entry that is not an origin
   }
@@ -86,7 +106,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, c
     process.stdout.write(bannerText({
       version: packageVersion(),
       base: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`,
-      storeLabel: store.inMemory ? undefined : store.jsonFile ? `${store.label} (a db.json: every change is written back into it)` : store.label,
+      storeLabel: storeLabelOf(store, madeFile),
       sync: options.sync ?? false,
       fixture: options.fixture,
       readonly: options.readonly ?? false,

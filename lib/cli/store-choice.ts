@@ -6,6 +6,7 @@ import { firstMissingFolder, removeEmptyFolders } from '../store/file/folder.ts'
 import { defaultOf, optionOf } from './options-table.ts'
 import { textOf, switchOn, type Flags } from './args.ts'
 import { UsageError } from './usage.ts'
+import { loadedSourceKind, type LoadedSourceKind } from './source.ts'
 
 // Every use the command makes of lib/store goes through this file.
 export { FileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store }
@@ -20,6 +21,10 @@ export interface StoreChoice {
   jsonFile: boolean
   /** What the banner and messages show of the store: a connection string never with its password. */
   label: string
+  /** A URL or a seed.js: its data is loaded once into a memory store (docs/json-server.md, "A URL or a seed.js"). */
+  loaded?: LoadedSourceKind
+  /** Nothing named the store: the default folder, which the banner says. */
+  byDefault?: boolean
 }
 
 /**
@@ -34,6 +39,14 @@ export function chooseStore(flags: Flags, positionals: readonly string[], env: N
   const databaseUrl = env.DATABASE_URL && isPostgresUrl(env.DATABASE_URL) ? env.DATABASE_URL : undefined
   const chosen = given ?? textOf(flags, 'store') ?? (env.RESTDIR_STORE || databaseUrl)
   const location = chosen ?? String(defaultOf(optionOf('store')))
+  const loaded = loadedSourceKind(location)
+  if (loaded !== undefined) {
+    if (textOf(flags, 'fixture') !== undefined) throw new UsageError(`${location} is loaded into memory already; --fixture is for a store folder or a db.json.`)
+    const resolved = loaded === 'url' ? location : path.resolve(location)
+    // A URL's password (https://user:secret@host/db.json) is never shown, as a database URL's is not.
+    const label = loaded === 'url' ? location.replace(/^(https?:\/\/[^:@/?#]*):[^/?#]*@/i, '$1:***@') : resolved
+    return { location: resolved, onPostgres: false, inMemory: true, jsonFile: false, label, loaded }
+  }
   const onPostgres = isPostgresUrl(location)
   return {
     location: onPostgres ? location : path.resolve(location),
@@ -41,7 +54,25 @@ export function chooseStore(flags: Flags, positionals: readonly string[], env: N
     inMemory: textOf(flags, 'fixture') !== undefined && chosen === undefined,
     jsonFile: !onPostgres && isJsonFileLocation(location),
     label: onPostgres ? redactUrl(location) : path.resolve(location),
+    byDefault: chosen === undefined,
   }
+}
+
+/**
+ * The store as the banner names it (docs/cli.md, "The banner and the request log"): where it is
+ * and what kind it is, so a start with no argument says what it serves;
+ * undefined for a fixture's memory store.
+ */
+export function storeLabelOf(store: StoreChoice, madeFile: boolean): string | undefined {
+  if (store.loaded === 'url') return `in memory, loaded once from ${store.label} (changes last until restdir stops)`
+  if (store.loaded === 'module') return `in memory, the data of ${store.label} (changes last until restdir stops)`
+  if (store.inMemory) return undefined
+  if (store.jsonFile) {
+    const kind = /\.json5$/i.test(store.location) ? 'a db.json5, JSON5' : 'a db.json'
+    return `${store.label} (${kind}: every change is written back into it${madeFile ? '; it did not exist, so it was made, empty' : ''})`
+  }
+  // Named, a folder or a database is as the user gave it; unnamed, the banner says why this folder.
+  return store.byDefault ? `${store.label} (the default store folder, one file per document, as no store was named; \`restdir db.json\` serves a db.json)` : store.label
 }
 
 /** A PostgreSQL store needs the optional pg package, and makes every commit durable itself. */

@@ -17,8 +17,9 @@ export function usageText(): string {
   const width = Math.max(...examples.map(([command]) => command.length)) + 2
   return 'Usage: restdir [options] [STORE]\n\n' +
     'Serves JSON documents from a folder, each at its own URL.\n' +
-    'STORE, as --store: a json-server db.json (every change is written back into it),\n' +
-    'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n\n' +
+    'STORE, as --store: a json-server db.json or db.json5 (every change is written back into it),\n' +
+    'a folder or a postgres:// URL; `restdir db.json` serves db.json as json-server does.\n' +
+    'An http(s):// URL or a seed.js is loaded once and served from memory.\n\n' +
     'Options:\n' +
     section('options', 21) +
     '\nExamples:\n' +

@@ -5,6 +5,7 @@ import { alreadyImported } from './import-repeats.ts'
 import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from '../json/values.ts'
 import { inexactJson, pathOf } from '../json/syntax.ts'
+import { Json5SyntaxError, parseJson5 } from '../json/json5.ts'
 import { defaultPathLimits, joinPath } from '../path.ts'
 import { arrayFieldProblem, childrenOf, familyAt, lineageOf, loadDeclarations, uniqueFieldProblem, type Family } from './declarations.ts'
 
@@ -130,6 +131,16 @@ async function readDatabase(file: string): Promise<{ value: unknown; problems: s
     text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
   } catch (error) {
     throw new Error(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`)
+  }
+  // A db.json5 is read as JSON5, by the same rules (docs/json-server.md, "Serving a db.json5").
+  if (/\.json5$/i.test(file)) {
+    try {
+      const { value, problems } = parseJson5(text, 1000)
+      return { value, problems: problems.map((problem) => `${problem.path}: ${problem.message}.`) }
+    } catch (error) {
+      if (!(error instanceof Json5SyntaxError)) throw error
+      throw new Error(`${file} is not valid JSON5: ${error.message}.`)
+    }
   }
   let value: unknown
   try {

@@ -13,7 +13,7 @@ export { isPostgresUrl }
  * Where a store is (docs/storage.md, "Where the data goes"; docs/postgres.md, "Running on PostgreSQL";
  * docs/json-server.md, "Serving a db.json"): a PostgreSQL database (a
  * postgres:// or postgresql:// URL), a json-server db.json (a path ending in
- * `.json` that is a file or does not exist yet), a folder (any other path),
+ * `.json` or `.json5` that is a file or does not exist yet), a folder (any other path),
  * or memory (nothing on disk; a fixture's store).
  */
 export type StoreLocation = string | { memory: true }
@@ -38,7 +38,7 @@ export async function openStore(location: StoreLocation, options: OpenStoreOptio
   return FileStore.open(location, { sync: options.sync })
 }
 
-/** A path ending in `.json` that is not a folder: a db.json, served as the store it is (made when missing). */
+/** A path ending in `.json` (or `.json5`) that is not a folder: a db.json, served as the store it is (made when missing). */
 export function isJsonFileLocation(location: string): boolean {
-  return location.toLowerCase().endsWith('.json') && !isPostgresUrl(location) && statSync(location, { throwIfNoEntry: false })?.isDirectory() !== true
+  return /\.json5?$/i.test(location) && !isPostgresUrl(location) && statSync(location, { throwIfNoEntry: false })?.isDirectory() !== true
 }

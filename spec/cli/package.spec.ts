@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { makeTempDir, send } from '../support/helpers.ts'
@@ -73,12 +73,38 @@ test.after(async () => {
 
 test('the tarball holds compiled JavaScript, .d.ts types and the playground, and no TypeScript sources', () => {
   const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8', timeout: 20_000 }).stdout.split('\n').filter(Boolean)
-  for (const file of ['package/package.json', 'package/README.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/bin/restdir.cjs', 'package/www/index.html', 'package/docs/http-api.md']) {
+  for (const file of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/SECURITY.md', 'package/bench/RESULTS.md', 'package/dist/lib/index.js', 'package/dist/lib/index.d.ts', 'package/dist/bin/restdir.js', 'package/bin/restdir.cjs', 'package/www/index.html', 'package/docs/http-api.md']) {
     assert.ok(listing.includes(file), `${file} is packed`)
   }
   const sources = listing.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
   assert.equal(sources, [], 'no .ts sources')
-  assert.equal(listing.filter((file) => /^package\/(spec|bench|store|node_modules)\//.test(file)), [], 'no tests, benchmarks or data')
+  // The bench's results page is one the README links to; the bench itself stays out.
+  assert.equal(listing.filter((file) => /^package\/(spec|bench|store|node_modules)\//.test(file) && file !== 'package/bench/RESULTS.md'), [], 'no tests, benchmarks or data')
+})
+
+test('the package is whole: its MIT license, and every relative link of every page it ships resolves inside it', () => {
+  const unpacked = join(work, 'unpacked')
+  mkdirSync(unpacked)
+  const extracted = spawnSync('tar', ['-xzf', tarball, '-C', unpacked], { encoding: 'utf8', timeout: 20_000 })
+  assert.is(extracted.status, 0, extracted.stderr)
+  const packageRoot = join(unpacked, 'package')
+  assert.is(JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')).license, 'MIT')
+  assert.match(readFileSync(join(packageRoot, 'LICENSE'), 'utf8'), /^MIT License\n\nCopyright \(c\) \d{4} .+\n\nPermission is hereby granted, free of charge/)
+  const pages = readdirSync(packageRoot, { recursive: true }).map(String).filter((name) => name.endsWith('.md'))
+  assert.ok(pages.includes('README.md') && pages.includes('SECURITY.md') && pages.includes(join('bench', 'RESULTS.md')), pages.join(', '))
+  const broken: string[] = []
+  let links = 0
+  for (const page of pages) {
+    const text = readFileSync(join(packageRoot, page), 'utf8').replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '')
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target) || target.startsWith('#')) continue
+      links++
+      const linked = resolve(packageRoot, page, '..', target.split('#')[0])
+      if (!linked.startsWith(packageRoot + '/') || !existsSync(linked)) broken.push(`${page}: ${target}`)
+    }
+  }
+  assert.ok(links > 50, `links were found (${links})`)
+  assert.equal(broken, [], 'links that lead nowhere in the package')
 })
 
 test('the packed package.json has no dependencies and points exports, types and bin at the build', () => {
@@ -128,6 +154,41 @@ test('installed offline, `npx restdir` starts and answers over HTTP, with the bu
   if (stopped) server = undefined
   assert.ok(stopped, 'SIGTERM stops it within 15 s')
   assert.not.ok(existsSync(join(app, 'data', '@lock')), 'the store lock was released')
+})
+
+test('`npx ./restdir-<version>.tgz db.json` in a folder holding only the tarball and a db.json serves the db.json (README.md)', async () => {
+  const folder = join(work, 'empty')
+  mkdirSync(folder)
+  const name = tarball.slice(tarball.lastIndexOf('/') + 1)
+  assert.match(name, /^restdir-\d+\.\d+\.\d+\.tgz$/)
+  assert.match(readFileSync(join(repository, 'README.md'), 'utf8'), `npx ./${name} db.json`, 'the README shows it, with the version npm pack names')
+  copyFileSync(tarball, join(folder, name))
+  writeFileSync(join(folder, 'db.json'), JSON.stringify({ posts: [{ id: 1, title: 'packed' }], profile: { name: 'typicode' } }, null, 2))
+  const child = spawn('npx', ['--offline', '--yes', `./${name}`, 'db.json', '--port', '0', '--quiet'], {
+    cwd: folder,
+    // Its own process group: npx runs restdir in a child, and the test stops (or, failing, kills) both at once.
+    detached: true,
+    env: { ...process.env, npm_config_cache: join(work, 'npm-cache'), npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  server = child
+  const port = await listeningPort(child)
+  assert.equal((await send(port, 'GET', '/posts')).json, [{ id: 1, title: 'packed' }])
+  const created = await send(port, 'POST', '/posts', { body: { title: 'written back' } })
+  assert.is(created.status, 201)
+  assert.equal(JSON.parse(readFileSync(join(folder, 'db.json'), 'utf8')).posts[1], created.json)
+  const closed = new Promise<boolean>((done) => {
+    const timer = setTimeout(() => done(false), 15_000)
+    child.stdout?.once('close', () => {
+      clearTimeout(timer)
+      done(true)
+    })
+  })
+  process.kill(-(child.pid as number), 'SIGTERM')
+  const stopped = await closed
+  if (stopped) server = undefined
+  assert.ok(stopped, 'SIGTERM stops it within 15 s')
+  assert.equal(readdirSync(folder).sort(), ['db.json', name], 'nothing else was left in the folder')
 })
 
 test('the installed package works as a library, and its types check', () => {

@@ -14,7 +14,8 @@ import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
 import { Layout, seedFamilies } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
-import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
+import { DatabaseProblem, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
+import { json5FromJson } from '../../json/json5.ts'
 
 export interface JsonFileStoreOptions {
   /** Flush every write to disk (the file and its folder) before acknowledging it (`--sync`); off by default, as for a store folder. */
@@ -37,6 +38,8 @@ export interface JsonFileStoreOptions {
  * (group-writer.ts). A hand edit of the file is what the next requests see; a
  * hand edit that breaks it is never overwritten: writes are refused
  * ('file-edited') and reads keep the last good state until it is mended.
+ * A file named `.json5` is read as JSON5 and written back as JSON5
+ * (docs/json-server.md, "Serving a db.json5").
  */
 export class JsonFileStore implements Store {
   readonly file: string
@@ -45,6 +48,7 @@ export class JsonFileStore implements Store {
   readonly #tree: MemoryStore
   #layout: Layout
   readonly #families: readonly NestedFamily[]
+  readonly #format: DatabaseFormat
   readonly #gate = new Gate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
@@ -92,6 +96,7 @@ export class JsonFileStore implements Store {
     this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
     this.#families = options.families ?? seedFamilies
+    this.#format = isJson5File(file) ? 'json5' : 'json'
     this.#layout = new Layout(this.#families)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
@@ -99,7 +104,7 @@ export class JsonFileStore implements Store {
       file,
       sync: options.sync ?? false,
       tempPath: () => this.#tempPath(),
-      serialize: () => this.#layout.serializeParts(),
+      serialize: () => this.#serialize(),
       beforeReplace: () => {
         if (!sameVersion(fileVersion(file), this.#known)) throw new StoreError('file-edited', [], `${this.#label} was changed by hand while this write was being saved, so it was left as it is`)
       },
@@ -116,7 +121,7 @@ export class JsonFileStore implements Store {
     // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
-    await this.#adopt(readDatabase(text, this.#label, this.#families), version)
+    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format), version)
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
@@ -126,6 +131,12 @@ export class JsonFileStore implements Store {
     } catch {
       // No watch to be had (too many watches): the stat of every second still sees hand edits.
     }
+  }
+
+  /** The file's new text: the db.json layout, its keys and strings then quoted as JSON5 writes them for a db.json5 (a whole copy of the file, as json-server 1.0 writes it whole). */
+  #serialize(): Buffer[] {
+    const parts = this.#layout.serializeParts()
+    return this.#format === 'json' ? parts : [Buffer.from(json5FromJson(Buffer.concat(parts).toString('utf8')))]
   }
 
   /** A fresh temp file beside the file (a rename is atomic only within one file system); the run id tells a dead run's apart. */
@@ -247,7 +258,7 @@ export class JsonFileStore implements Store {
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
     let database: Database
     try {
-      database = readDatabase(read.text, this.#label, this.#families)
+      database = readDatabase(read.text, this.#label, this.#families, this.#format)
     } catch (error) {
       if (!(error instanceof DatabaseProblem)) throw error
       return this.#breaks(read.version, error.message)
@@ -317,6 +328,11 @@ function realFile(path: string): string {
   } catch {
     return path
   }
+}
+
+/** A db.json5: JSON5 read and written (docs/json-server.md, "Serving a db.json5"). */
+export function isJson5File(file: string): boolean {
+  return file.toLowerCase().endsWith('.json5')
 }
 
 function fileVersion(file: string): FileVersion | undefined {

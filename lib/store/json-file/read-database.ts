@@ -1,5 +1,6 @@
 import { newId } from '../new-id.ts'
-import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
+import { inexactJson, jsonErrorOffset, pathOf, type JsonProblem } from '../../json/syntax.ts'
+import { Json5SyntaxError, parseJson5 } from '../../json/json5.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
 import { idFieldsOf, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
@@ -27,17 +28,30 @@ export interface Database {
 /** A db.json the store cannot hold: `message` names the file and says what is wrong, and where. */
 export class DatabaseProblem extends Error {}
 
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies): Database {
+/** How the file is written: JSON (a db.json), or JSON5 (a db.json5, docs/json-server.md, "Serving a db.json5"). */
+export type DatabaseFormat = 'json' | 'json5'
+
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies, format: DatabaseFormat = 'json'): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
   let value: unknown
-  try {
-    value = JSON.parse(json)
-  } catch (error) {
-    throw new DatabaseProblem(`${label} is not valid JSON: ${syntaxPlace(json, error)}`)
+  let inexact: JsonProblem[]
+  if (format === 'json5') {
+    try {
+      ;({ value, problems: inexact } = parseJson5(json, 5))
+    } catch (error) {
+      if (!(error instanceof Json5SyntaxError)) throw error
+      throw new DatabaseProblem(`${label} is not valid JSON5: ${error.message}`)
+    }
+  } else {
+    try {
+      value = JSON.parse(json)
+    } catch (error) {
+      throw new DatabaseProblem(`${label} is not valid JSON: ${syntaxPlace(json, error)}`)
+    }
+    inexact = inexactJson(json, value, 5)
   }
-  const inexact = inexactJson(json, value, 5)
   if (inexact.length > 0) {
     throw new DatabaseProblem(`${label} holds ${inexact.map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}`)
   }
