@@ -3,6 +3,7 @@ import type { Pace } from '../data/pace.ts'
 import { SEARCH_SEPARATOR, type CollectionIndex, type IndexNeeds, type IndexRow } from './collection-index.ts'
 import type { Filter } from './filters.ts'
 import { contains, fieldMatches, SEARCH_PIECE, valueMatches } from './match.ts'
+import { LIKE_IN_ONE_STEP, likePattern } from './like.ts'
 import { compareSortValues, mergeSort, sortValueOf, type SortKey, type SortValue } from './sort.ts'
 
 /**
@@ -127,8 +128,8 @@ function quickMatch(index: CollectionIndex, slot: number, filters: readonly Filt
       const value = index.column(filter.field)[slot]
       if (typeof value === 'object' && value !== null) return undefined
       if (typeof value === 'string') {
-        if (value.length > SEARCH_PIECE) return undefined
-        work.cost += value.length * filter.values.length
+        if (value.length > (filter.operator === 'like' ? LIKE_IN_ONE_STEP : SEARCH_PIECE)) return undefined
+        work.cost += value.length * filter.values.length * (filter.operator === 'like' ? likeSize(filter.values) : 1)
       }
       passes = valueMatches(filter, value)
     }
@@ -202,4 +203,9 @@ async function orderWindow(index: CollectionIndex, matches: readonly number[], s
     if (best.length > end) best.pop()
   }
   return best
+}
+
+/** What matching one character costs for the largest of a `_like`'s patterns (lib/listing/like.ts). */
+function likeSize(sources: readonly string[]): number {
+  return Math.max(1, ...sources.map((source) => likePattern(source).size))
 }

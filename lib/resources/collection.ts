@@ -45,7 +45,18 @@ export function sendEmptyCollection(context: Context, path: NodePath): void {
 function sendListing(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): void {
   const headers = listingHeaders(context, path, listing, selected.total)
   if (selected.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selected.skipped)
+  if (context.settings.jsonServer) exposeAsJsonServer(context.query, headers)
   sendJsonText(context, 200, selected.text, headers)
+}
+
+/**
+ * json-server 0.17 names the headers a page may read on a sliced or paged
+ * listing, whether or not the request came with an `Origin`: `X-Total-Count`,
+ * and `Link` beside `_page` (docs/json-server.md, "CORS in the mode").
+ */
+function exposeAsJsonServer(query: URLSearchParams, headers: Record<string, string>): void {
+  if (!query.get('_end') && !query.get('_limit') && !query.get('_page')) return
+  headers['Access-Control-Expose-Headers'] = query.get('_page') ? 'X-Total-Count, Link' : 'X-Total-Count'
 }
 
 /**

@@ -9,7 +9,7 @@ import type { JsonObject } from '../../json/values.ts'
 import { sendJson } from '../../http/respond.ts'
 import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
-import { checkNewChildPath, joinPath } from '../../path.ts'
+import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
 import { removeDependents } from '../../listing/relations.ts'
 import { withoutOwnId } from './singular.ts'
@@ -76,18 +76,20 @@ async function createAt(context: Context, path: NodePath, doc: Doc, owner: NodeP
 }
 
 function sendCreated(context: Context, created: Created): void {
-  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag })
+  // json-server 0.17 exposes `Location` on every answer to a POST, with or without an `Origin`.
+  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag, 'Access-Control-Expose-Headers': 'Location' })
 }
 
 /**
  * PUT of a member: replaces what exists, keeping its id as stored (json-server
- * keeps the number 1 of `/posts/1`); a member that does not exist is a 404.
+ * keeps the number 1 of `/posts/1`, and ignores an `id` in the body); a member
+ * that does not exist is a 404.
  */
 export async function replaceMember(context: Context): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
-    checkBodyId(context.path, body)
+    // json-server 0.17 keeps the stored id whatever the body says ("id values are not mutable").
     const { id: _id, ...rest } = body
     return { id: current.doc.id ?? lastOf(context.path), ...rest }
   }, { preconditions: preconditionsOf(context) })
@@ -106,7 +108,6 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
     const updated = patch.merge && !mergeType ? { ...current.doc, ...patch.merge } : patch.apply(current.doc)
-    if (keepsId) checkBodyId(context.path, patch.merge ?? updated)
     return keepsId ? { ...updated, id: current.doc.id ?? lastOf(context.path) } : updated
   }, { preconditions: preconditionsOf(context), patch: mergeType ? patch.merge : undefined })
   sendJson(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
@@ -122,12 +123,6 @@ export async function removeMember(context: Context): Promise<void> {
   const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
   await removeDependents(context.documents, context.path, collections)
   sendJson(context, 200, {})
-}
-
-/** A body may repeat the member's id (as a number or as text), never name another (400, as restdir's own PUT). */
-function checkBodyId(path: NodePath, body: JsonObject): void {
-  if (!Object.hasOwn(body, 'id') || String(body.id) === lastOf(path)) return
-  throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's ${joinPath(path)}; ids follow the URL.`)
 }
 
 function lastOf(path: NodePath): string {

@@ -1,0 +1,174 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { writeFile } from 'node:fs/promises'
+import { send, type Answer } from '../../support/helpers.ts'
+import { startPair, type Pair } from '../../support/json-server-pair.ts'
+
+// `restdir db.json` answers as json-server 0.17.4 answers (docs/json-server.md,
+// "The json-server mode"): each request goes to json-server itself and to
+// restdir, started on two copies of the same db.json, and the answers (and the
+// files afterwards) are compared.
+
+const pairs: Pair[] = []
+test.after.each(async () => {
+  for (const pair of pairs.splice(0)) await pair.close()
+})
+
+async function pairOn(db: unknown): Promise<Pair> {
+  const pair = await startPair(JSON.stringify(db, null, 2))
+  pairs.push(pair)
+  return pair
+}
+
+const blog = () => ({
+  posts: [
+    { id: 1, title: 'Hello world', views: 10, tags: ['a'] },
+    { id: 2, title: 'Say hello', views: 20, author: { name: 'Ann' } },
+    { id: 3, title: 'hello again', views: 30 },
+    { id: 4, title: 'Colour', views: 5 },
+  ],
+  comments: [
+    { id: 1, body: 'first', postId: 1 },
+    { id: 2, body: 'second', postId: 1 },
+  ],
+  profile: { name: 'typicode' },
+})
+
+/** The status and the body as JSON, which both must agree on. */
+function answerOf(answer: Answer): [number, unknown] {
+  return [answer.status, answer.json]
+}
+
+test('an id in a PUT or PATCH body is ignored, as json-server ignores it, and the file keeps the stored id', async () => {
+  const pair = await pairOn(blog())
+  const requests: Array<[string, string, unknown]> = [
+    ['PUT', '/posts/1', { id: 9, title: 'replaced' }],
+    ['PATCH', '/posts/2', { id: 'x', views: 21 }],
+    ['PUT', '/posts/3', { id: '3', title: 'same id as text' }],
+    ['PATCH', '/posts/4', { id: 4 }],
+  ]
+  for (const [method, target, body] of requests) {
+    const [theirs, ours] = await pair.both(method, target, { body })
+    assert.equal(answerOf(ours), answerOf(theirs), `${method} ${target}`)
+  }
+  assert.equal(pair.restdir.data(), pair.jsonServer.data())
+  const [theirs, ours] = await pair.both('GET', '/posts/1')
+  assert.equal(answerOf(ours), answerOf(theirs))
+})
+
+test('answers are laid out as json-server lays them out: byte for byte, 2-space indentation', async () => {
+  const pair = await pairOn(blog())
+  const reads = ['/posts', '/posts/2', '/posts?_sort=views&_order=desc', '/posts?_page=1&_limit=2', '/posts/1/comments', '/profile', '/posts?_embed=comments', '/comments/1?_expand=post', '/db']
+  for (const target of reads) {
+    const [theirs, ours] = await pair.both('GET', target)
+    assert.is(ours.status, 200, target)
+    // json-server ends no answer with a newline; restdir ends every JSON answer with one (docs/http-api.md).
+    assert.is(ours.text, `${theirs.text}\n`, target)
+  }
+  const [created, ourCreated] = await pair.both('POST', '/posts', { body: { title: 'new', nested: { list: [1, {}], empty: [] } } })
+  assert.is(ourCreated.text, `${created.text}\n`)
+  const [patched, ourPatched] = await pair.both('PATCH', '/posts/5', { body: { views: 1 } })
+  assert.is(ourPatched.text, `${patched.text}\n`)
+})
+
+test('an ETag stays the version of the bytes sent: a repeated GET is a 304, a changed document a new tag, If-Match guards writes', async () => {
+  const pair = await pairOn(blog())
+  const first = await pair.restdir.request('GET', '/posts/1')
+  const etag = first.headers.etag as string
+  assert.ok(etag)
+  const again = await pair.restdir.request('GET', '/posts/1', { headers: { 'if-none-match': etag } })
+  assert.is(again.status, 304)
+  const other = await pair.restdir.request('GET', '/posts/2')
+  assert.is.not(other.headers.etag, etag)
+  const stale = await pair.restdir.request('PATCH', '/posts/1', { body: { views: 11 }, headers: { 'if-match': other.headers.etag as string } })
+  assert.is(stale.status, 412)
+  const patched = await pair.restdir.request('PATCH', '/posts/1', { body: { views: 11 }, headers: { 'if-match': etag } })
+  assert.is(patched.status, 200)
+  const after = await pair.restdir.request('GET', '/posts/1', { headers: { 'if-none-match': etag } })
+  assert.is(after.status, 200)
+  assert.is(after.headers.etag, patched.headers.etag)
+  assert.is.not(after.headers.etag, etag)
+  const unchanged = await pair.restdir.request('GET', '/posts/1', { headers: { 'if-none-match': after.headers.etag as string } })
+  assert.is(unchanged.status, 304)
+})
+
+test('Access-Control-Expose-Headers is what json-server sends, with and without an Origin', async () => {
+  const pair = await pairOn(blog())
+  const origin = { origin: 'http://localhost:5173' }
+  const cases: Array<[string, string, unknown?]> = [
+    ['GET', '/posts'],
+    ['GET', '/posts?_page=1&_limit=2'],
+    ['GET', '/posts?_limit=2'],
+    ['GET', '/posts?_start=1&_end=2'],
+    ['GET', '/posts/1/comments?_page=1'],
+    ['POST', '/posts', { title: 'new' }],
+    ['POST', '/posts/1/comments', { body: 'nested' }],
+    ['POST', '/profile', { name: 'new' }],
+  ]
+  for (const headers of [undefined, origin]) {
+    for (const [method, target, body] of cases) {
+      const [theirs, ours] = await pair.both(method, target, { body, headers })
+      const shown = `${method} ${target}${headers ? ' with an Origin' : ''}`
+      assert.is(ours.status, theirs.status, shown)
+      if (theirs.headers['access-control-expose-headers'] === undefined) continue
+      assert.is(ours.headers['access-control-expose-headers'], theirs.headers['access-control-expose-headers'], shown)
+    }
+  }
+  // Where json-server exposes nothing, a browser on an allowed origin still reads restdir's own headers.
+  const document = await pair.restdir.request('GET', '/posts/1', { headers: origin })
+  assert.match(String(document.headers['access-control-expose-headers']), /ETag/)
+  assert.is((await pair.jsonServer.request('GET', '/posts/1')).headers['access-control-expose-headers'], undefined)
+  assert.is((await pair.restdir.request('GET', '/posts/1')).headers['access-control-expose-headers'], undefined)
+})
+
+test('_like takes a regular expression, ignoring case, as json-server 0.17 does', async () => {
+  const pair = await pairOn(blog())
+  const patterns = ['^Hello', 'hello', 'HELLO$', '^(say|hello) ', 'colou?r', 'h.llo\\b', '[a-c]gain', '^[^h]', 'o{2}', '\\d', 'world|again', '']
+  for (const pattern of patterns) {
+    const target = `/posts?title_like=${encodeURIComponent(pattern)}`
+    const [theirs, ours] = await pair.both('GET', target)
+    assert.equal(answerOf(ours), answerOf(theirs), target)
+  }
+  const [theirs, ours] = await pair.both('GET', '/posts?title_like=%5Ehello&title_like=colour')
+  assert.equal(answerOf(ours), answerOf(theirs))
+  assert.equal(ours.json.map((post: { id: number }) => post.id), [1, 3, 4])
+})
+
+test('a _like pattern that is no regular expression, or needs backtracking, is a 400 that names it', async () => {
+  const pair = await pairOn(blog())
+  for (const [pattern, reason] of [['(', /not a regular expression/], ['(a)\\1', /backreference/], ['a(?=b)', /lookaround/]] as const) {
+    const answer = await pair.restdir.request('GET', `/posts?title_like=${encodeURIComponent(pattern)}`)
+    assert.is(answer.status, 400, pattern)
+    assert.is(answer.headers['content-type'], 'application/problem+json')
+    assert.match(answer.json.detail, `title_like=${pattern}`)
+    assert.match(answer.json.detail, reason)
+  }
+})
+
+test('a pattern that would make a backtracking search run for hours on a long text holds no other request', async () => {
+  const pair = await pairOn({ posts: [{ id: 1, title: 'a'.repeat(2_000_000) }, { id: 2, title: 'short' }] })
+  const port = pair.restdir.port
+  // Each of these takes a backtracking engine (V8's, json-server's) hours on two million characters.
+  const started = performance.now()
+  let likeDone = 0
+  const listings = ['(a|aa)*x', '.*.*x', '(a+)+b$'].map((pattern) =>
+    send(port, 'GET', `/posts?title_like=${encodeURIComponent(pattern)}`).then((answer) => {
+      likeDone = performance.now()
+      return answer
+    }),
+  )
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const other = performance.now()
+  const read = await send(port, 'GET', '/posts/2')
+  const readTook = performance.now() - other
+  assert.is(read.status, 200)
+  assert.is(likeDone, 0, 'the listings were still running when the other request was answered')
+  assert.ok(readTook < 1000, `the other request took ${Math.round(readTook)} ms`)
+  for (const answer of await Promise.all(listings)) {
+    assert.is(answer.status, 200)
+    assert.is(answer.text, '[]\n')
+  }
+  assert.ok(likeDone - started < 60_000)
+})
+
+test.run()
