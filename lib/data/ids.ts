@@ -48,6 +48,7 @@ export async function nextIntegerId(store: Store, parent: NodePath): Promise<num
  * one tells, without reading every name.
  */
 async function greatestName(store: Store, parent: NodePath): Promise<number | undefined> {
+  if (store.fileOrder) return greatestInFile(store, parent)
   if (store.documentChildren) {
     const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
     if (total === 0) return 0
@@ -58,6 +59,21 @@ async function greatestName(store: Store, parent: NodePath): Promise<number | un
   for (const name of (await store.children(parent)) ?? []) {
     if (!INTEGER_SEGMENT.test(name)) return undefined
     greatest = Math.max(greatest, Number(name))
+  }
+  return greatest
+}
+
+/**
+ * greatestName for a store listed in its file's order (a db.json), where
+ * every name is read, as json-server reads every id: an item without an id
+ * (json-server's lodash `maxBy` passes over it) is passed over too.
+ */
+async function greatestInFile(store: Store, parent: NodePath): Promise<number | undefined> {
+  const names = store.documentChildren ? (await store.documentChildren(parent, 0, undefined))?.names : await store.children(parent)
+  let greatest = 0
+  for (const name of names ?? []) {
+    if (INTEGER_SEGMENT.test(name)) greatest = Math.max(greatest, Number(name))
+    else if ((await store.read([...parent, name]))?.doc.id != null) return undefined
   }
   return greatest
 }

@@ -46,12 +46,13 @@ export async function createMember(context: Context, collection: NodePath, requi
   for (;;) {
     const next = await holdIntegerId(context.documents.store, collection)
     if (next === undefined) break
-    const created = await createAt(context, [...collection, String(next.id)], { id: next.id, ...body }, owner).finally(next.release)
+    // The id goes last, where json-server's insert puts it.
+    const created = await createAt(context, [...collection, String(next.id)], { ...body, id: next.id }, owner).finally(next.release)
     // Taken meanwhile by another instance: the next one.
     if (created) return sendCreated(context, created)
   }
   checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
-  const created = await context.documents.create(collection, (id) => ({ id, ...body }), { owner })
+  const created = await context.documents.create(collection, (id) => ({ ...body, id }), { owner })
   sendCreated(context, { path: [...collection, created.id], doc: created.doc, etag: created.etag })
 }
 

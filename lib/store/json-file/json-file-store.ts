@@ -138,14 +138,27 @@ export class JsonFileStore implements Store {
     return this.#tree.read(path)
   }
 
+  /** Children are listed in the order of the file, as json-server lists its arrays (docs/json-server.md, "Serving a db.json"). */
+  readonly fileOrder = true
+
   async children(path: NodePath): Promise<string[] | undefined> {
     await this.#fresh()
-    return this.#tree.children(path)
+    const names = await this.#tree.children(path)
+    if (!names) return undefined
+    // The tree's names, in the file's order (the layout also keeps an emptied top-level array).
+    const present = new Set(names)
+    const ordered = (this.#layout.childNames(path) ?? []).filter((name) => present.delete(name))
+    return present.size === 0 ? ordered : [...ordered, ...present]
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     await this.#fresh()
-    return this.#tree.documentChildren(path, start, end)
+    const inTree = await this.#tree.documentChildren(path, 0, 0)
+    if (!inTree) return undefined
+    const names = this.#layout.documentNames(path)
+    // The layout holds every document the tree does (each change lands in both): a difference would be a fault, answered in id order.
+    if (names?.length !== inTree.total) return this.#tree.documentChildren(path, start, end)
+    return { names: names.slice(start, end), total: names.length }
   }
 
   async exists(path: NodePath): Promise<boolean> {

@@ -2,7 +2,7 @@ import { newId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
+import { idFieldsOf, idlessName, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
 import { familyAt, type NestedFamily } from '../families.ts'
 
 /**
@@ -20,7 +20,7 @@ export type Placement =
 export interface Database {
   placements: Placement[]
   trailingNewline: boolean
-  /** Items without an id got one: the file should be written so it keeps them. */
+  /** Declared members without an id got one: the file should be written so it keeps them. */
   idsGiven: boolean
 }
 
@@ -98,14 +98,20 @@ class Reader {
     const fields = idFieldsOf([...collection, ''], this.#families)
     const owner = familyAt(this.#families, collection)
     const children = owner ? this.#families.filter((family) => family.parent === owner) : []
+    // An item of a plain top-level collection without an id is kept as it is, under a name the file never holds.
+    const keepsIdless = !owner && collection.length === 1
+    const taken = keepsIdless ? new Set(items.map((item) => (isObject(item) ? segmentOfItem(item, fields) : undefined))) : undefined
     items.forEach((item, index) => {
       const at = [...where, { at: index }]
       if (!isObject(item)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(item)}; every item of a collection is an object`)
       let segment = segmentOfItem(item, fields)
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
-      if (segment === undefined) {
-        // As json-server does, an item without an id gets one; the file is written so it keeps it.
+      if (segment === undefined && taken) {
+        segment = idlessName(index)
+        while (taken.has(segment)) segment += "'"
+      } else if (segment === undefined) {
+        // A declared family's member without an id gets one, as the family's rules give it; the file is written so it keeps it.
         segment = newId()
         doc = { [fields[0]]: segment }
         for (const key of Object.keys(item)) if (key !== fields[0]) defineValue(doc, key, item[key])

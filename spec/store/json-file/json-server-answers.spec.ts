@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { writeFile } from 'node:fs/promises'
-import { send, type Answer } from '../../support/helpers.ts'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { send, touchLater, type Answer } from '../../support/helpers.ts'
 import { startPair, type Pair } from '../../support/json-server-pair.ts'
 
 // `restdir db.json` answers as json-server 0.17.4 answers (docs/json-server.md,
@@ -170,5 +170,77 @@ test('a pattern that would make a backtracking search run for hours on a long te
   }
   assert.ok(likeDone - started < 60_000)
 })
+
+test('listings follow the file\'s order unless sorted, through the listing index too, and new items come last', async () => {
+  const pair = await pairOn({
+    posts: [
+      { id: 'b', group: 'x', views: 2 },
+      { id: 'a', group: 'y', views: 1 },
+      { id: 10, group: 'x', views: 2 },
+      { id: 9, group: 'x', views: 1 },
+    ],
+    comments: [{ id: 1, postId: 10 }],
+  })
+  const reads = ['/posts', '/posts?group=x', '/posts?group_ne=y', '/posts?_sort=views', '/posts?_sort=views&_order=desc', '/posts?_start=1&_end=3', '/posts?_page=2&_limit=2', '/posts?q=x', '/posts?group_like=x', '/posts?_embed=comments', '/db']
+  const compare = async (when: string) => {
+    for (const target of reads) {
+      const [theirs, ours] = await pair.both('GET', target)
+      assert.equal(answerOf(ours), answerOf(theirs), `${target} ${when}`)
+    }
+  }
+  await compare('at first')
+  assert.equal((await pair.restdir.request('GET', '/posts')).json.map((post: { id: unknown }) => post.id), ['b', 'a', 10, 9])
+  // Writes: new items last, changed ones where they were, through the indexes built by the reads above.
+  for (const [method, target, body] of [['POST', '/posts', { id: 5, group: 'x', views: 1 }], ['PATCH', '/posts/b', { views: 0 }], ['PUT', '/posts/10', { group: 'y', views: 3 }], ['DELETE', '/posts/a'], ['POST', '/posts', { id: 'c', group: 'x', views: 1 }]] as const) {
+    const [theirs, ours] = await pair.both(method, target, body === undefined ? {} : { body })
+    assert.equal(answerOf(ours), answerOf(theirs), `${method} ${target}`)
+  }
+  await compare('after writes')
+  assert.equal(pair.restdir.data(), pair.jsonServer.data())
+})
+
+test('an item without an id is served as it is, at no URL, never written back with one, and the next POST gets the next integer', async () => {
+  const text = JSON.stringify({ posts: [{ title: 'no id' }, { id: 1, title: 'one' }, { id: 2, title: 'two' }, { title: 'no id either' }] }, null, 2)
+  const pair = await startPair(text)
+  pairs.push(pair)
+  const [theirs, ours] = await pair.both('GET', '/posts')
+  assert.equal(answerOf(ours), answerOf(theirs))
+  assert.equal(ours.json[0], { title: 'no id' })
+  // Nothing is written on start or on a read.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.is(readFileSync(pair.restdir.file, 'utf8'), text)
+  for (const target of ['/posts/%230', '/posts/undefined', '/posts/null', '/posts/0']) {
+    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
+      const [theirs, ours] = await pair.both(method, target, method === 'PUT' || method === 'PATCH' ? { body: { title: 'x' } } : {})
+      assert.is(ours.status, theirs.status, `${method} ${target}`)
+    }
+  }
+  for (const body of [{ title: 'three' }, { title: 'four' }]) {
+    const [theirs, ours] = await pair.both('POST', '/posts', { body })
+    assert.equal(answerOf(ours), answerOf(theirs))
+  }
+  const [theirList, ourList] = await pair.both('GET', '/posts?_sort=id')
+  assert.equal(answerOf(ourList), answerOf(theirList))
+  assert.equal(pair.restdir.data(), pair.jsonServer.data())
+  assert.equal((pair.restdir.data() as { posts: unknown[] }).posts[0], { title: 'no id' })
+  // A hand edit that adds one more is served too, still as it is.
+  const edited = JSON.parse(readFileSync(pair.restdir.file, 'utf8'))
+  edited.posts.unshift({ title: 'added by hand' })
+  writeFileSync(pair.restdir.file, JSON.stringify(edited, null, 2))
+  touchLater(pair.restdir.file)
+  const after = await eventually(() => pair.restdir.request('GET', '/posts'), (answer) => answer.json.length === 7)
+  assert.equal(after.json.slice(0, 2), [{ title: 'added by hand' }, { title: 'no id' }])
+  assert.is((await pair.restdir.request('POST', '/posts', { body: { title: 'five' } })).json.id, 5)
+  assert.equal(JSON.parse(readFileSync(pair.restdir.file, 'utf8')).posts.slice(0, 2), [{ title: 'added by hand' }, { title: 'no id' }])
+})
+
+async function eventually(probe: () => Promise<Answer>, done: (answer: Answer) => boolean): Promise<Answer> {
+  const started = Date.now()
+  for (;;) {
+    const answer = await probe()
+    if (done(answer) || Date.now() - started > 5000) return answer
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
 
 test.run()
