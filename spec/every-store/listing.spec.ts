@@ -81,7 +81,7 @@ listing('_ne, _gte, _lte and _like compare as json-server does', async ({ server
 })
 
 listing('_like takes a regular expression, and one that would make a backtracking search run away answers at once', async ({ server }) => {
-  const answer = await server.request('GET', `/books?title_like=${encodeURIComponent('(a+)+$')}`)
+  const answer = await server.request('GET', `/books?title_like=${encodeURIComponent('(a+)+Q$')}`)
   assert.is(answer.status, 200)
   assert.equal(ids(answer), [])
 })
