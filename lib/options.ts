@@ -78,6 +78,12 @@ export interface RestdirOptions {
    */
   jsonServer?: boolean
   /**
+   * What follows a collection's singular name in a foreign key, as json-server's
+   * `--foreignKeySuffix`: `Id` (`postId`) unless told otherwise (`_id`: `post_id`), for nested
+   * routes, `_embed`, `_expand` and cascading deletes.
+   */
+  foreignKeySuffix?: string
+  /**
    * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
    * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
    * and playlists (`seedDeclarations`, lib/data/declarations.ts).
@@ -106,6 +112,7 @@ export const optionDefaults = {
   sync: false,
   maxBody: defaultBodyLimits.maxBody,
   delay: 0,
+  foreignKeySuffix: 'Id',
   readonly: false,
   maxPathLength: defaultPathLimits.maxPathLength,
   maxSegmentLength: defaultPathLimits.maxSegmentLength,
@@ -140,6 +147,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer: jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined),
+    foreignKeySuffix: foreignKeySuffixOf(options.foreignKeySuffix ?? optionDefaults.foreignKeySuffix),
     bodyLimits: {
       maxBody: options.maxBody ?? optionDefaults.maxBody,
       maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
@@ -169,6 +177,14 @@ export function resolveSettings(options: RestdirOptions): Settings {
       ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
     log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
   }
+}
+
+/** A foreign key suffix is part of a field name: not empty, and no `.` (a path) or `/` (a URL). */
+function foreignKeySuffixOf(suffix: string): string {
+  if (suffix === '' || /[./]/.test(suffix) || suffix.length > 64) {
+    throw new Error(`foreignKeySuffix: ${JSON.stringify(suffix.slice(0, 80))} cannot end a field name; give the text that follows a singular name in a foreign key, such as Id or _id.`)
+  }
+  return suffix
 }
 
 /**

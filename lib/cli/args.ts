@@ -118,6 +118,8 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
       if (flags[option.flag] === true) options[option.lands] = !option.flag.startsWith('no-')
       continue
     }
+    // Two flags for one option (json-server's `--fks` for `--foreignKeySuffix`): the one given wins over the other's default.
+    if (flags[option.flag] === undefined && options[option.lands] !== undefined) continue
     options[option.lands] = valueOf(flags, option, env)
   }
   if (flags['json-server'] === true && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')

@@ -95,6 +95,12 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'no-json-server', value: 'switch', lands: 'jsonServer', section: 'options',
     usage: 'turn the json-server mode off, also for a db.json store',
     docs: { joinsRow: true } },
+  { flag: 'foreignKeySuffix', takes: 'the text after a singular name in a foreign key, such as _id', placeholder: 'S', value: 'text', lands: 'foreignKeySuffix', section: 'options',
+    usage: 'foreign keys end in S (default {default}); with _id: post_id, as json-server\'s\nforeign keys, in nested routes, _embed, _expand and cascades',
+    docs: { meaning: 'what follows a collection\'s singular name in a foreign key (`S`), as json-server\'s `--foreignKeySuffix`: `_id` for `post_id`, in nested routes, `_embed`, `_expand` and cascading deletes (see [The json-server mode](json-server.md#the-json-server-mode))' } },
+  { flag: 'fks', takes: 'the text after a singular name in a foreign key, such as _id', placeholder: 'S', value: 'text', lands: 'foreignKeySuffix', section: 'options',
+    usage: 'the same (json-server\'s short form)',
+    docs: { joinsRow: true, default: '' } },
   { flag: 'import', takes: 'a store folder, a postgres:// URL or a db.json', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {

@@ -23,12 +23,13 @@ export interface ListingQuery {
 }
 
 /** Reads a listing query from a request's query string; a parameter it cannot take is a 400 that names it. */
-export function parseListingQuery(query: URLSearchParams, limits: ListingLimits): ListingQuery {
+/** `foreignKeySuffix`: what names a foreign key after a singular name (lib/listing/relations.ts). */
+export function parseListingQuery(query: URLSearchParams, limits: ListingLimits, foreignKeySuffix?: string): ListingQuery {
   const budget = new FilterBudget(limits.maxFilters)
   const listing: ListingQuery = {
     filters: parseFilters(query, limits, budget),
     sort: parseSort(query, limits.maxSortKeys),
-    relations: parseRelations(query, budget),
+    relations: parseRelations(query, budget, foreignKeySuffix),
     start: 0,
     end: undefined,
   }

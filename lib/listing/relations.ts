@@ -23,7 +23,12 @@ export interface Relation {
   name: string
   /** As asked, to name it in an answer. */
   parameter: '_embed' | '_expand'
+  /** What follows a singular name in a foreign key: `Id` (`postId`), or json-server's `--foreignKeySuffix` (`_id`: `post_id`). */
+  foreignKeySuffix: string
 }
+
+/** json-server's foreign keys: a collection's singular name, then this (`postId`). */
+export const DEFAULT_FOREIGN_KEY_SUFFIX = 'Id'
 
 /** Most relations one request may join (fixed); they also count against `--max-filters`. */
 export const MAX_RELATIONS = 4
@@ -36,7 +41,7 @@ export const MAX_RELATIONS = 4
  */
 export const MAX_JOINED_TEXT = 4 * 1024 * 1024
 
-export function parseRelations(query: URLSearchParams, budget?: FilterBudget): Relation[] {
+export function parseRelations(query: URLSearchParams, budget?: FilterBudget, foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX): Relation[] {
   const asked = [
     ...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' as const })),
     ...query.getAll('_expand').map((name) => ({ name, parameter: '_expand' as const })),
@@ -48,7 +53,7 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget): R
     if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
     // One level: the joined documents are not joined in turn.
     if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
-    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter }
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix }
   })
 }
 
@@ -108,7 +113,7 @@ function tooMuchJoined(relation: Relation): HttpError {
 async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
   const { pace } = size
-  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}Id`
+  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}${relation.foreignKeySuffix}`
   const byKey = new Map<string, Doc[]>()
   for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
     const key = doc[foreignKey]
@@ -133,7 +138,7 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
 async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
   const owner = ownerOf(collection, name)
-  const foreignKey = `${name}Id`
+  const foreignKey = `${name}${relation.foreignKeySuffix}`
   const parents = new Map<string, Doc | undefined>()
   for (const doc of docs) {
     let path = owner
@@ -199,11 +204,11 @@ export function parseDependents(query: URLSearchParams): string[] {
  * collection named (`/comments`) whose foreign key (`postId`) is its id.
  * What is below the deleted node has gone with it already.
  */
-export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[]): Promise<void> {
+export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[], foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX): Promise<void> {
   if (path.length < 2 || names.length === 0) return
   const collection = path.slice(0, -1)
   const id = path[path.length - 1]
-  const foreignKey = `${singular(collection[collection.length - 1])}Id`
+  const foreignKey = `${singular(collection[collection.length - 1])}${foreignKeySuffix}`
   for (const name of names) {
     const dependents = collection.slice(0, -1).concat(name)
     for (const doc of (await documents.list(dependents)) ?? []) {

@@ -122,7 +122,7 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
 export async function removeMember(context: Context): Promise<void> {
   await context.documents.remove(context.path, preconditionsOf(context))
   const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
-  await removeDependents(context.documents, context.path, collections)
+  await removeDependents(context.documents, context.path, collections, context.settings.foreignKeySuffix)
   sendJson(context, 200, {})
 }
 
