@@ -18,6 +18,8 @@ export interface Settings {
   delay: number
   /** json-server 0.17's URL semantics (lib/options.ts, jsonServerModeFor). */
   jsonServer: boolean
+  /** The field naming a collection's items in the json-server mode (`id`), json-server's `--id`. */
+  idField: string
   /** What follows a singular name in a foreign key (`Id`: `postId`), json-server's `--foreignKeySuffix`. */
   foreignKeySuffix: string
   bodyLimits: BodyLimits

@@ -50,7 +50,7 @@ export function jsonServerGeneric(declared: readonly string[]) {
  */
 async function requireId(context: Context): Promise<void> {
   const stored = await context.documents.store.read(context.path)
-  if (stored && stored.doc.id == null) throw new NothingStored(context.path)
+  if (stored && stored.doc[context.settings.idField] == null) throw new NothingStored(context.path)
 }
 
 /** `/:name`: a singular resource when a document is stored there, else a collection. */

@@ -27,6 +27,8 @@ export interface JsonFileStoreOptions {
   log?: (line: string) => void
   /** The declared families whose members nest their children's arrays (default: the seed's users and playlists). */
   families?: readonly NestedFamily[]
+  /** The field naming the items of a plain collection: `id` unless json-server's `--id` says otherwise. */
+  idField?: string
 }
 
 /**
@@ -45,6 +47,7 @@ export class JsonFileStore implements Store {
   readonly #tree: MemoryStore
   #layout: Layout
   readonly #families: readonly NestedFamily[]
+  readonly #idField: string
   readonly #gate = new Gate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
@@ -92,7 +95,8 @@ export class JsonFileStore implements Store {
     this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
     this.#families = options.families ?? seedFamilies
-    this.#layout = new Layout(this.#families)
+    this.#idField = options.idField ?? 'id'
+    this.#layout = new Layout(this.#families, this.#idField)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
     this.#writer = new GroupWriter({
@@ -116,7 +120,7 @@ export class JsonFileStore implements Store {
     // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
-    await this.#adopt(readDatabase(text, this.#label, this.#families), version)
+    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#idField), version)
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
@@ -260,7 +264,7 @@ export class JsonFileStore implements Store {
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
     let database: Database
     try {
-      database = readDatabase(read.text, this.#label, this.#families)
+      database = readDatabase(read.text, this.#label, this.#families, this.#idField)
     } catch (error) {
       if (!(error instanceof DatabaseProblem)) throw error
       return this.#breaks(read.version, error.message)
@@ -302,7 +306,7 @@ export class JsonFileStore implements Store {
       if (removed.some((above) => isWithin(path, above)) || this.#layout.textAt(path) !== serializeDoc(doc)) await this.#tree.write(path, doc)
     }
     // The file's layout, holding the very texts the tree keeps.
-    const layout = new Layout(this.#families)
+    const layout = new Layout(this.#families, this.#idField)
     layout.trailingNewline = database.trailingNewline
     for (const placement of database.placements) {
       if (placement.kind === 'top-level') layout.setTopLevel(placement.name, placement.kept)

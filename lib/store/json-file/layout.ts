@@ -34,12 +34,15 @@ export function isIdlessName(segment: string): boolean {
   return /^#\d+'*$/.test(segment)
 }
 
-/** The fields whose value names an item of a collection, the first one given deciding. */
-export function idFieldsOf(path: NodePath, families: readonly NestedFamily[]): readonly string[] {
+/**
+ * The fields whose value names an item of a collection, the first one given deciding; `idField`
+ * names a plain collection's items (`id`, or json-server's `--id`).
+ */
+export function idFieldsOf(path: NodePath, families: readonly NestedFamily[], idField = 'id'): readonly string[] {
   if (path.length < 2 || path.length % 2 !== 0) return []
   const family = familyAt(families, path.slice(0, -1))
   if (family) return [family.idField, 'id']
-  return path.length === 2 ? ['id'] : []
+  return path.length === 2 ? [idField] : []
 }
 
 /** The segment an item's id fields give it: undefined when none is given (absent or null), null when the one given is no string or number. */
@@ -59,8 +62,8 @@ export function segmentOfItem(item: Doc, fields: readonly string[]): string | un
  * plain top-level collection) it has no id at all, as json-server keeps such an item; and (a declared
  * member) it has no field named as its children's array.
  */
-function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[]): boolean {
-  const fields = idFieldsOf(path, families)
+function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[], idField: string): boolean {
+  const fields = idFieldsOf(path, families, idField)
   if (fields.length === 0) return false
   const segment = segmentOfItem(doc, fields)
   if (segment === undefined && isIdlessName(path[path.length - 1]) && path.length === 2 && !familyAt(families, path.slice(0, 1))) return true
@@ -123,9 +126,12 @@ export class Layout {
   /** Whether the file ends with a newline: kept as the file had it. */
   trailingNewline = true
   readonly #families: readonly NestedFamily[]
+  readonly #idField: string
 
-  constructor(families: readonly NestedFamily[] = seedFamilies) {
+  /** `idField`: the field naming a plain collection's items (json-server's `--id`). */
+  constructor(families: readonly NestedFamily[] = seedFamilies, idField = 'id') {
     this.#families = families
+    this.#idField = idField
   }
 
   /** Places a document (a write), keeping the node where it is in the file, or last among its siblings when new. */
@@ -135,7 +141,7 @@ export class Layout {
     const node = this.#make(path)
     if (node.text === undefined) this.#parentOf(path)!.documentNames = undefined
     node.text = text
-    node.fits = fitsAsItem(path, doc, this.#families)
+    node.fits = fitsAsItem(path, doc, this.#families, this.#idField)
     node.placed = undefined
     if (added && node.fits && top.laidOut) top.laidOut.added.push(node)
     else this.#changedBelow(path)

@@ -27,7 +27,8 @@ export interface Database {
 /** A db.json the store cannot hold: `message` names the file and says what is wrong, and where. */
 export class DatabaseProblem extends Error {}
 
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies): Database {
+/** `idField` names a plain collection's items (`id`, or json-server's `--id`). */
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies, idField = 'id'): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
@@ -44,7 +45,7 @@ export function readDatabase(text: string, label: string, families: readonly Nes
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
   }
-  const reader = new Reader(families)
+  const reader = new Reader(families, idField)
   for (const name of Object.keys(value)) reader.topLevel(name, value[name])
   if (reader.problems.length > 0) {
     const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
@@ -75,9 +76,11 @@ class Reader {
   idsGiven = false
   readonly #seen = new Set<string>()
   readonly #families: readonly NestedFamily[]
+  readonly #idField: string
 
-  constructor(families: readonly NestedFamily[]) {
+  constructor(families: readonly NestedFamily[], idField: string) {
     this.#families = families
+    this.#idField = idField
   }
 
   topLevel(name: string, value: unknown): void {
@@ -95,7 +98,7 @@ class Reader {
 
   /** A collection's items: each an object whose id field names it (one without gets a new id). */
   #items(collection: NodePath, items: unknown[], where: Array<{ at: string | number }>): void {
-    const fields = idFieldsOf([...collection, ''], this.#families)
+    const fields = idFieldsOf([...collection, ''], this.#families, this.#idField)
     const owner = familyAt(this.#families, collection)
     const children = owner ? this.#families.filter((family) => family.parent === owner) : []
     // An item of a plain top-level collection without an id is kept as it is, under a name the file never holds.

@@ -277,7 +277,49 @@ test('--foreignKeySuffix names foreign keys as json-server\'s does: nested route
   assert.equal((pair.restdir.data() as { comments: Array<{ id: number }> }).comments.map((comment) => comment.id), [2, 3, 4])
 })
 
-test('the command line takes --foreignKeySuffix and json-server\'s --fks', async () => {
+test('--id names each item by another field, as json-server\'s does: URLs, POST, PUT, PATCH, nested routes and _expand', async () => {
+  const db = {
+    posts: [{ _id: 1, id: 'x', title: 'one' }, { _id: 2, title: 'two' }, { id: 5, title: 'only id' }],
+    comments: [{ _id: 1, postId: 1 }, { _id: 2, postId: 2 }],
+  }
+  const pair = await startPair(JSON.stringify(db, null, 2), { id: '_id', restdir: { idField: '_id' } })
+  pairs.push(pair)
+  const requests: Array<[string, string, unknown?]> = [
+    ['GET', '/posts'],
+    ['GET', '/posts/1'],
+    ['GET', '/posts/x'],
+    ['GET', '/posts/5'],
+    ['POST', '/posts', { title: 'new' }],
+    ['POST', '/posts', { title: 'chosen', _id: 9 }],
+    ['PUT', '/posts/2', { title: 'put', _id: 7 }],
+    ['PATCH', '/posts/2', { title: 'patched', _id: 8 }],
+    ['PATCH', '/posts/5', { title: 'no _id' }],
+    ['GET', '/posts/2/comments'],
+    ['POST', '/posts/2/comments', { body: 'nested' }],
+    ['GET', '/comments?_expand=post'],
+    ['GET', '/posts?_sort=_id'],
+  ]
+  for (const [method, target, body] of requests) {
+    const [theirs, ours] = await pair.both(method, target, body === undefined ? {} : { body })
+    // Errors are problem+json where 0.17 sends {} (docs/json-server.md, "What still differs").
+    if (theirs.status >= 400) {
+      assert.is(ours.status, theirs.status, `${method} ${target}`)
+      continue
+    }
+    assert.equal(answerOf(ours), answerOf(theirs), `${method} ${target}`)
+    if (method !== 'GET') assert.is(ours.text, `${theirs.text}\n`, `${method} ${target}, byte for byte`)
+  }
+  assert.equal(pair.restdir.data(), pair.jsonServer.data())
+  // Where json-server 0.17 stumbles (it embeds by `id` whatever --id says, and its cascade throws), restdir follows `_id`.
+  const embedded = await pair.restdir.request('GET', '/posts/2?_embed=comments')
+  assert.equal(embedded.json.comments.map((comment: { _id: number }) => comment._id), [2, 3])
+  const created = await pair.restdir.request('POST', '/posts', { body: { title: 'located' } })
+  assert.is(created.headers.location, `/posts/${created.json._id}`)
+  assert.is((await pair.restdir.request('DELETE', '/posts/2')).status, 200)
+  assert.equal((await pair.restdir.request('GET', '/comments')).json, [{ _id: 1, postId: 1 }])
+})
+
+test('the command line takes --foreignKeySuffix, json-server\'s --fks, --id and -i', async () => {
   for (const flag of ['--foreignKeySuffix', '--fks']) {
     const folder = await makeTempDir('restdir-fks-')
     const file = join(folder, 'db.json')
@@ -293,6 +335,19 @@ test('the command line takes --foreignKeySuffix and json-server\'s --fks', async
   }
   const refused = await runCli(['--fks', 'a.b'])
   assert.is(refused.code, 2)
+  for (const flag of ['--id', '-i']) {
+    const folder = await makeTempDir('restdir-id-')
+    const file = join(folder, 'db.json')
+    writeFileSync(file, JSON.stringify({ posts: [{ _id: 1, title: 'one' }] }))
+    const cli = await startCli([file, '--port', '0', flag, '_id'])
+    try {
+      assert.equal((await send(cli.port, 'GET', '/posts/1')).json, { _id: 1, title: 'one' }, flag)
+      assert.equal((await send(cli.port, 'POST', '/posts', { body: { title: 'two' } })).json, { title: 'two', _id: 2 }, flag)
+    } finally {
+      await cli.stop()
+      await rm(folder, { recursive: true, force: true })
+    }
+  }
 })
 
 test.run()
