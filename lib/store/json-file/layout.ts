@@ -138,8 +138,13 @@ export class Layout {
   set(path: NodePath, text: string, doc: Doc): void {
     const top = path.length === 2 ? this.#root.children.get(path[0]) : undefined
     const added = top !== undefined && !top.children.has(path[1])
+    const name = path[path.length - 1]
+    const parent = path.length > 0 ? this.#nodeAt(path.slice(0, -1)) : undefined
+    const isNew = path.length > 0 && !parent?.children.has(name)
     const node = this.#make(path)
-    if (node.text === undefined) this.#parentOf(path)!.documentNames = undefined
+    // A new child goes last, in the file as in the names kept; one that held no document yet has its place already.
+    if (isNew) this.#parentOf(path)!.documentNames?.push(name)
+    else if (node.text === undefined && parent) parent.documentNames = undefined
     node.text = text
     node.fits = fitsAsItem(path, doc, this.#families, this.#idField)
     node.placed = undefined
