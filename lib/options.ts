@@ -82,6 +82,18 @@ export interface RestdirOptions {
    */
   jsonServer?: boolean | '0.17' | '1'
   /**
+   * What follows a collection's singular name in a foreign key, as json-server's
+   * `--foreignKeySuffix`: `Id` (`postId`) unless told otherwise (`_id`: `post_id`), for nested
+   * routes, `_embed`, `_expand` and cascading deletes.
+   */
+  foreignKeySuffix?: string
+  /**
+   * The field naming each item of a collection in the json-server mode, as json-server's `--id`:
+   * `id` unless told otherwise (`_id`): the URL `/posts/1` is the post whose `_id` is 1, `POST`
+   * gives the next `_id`, relations and cascades follow it. A db.json's items are named by it.
+   */
+  idField?: string
+  /**
    * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
    * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
    * and playlists (`seedDeclarations`, lib/data/declarations.ts).
@@ -120,6 +132,8 @@ export const optionDefaults = {
   sync: false,
   maxBody: defaultBodyLimits.maxBody,
   delay: 0,
+  foreignKeySuffix: 'Id',
+  idField: 'id',
   readonly: false,
   maxPathLength: defaultPathLimits.maxPathLength,
   maxSegmentLength: defaultPathLimits.maxSegmentLength,
@@ -156,6 +170,8 @@ export function resolveSettings(options: RestdirOptions): Settings {
     delay: options.delay ?? optionDefaults.delay,
     jsonServer,
     jsonServerVersion: jsonServerVersionOf(options),
+    foreignKeySuffix: foreignKeySuffixOf(options.foreignKeySuffix ?? optionDefaults.foreignKeySuffix),
+    idField: idFieldOf(options.idField ?? optionDefaults.idField),
     bodyLimits: {
       maxBody: options.maxBody ?? optionDefaults.maxBody,
       maxDepth: options.maxJsonDepth ?? optionDefaults.maxJsonDepth,
@@ -189,6 +205,22 @@ export function resolveSettings(options: RestdirOptions): Settings {
     rewrites: loadRewriteRules(options.routes),
     middlewares: checkMiddlewares(options.middlewares ?? []),
   }
+}
+
+/** A foreign key suffix is part of a field name: not empty, and no `.` (a path) or `/` (a URL). */
+function foreignKeySuffixOf(suffix: string): string {
+  if (suffix === '' || /[./]/.test(suffix) || suffix.length > 64) {
+    throw new Error(`foreignKeySuffix: ${JSON.stringify(suffix.slice(0, 80))} cannot end a field name; give the text that follows a singular name in a foreign key, such as Id or _id.`)
+  }
+  return suffix
+}
+
+/** An id field is a plain field name: not empty, no `.` (a path) or `/` (a URL). */
+function idFieldOf(field: string): string {
+  if (field === '' || /[./]/.test(field) || field.length > 64) {
+    throw new Error(`id: ${JSON.stringify(field.slice(0, 80))} is not a field name; give the field that names each item, such as id or _id.`)
+  }
+  return field
 }
 
 /**

@@ -164,8 +164,9 @@ export function serverOptions(flags: Flags, env: NodeJS.ProcessEnv): RestdirOpti
     }
     // A version switch not given leaves the library's default too.
     if (option.value === 'version' && flags[option.flag] === false) continue
-    // Not to undo what a `no-` switch before it set (`--no-cors` lands where `--cors` does).
-    if (options[option.lands] === undefined) options[option.lands] = valueOf(flags, option, env)
+    // Two flags for one option (`--no-cors` for `--cors`): the one given wins over the other's default.
+    if (flags[option.flag] === undefined && options[option.lands] !== undefined) continue
+    options[option.lands] = valueOf(flags, option, env)
   }
   if (flags['json-server'] !== undefined && flags['json-server'] !== false && flags['no-json-server'] === true) throw new UsageError('--json-server and --no-json-server contradict each other; give one.')
   if (flags['no-cors'] === true && textOf(flags, 'cors') !== undefined) throw new UsageError('--cors and --no-cors contradict each other; give one.')

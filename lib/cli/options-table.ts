@@ -115,6 +115,12 @@ export const optionsTable: readonly CliOption[] = [
   { flag: 'middlewares', short: 'm', takes: 'one or more middleware files, such as ./hello.js', placeholder: 'FILE', value: 'files', section: 'options',
     usage: 'one or more of your own (req, res, next) modules, CommonJS or ESM,\nrun in order before the data API; they have the server\'s rights',
     docs: { meaning: 'one or more of your own `(req, res, next)` modules (`-m a.js b.mjs`), CommonJS or ESM, run in order before the data API with `req.body` parsed, as json-server runs them (see [Middlewares](json-server.md#middlewares)); they run with the server\'s rights', default: 'none' } },
+  { flag: 'id', short: 'i', takes: 'the field naming each item, such as _id', placeholder: 'FIELD', value: 'text', lands: 'idField', section: 'options',
+    usage: 'the field naming each item, as json-server\'s --id (default {default})',
+    docs: { meaning: 'the field naming each item of a collection, as json-server\'s `--id`: `/posts/1` is the post whose `_id` is 1 with `_id`, and `POST` gives the next `_id` (see [The json-server mode](json-server.md#the-json-server-mode))' } },
+  { flag: 'foreignKeySuffix', aliases: ['fks'], takes: 'the text after a singular name in a foreign key, such as _id', placeholder: 'S', value: 'text', lands: 'foreignKeySuffix', section: 'options',
+    usage: 'foreign keys end in S (default {default}); with _id: post_id, as json-server\'s\nforeign keys, in nested routes, _embed, _expand and cascades',
+    docs: { meaning: 'what follows a collection\'s singular name in a foreign key (`S`), as json-server\'s `--foreignKeySuffix`: `_id` for `post_id`, in nested routes, `_embed`, `_expand` and cascading deletes (see [The json-server mode](json-server.md#the-json-server-mode))' } },
   { flag: 'import', takes: 'a store folder, a postgres:// URL or a db.json', placeholder: 'SOURCE', value: 'text', section: 'options',
     usage: 'copy a store folder, a postgres:// URL or a json-server db.json into\nthe store, then exit',
     docs: {

@@ -32,12 +32,12 @@ const INTEGER_SEGMENT = /^(?:0|[1-9]\d{0,14})$/
  * when the collection's ids are not integers: new ids are then restdir's own.
  * Only names are read, and the one document of the greatest.
  */
-export async function nextIntegerId(store: Store, parent: NodePath): Promise<number | undefined> {
-  const greatest = await greatestName(store, parent)
+export async function nextIntegerId(store: Store, parent: NodePath, idField = 'id'): Promise<number | undefined> {
+  const greatest = await greatestName(store, parent, idField)
   if (greatest === undefined) return undefined
   if (greatest === 0) return 1
   const last = await store.read([...parent, String(greatest)])
-  if (last !== undefined && typeof last.doc.id !== 'number') return undefined
+  if (last !== undefined && typeof last.doc[idField] !== 'number') return undefined
   return Number.isSafeInteger(greatest + 1) ? greatest + 1 : undefined
 }
 
@@ -47,7 +47,8 @@ export async function nextIntegerId(store: Store, parent: NodePath): Promise<num
  * (compareIds), so where the store lists its documents in that order the last
  * one tells, without reading every name.
  */
-async function greatestName(store: Store, parent: NodePath): Promise<number | undefined> {
+async function greatestName(store: Store, parent: NodePath, idField: string): Promise<number | undefined> {
+  if (store.fileOrder) return greatestInFile(store, parent, idField)
   if (store.documentChildren) {
     const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
     if (total === 0) return 0
@@ -62,6 +63,21 @@ async function greatestName(store: Store, parent: NodePath): Promise<number | un
   return greatest
 }
 
+/**
+ * greatestName for a store listed in its file's order (a db.json), where
+ * every name is read, as json-server reads every id: an item without an id
+ * (json-server's lodash `maxBy` passes over it) is passed over too.
+ */
+async function greatestInFile(store: Store, parent: NodePath, idField: string): Promise<number | undefined> {
+  const names = store.documentChildren ? (await store.documentChildren(parent, 0, undefined))?.names : await store.children(parent)
+  let greatest = 0
+  for (const name of names ?? []) {
+    if (INTEGER_SEGMENT.test(name)) greatest = Math.max(greatest, Number(name))
+    else if ((await store.read([...parent, name]))?.doc[idField] != null) return undefined
+  }
+  return greatest
+}
+
 /** Integer ids this process is creating documents under now, by collection: POSTs at once take the next ones in turn. */
 const inFlight = new WeakMap<Store, Map<string, Set<number>>>()
 
@@ -72,8 +88,8 @@ const inFlight = new WeakMap<Store, Map<string, Set<number>>>()
  * document's or free again, so ids follow json-server's rule whenever no
  * other POST is under way.
  */
-export async function holdIntegerId(store: Store, parent: NodePath): Promise<{ id: number; release(): void } | undefined> {
-  const next = await nextIntegerId(store, parent)
+export async function holdIntegerId(store: Store, parent: NodePath, idField = 'id'): Promise<{ id: number; release(): void } | undefined> {
+  const next = await nextIntegerId(store, parent, idField)
   if (next === undefined) return undefined
   let collections = inFlight.get(store)
   if (!collections) inFlight.set(store, (collections = new Map()))

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { Context } from './context.ts'
 import type { StoredDoc, StoredText } from '../store/store.ts'
 import { isNotModified } from './conditional.ts'
+import { indentJson } from '../json/indent.ts'
 
 /*
  * Answers are written with one writeHead taking every header as a flat list
@@ -22,7 +23,9 @@ export function sendJson(context: Context, status: number, body: unknown, header
  * (docs/http-api.md, "Requests and errors").
  */
 export function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
-  const body = `${text}\n`
+  // The json-server mode answers as json-server lays JSON out (`json spaces` 2); an ETag is the stored
+  // version's, and the mode's bytes are a function of that version, so the tag stays true to them.
+  const body = `${context.settings.jsonServer ? indentJson(text) : text}\n`
   const list = withHeaders(context.headers, headers)
   list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body)))
   context.res.writeHead(status, list)
@@ -55,7 +58,16 @@ export function applyHeaders(res: ServerResponse, headers: readonly string[]): v
 }
 
 function withHeaders(held: readonly string[], headers: Record<string, string>): string[] {
-  const list = held.slice()
+  // An answer that names its own exposed headers (the json-server mode's, as json-server names them) sends only those.
+  const list = EXPOSE in headers ? withoutHeader(held, EXPOSE) : held.slice()
   for (const name in headers) list.push(name, headers[name])
+  return list
+}
+
+const EXPOSE = 'Access-Control-Expose-Headers'
+
+function withoutHeader(held: readonly string[], name: string): string[] {
+  const list: string[] = []
+  for (let index = 0; index < held.length; index += 2) if (held[index] !== name) list.push(held[index], held[index + 1])
   return list
 }

@@ -23,6 +23,10 @@ export interface Settings {
   jsonServer: boolean
   /** Which json-server the mode answers as (lib/options.ts, jsonServerVersionOf). */
   jsonServerVersion: '0.17' | '1'
+  /** The field naming a collection's items in the json-server mode (`id`), json-server's `--id`. */
+  idField: string
+  /** What follows a singular name in a foreign key (`Id`: `postId`), json-server's `--foreignKeySuffix`. */
+  foreignKeySuffix: string
   bodyLimits: BodyLimits
   pathLimits: PathLimits
   listingLimits: ListingLimits

@@ -29,6 +29,8 @@ export interface IndexRow {
   text: string
   /** The store's version token of the document when it was read (see Store.documentVersions). */
   version: string | undefined
+  /** When the row came: in a store listed in its file's order, rows keep this order (new items last, as in the file). */
+  arrival: number
 }
 
 /** A child whose document is broken: left out of listings and named, as a plain listing does. */
@@ -48,8 +50,10 @@ const POSTING_BYTES = 48
 export class CollectionIndex {
   readonly rows = new Map<string, IndexRow>()
   readonly broken = new Map<string, BrokenChild>()
-  /** Rows in id order (compareIds): a listing without a sort answers in this order. */
+  /** Rows in id order (compareIds), or in a store's file order (Store.fileOrder) by arrival: a listing without a sort answers in this order. */
   readonly ordered: IndexRow[] = []
+  readonly #fileOrder: boolean
+  #arrivals = 0
   readonly #bySlot: (IndexRow | undefined)[] = []
   readonly #freeSlots: number[] = []
   /** Field → value of each slot (valueAt of the document; undefined when it has none). */
@@ -60,6 +64,28 @@ export class CollectionIndex {
   #searchTexts: string[] | undefined
   /** An estimate of the memory held, in bytes. */
   bytes = 0
+
+  /** `fileOrder`: rows in the order they are first put, read from a store in its file's order (Store.fileOrder). */
+  constructor(fileOrder = false) {
+    this.#fileOrder = fileOrder
+  }
+
+  /** The order of two rows in a listing without a sort, and of ties in a sort. */
+  compareRows(a: IndexRow, b: IndexRow): number {
+    return this.#fileOrder ? a.arrival - b.arrival : compareIds(a.name, b.name)
+  }
+
+  /** The first position in `ordered` at which `row` could be inserted. */
+  #insertionPoint(row: IndexRow): number {
+    let low = 0
+    let high = this.ordered.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (this.compareRows(this.ordered[middle], row) < 0) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
 
   row(slot: number): IndexRow {
     return this.#bySlot[slot]!
@@ -76,10 +102,10 @@ export class CollectionIndex {
       row.version = version
     } else {
       const slot = this.#freeSlots.pop() ?? this.#bySlot.length
-      row = { name, slot, text, version }
+      row = { name, slot, text, version, arrival: this.#arrivals++ }
       this.#bySlot[slot] = row
       this.rows.set(name, row)
-      this.ordered.splice(insertionPoint(this.ordered, name), 0, row)
+      this.ordered.splice(this.#insertionPoint(row), 0, row)
       this.bytes += ROW_BYTES + name.length + text.length
     }
     this.#index(row, doc)
@@ -100,7 +126,7 @@ export class CollectionIndex {
     this.rows.delete(name)
     this.#bySlot[row.slot] = undefined
     this.#freeSlots.push(row.slot)
-    const at = insertionPoint(this.ordered, name)
+    const at = this.#insertionPoint(row)
     if (this.ordered[at] === row) this.ordered.splice(at, 1)
     this.bytes -= ROW_BYTES + name.length + row.text.length
   }
@@ -221,16 +247,4 @@ function cellBytes(value: unknown): number {
   if (typeof value === 'string') return CELL_BYTES + value.length
   if (typeof value === 'object' && value !== null) return CELL_BYTES + JSON.stringify(value).length
   return CELL_BYTES
-}
-
-/** The first position in id-ordered rows at which `name` could be inserted. */
-function insertionPoint(rows: readonly IndexRow[], name: string): number {
-  let low = 0
-  let high = rows.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (compareIds(rows[middle].name, name) < 0) low = middle + 1
-    else high = middle
-  }
-  return low
 }

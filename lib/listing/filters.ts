@@ -1,3 +1,4 @@
+import { likePattern } from './like.ts'
 import { HttpError } from '../http-error.ts'
 import { isObject } from '../json/values.ts'
 
@@ -87,6 +88,8 @@ export function parseFilters(query: URLSearchParams, limits: ListingLimits = def
       continue
     }
     const { field, operator } = splitKey(key)
+    // A pattern that is no regular expression, or needs backtracking, is a 400 before any document is read.
+    if (operator === 'like') for (const value of values) likePattern(value, key)
     filters.push({ operator, field, values: operator === 'in' ? spendList(values, budget) : values })
   }
   const where = query.get('_where')

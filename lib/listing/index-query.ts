@@ -1,8 +1,8 @@
-import { compareIds } from '../store/store.ts'
 import type { Pace } from '../data/pace.ts'
 import { SEARCH_SEPARATOR, type CollectionIndex, type IndexNeeds, type IndexRow } from './collection-index.ts'
 import type { Filter } from './filters.ts'
 import { contains, fieldMatches, SEARCH_PIECE, valueMatches } from './match.ts'
+import { LIKE_IN_ONE_STEP, likePattern } from './like.ts'
 import { compareSortValues, mergeSort, sortValueOf, type SortKey, type SortValue } from './sort.ts'
 
 /**
@@ -47,7 +47,7 @@ export function indexNeeds(filters: readonly Filter[], sort: readonly SortKey[])
 }
 
 /**
- * The matches of `filters` in `sort` order (ties in id order), the window
+ * The matches of `filters` in `sort` order (ties in the unsorted order), the window
  * [start, end) of them given by `windowOf` once the total is known (a page
  * past the last may become the last).
  */
@@ -67,7 +67,7 @@ export async function queryIndex(
   }
   const total = matches.length
   const { start, end } = windowOf(total)
-  // Without a sort or a narrowing, the matches are in id order already.
+  // Without a sort or a narrowing, the matches are in order already (CollectionIndex.ordered).
   if (!candidates && sort.length === 0) return { rows: matches.slice(start, end).map((slot) => index.row(slot)), total }
   const ordered = await orderWindow(index, matches, sort, end, pace)
   return { rows: ordered.slice(start, end).map((entry) => index.row(entry.slot)), total }
@@ -127,8 +127,8 @@ function quickMatch(index: CollectionIndex, slot: number, filters: readonly Filt
       const value = index.column(filter.field)[slot]
       if (typeof value === 'object' && value !== null) return undefined
       if (typeof value === 'string') {
-        if (value.length > SEARCH_PIECE) return undefined
-        work.cost += value.length * filter.values.length
+        if (value.length > (filter.operator === 'like' ? LIKE_IN_ONE_STEP : SEARCH_PIECE)) return undefined
+        work.cost += value.length * filter.values.length * (filter.operator === 'like' ? likeSize(filter.values) : 1)
       }
       passes = valueMatches(filter, value)
     }
@@ -167,13 +167,13 @@ interface Ranked {
 }
 
 /**
- * The first `end` matches in sort order, ties in id order (the order of a
- * stable sort of the id-ordered documents): picked one by one into a
+ * The first `end` matches in sort order, ties in the order of a listing
+ * without a sort (as a stable sort of the documents in that order leaves them): picked one by one into a
  * bounded list when the window is small, else a full merge sort.
  */
 async function orderWindow(index: CollectionIndex, matches: readonly number[], sort: readonly SortKey[], end: number | undefined, pace: Pace): Promise<Ranked[]> {
   const columns = sort.map((key) => index.column(key.field))
-  const compare = (a: Ranked, b: Ranked) => compareSortValues(sort, a.values, b.values) || compareIds(a.name, b.name)
+  const compare = (a: Ranked, b: Ranked) => compareSortValues(sort, a.values, b.values) || index.compareRows(index.row(a.slot), index.row(b.slot))
   const rank = (slot: number): Ranked => ({ slot, name: index.row(slot).name, values: columns.map((column) => sortValueOf(column[slot])) })
   if (end === undefined || end > MOST_PICKED) {
     const ranked: Ranked[] = []
@@ -202,4 +202,9 @@ async function orderWindow(index: CollectionIndex, matches: readonly number[], s
     if (best.length > end) best.pop()
   }
   return best
+}
+
+/** What matching one character costs for the largest of a `_like`'s patterns (lib/listing/like.ts). */
+function likeSize(sources: readonly string[]): number {
+  return Math.max(1, ...sources.map((source) => likePattern(source).size))
 }

@@ -157,7 +157,7 @@ export class ListingIndexes {
     const startedAt = performance.now()
     const names = await this.#names(entry.path)
     if (!names) return undefined
-    const index = new CollectionIndex()
+    const index = new CollectionIndex(this.#documents.store.fileOrder === true)
     for (let start = 0; start < names.length; start += VERSION_BATCH) {
       await this.#read(entry, index, names.slice(start, start + VERSION_BATCH), pace)
       if (index.bytes > INDEX_MEMORY_LIMIT) {
@@ -230,7 +230,7 @@ export class ListingIndexes {
     }
   }
 
-  /** The children of `path` holding a document, in id order; undefined when there is no such node. */
+  /** The children of `path` holding a document, in the store's order; undefined when there is no such node. */
   async #names(path: NodePath): Promise<string[] | undefined> {
     const { store } = this.#documents
     return store.documentChildren ? (await store.documentChildren(path, 0, undefined))?.names : store.children(path)

@@ -1,6 +1,6 @@
 import { HttpError } from '../http-error.ts'
 import { FilterBudget, parseFilters, type Filter, type ListingLimits } from './filters.ts'
-import { parseRelations, type Relation } from './relations.ts'
+import { parseRelations, type Relation, type RelationKeys } from './relations.ts'
 import { parseSort, type SortKey } from './sort.ts'
 
 /**
@@ -23,12 +23,13 @@ export interface ListingQuery {
 }
 
 /** Reads a listing query from a request's query string; a parameter it cannot take is a 400 that names it. */
-export function parseListingQuery(query: URLSearchParams, limits: ListingLimits): ListingQuery {
+/** `keys`: how relations are keyed, json-server's `--foreignKeySuffix` and `--id` (lib/listing/relations.ts). */
+export function parseListingQuery(query: URLSearchParams, limits: ListingLimits, keys?: RelationKeys): ListingQuery {
   const budget = new FilterBudget(limits.maxFilters)
   const listing: ListingQuery = {
     filters: parseFilters(query, limits, budget),
     sort: parseSort(query, limits.maxSortKeys),
-    relations: parseRelations(query, budget),
+    relations: parseRelations(query, budget, keys),
     start: 0,
     end: undefined,
   }

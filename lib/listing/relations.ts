@@ -23,6 +23,19 @@ export interface Relation {
   name: string
   /** As asked, to name it in an answer. */
   parameter: '_embed' | '_expand'
+  /** What follows a singular name in a foreign key: `Id` (`postId`), or json-server's `--foreignKeySuffix` (`_id`: `post_id`). */
+  foreignKeySuffix: string
+  /** The field naming a collection's items: `id`, or json-server's `--id`. */
+  idField: string
+}
+
+/** json-server's foreign keys: a collection's singular name, then this (`postId`). */
+export const DEFAULT_FOREIGN_KEY_SUFFIX = 'Id'
+
+/** How relations are keyed: `--foreignKeySuffix` and `--id` (json-server's), `Id` and `id` unless given. */
+export interface RelationKeys {
+  foreignKeySuffix?: string
+  idField?: string
 }
 
 /** Most relations one request may join (fixed); they also count against `--max-filters`. */
@@ -36,7 +49,8 @@ export const MAX_RELATIONS = 4
  */
 export const MAX_JOINED_TEXT = 4 * 1024 * 1024
 
-export function parseRelations(query: URLSearchParams, budget?: FilterBudget): Relation[] {
+export function parseRelations(query: URLSearchParams, budget?: FilterBudget, keys: RelationKeys = {}): Relation[] {
+  const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
   const asked = [
     ...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' as const })),
     ...query.getAll('_expand').map((name) => ({ name, parameter: '_expand' as const })),
@@ -48,7 +62,7 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget): R
     if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
     // One level: the joined documents are not joined in turn.
     if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
-    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter }
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix, idField }
   })
 }
 
@@ -108,7 +122,7 @@ function tooMuchJoined(relation: Relation): HttpError {
 async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
   const { pace } = size
-  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}Id`
+  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}${relation.foreignKeySuffix}`
   const byKey = new Map<string, Doc[]>()
   for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
     const key = doc[foreignKey]
@@ -120,7 +134,7 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
     if (turn) await turn
   }
   for (const doc of docs) {
-    const id = idOf(doc, collection)
+    const id = idOf(doc, collection, relation.idField)
     const nested = id === undefined ? undefined : await documents.list([...collection, id, name])
     const children = [...(nested ?? []), ...((id !== undefined && byKey.get(id)) || [])]
     for (const child of children) await size.add(child, relation)
@@ -133,7 +147,7 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
 async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
   const owner = ownerOf(collection, name)
-  const foreignKey = `${name}Id`
+  const foreignKey = `${name}${relation.foreignKeySuffix}`
   const parents = new Map<string, Doc | undefined>()
   for (const doc of docs) {
     let path = owner
@@ -160,9 +174,9 @@ function ownerOf(collection: NodePath, name: string): NodePath | undefined {
   return collection.length >= 3 && [name, plural(name)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
 }
 
-/** A document's id: its `id`, or for the declared resources `user_id` / `playlist_id`. */
-function idOf(doc: Doc, collection: NodePath): string | undefined {
-  const id = doc.id ?? doc[`${singular(collection[collection.length - 1] ?? '')}_id`]
+/** A document's id: its `id` (or `idField`), or for the declared resources `user_id` / `playlist_id`. */
+function idOf(doc: Doc, collection: NodePath, idField = 'id'): string | undefined {
+  const id = doc[idField] ?? doc[`${singular(collection[collection.length - 1] ?? '')}_id`]
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined
 }
 
@@ -199,16 +213,17 @@ export function parseDependents(query: URLSearchParams): string[] {
  * collection named (`/comments`) whose foreign key (`postId`) is its id.
  * What is below the deleted node has gone with it already.
  */
-export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[]): Promise<void> {
+export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys = {}): Promise<void> {
+  const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
   if (path.length < 2 || names.length === 0) return
   const collection = path.slice(0, -1)
   const id = path[path.length - 1]
-  const foreignKey = `${singular(collection[collection.length - 1])}Id`
+  const foreignKey = `${singular(collection[collection.length - 1])}${foreignKeySuffix}`
   for (const name of names) {
     const dependents = collection.slice(0, -1).concat(name)
     for (const doc of (await documents.list(dependents)) ?? []) {
       const key = doc[foreignKey]
-      const childId = idOf(doc, dependents)
+      const childId = idOf(doc, dependents, idField)
       if ((typeof key !== 'string' && typeof key !== 'number') || String(key) !== id || childId === undefined) continue
       // One removed meanwhile by another request is gone already.
       await documents.remove([...dependents, childId]).catch((error: unknown) => {

@@ -23,13 +23,13 @@ import { withoutAbsentFields } from './json-server/query.ts'
  * Returns false when the node does not exist.
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  let listing = parseListingQuery(context.query, context.settings.listingLimits)
+  let listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings)
   let selected = await selectListing(context.documents, path, listing)
   if (!selected) return false
   // json-server 0.17 leaves out filters on fields no document has; asked only when nothing matched.
   const relaxed = selected.total === 0 && context.settings.jsonServer ? await withoutAbsentFields(context.documents, path, context.query) : undefined
   if (relaxed) {
-    listing = parseListingQuery(relaxed, context.settings.listingLimits)
+    listing = parseListingQuery(relaxed, context.settings.listingLimits, context.settings)
     selected = (await selectListing(context.documents, path, listing)) ?? selected
   }
   sendListing(context, path, listing, selected)
@@ -38,14 +38,25 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
 
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
 export function sendEmptyCollection(context: Context, path: NodePath): void {
-  const listing = parseListingQuery(context.query, context.settings.listingLimits)
+  const listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings)
   sendListing(context, path, listing, emptyListing(listing))
 }
 
 function sendListing(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): void {
   const headers = listingHeaders(context, path, listing, selected.total)
   if (selected.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selected.skipped)
+  if (context.settings.jsonServer) exposeAsJsonServer(context.query, headers)
   sendJsonText(context, 200, selected.text, headers)
+}
+
+/**
+ * json-server 0.17 names the headers a page may read on a sliced or paged
+ * listing, whether or not the request came with an `Origin`: `X-Total-Count`,
+ * and `Link` beside `_page` (docs/json-server.md, "CORS in the mode").
+ */
+function exposeAsJsonServer(query: URLSearchParams, headers: Record<string, string>): void {
+  if (!query.get('_end') && !query.get('_limit') && !query.get('_page')) return
+  headers['Access-Control-Expose-Headers'] = query.get('_page') ? 'X-Total-Count, Link' : 'X-Total-Count'
 }
 
 /**
@@ -57,7 +68,7 @@ export async function sendStoredDocument(context: Context, path: NodePath, store
   // Most GETs have no query: nothing to check or join.
   if (context.query.size === 0) return sendDocument(context, stored)
   checkParameters(context.query)
-  const relations = parseRelations(context.query)
+  const relations = parseRelations(context.query, undefined, context.settings)
   if (relations.length === 0) return sendDocument(context, stored)
   const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
   sendJson(context, 200, joined)

@@ -119,7 +119,7 @@ async function patchDocument(context: Context): Promise<void> {
 async function deleteNode(context: Context): Promise<void> {
   const dependents = parseDependents(context.query)
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
-  await removeDependents(context.documents, context.path, dependents)
+  await removeDependents(context.documents, context.path, dependents, context.settings)
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
 }

@@ -28,13 +28,15 @@ export interface OpenStoreOptions {
   log?: (line: string) => void
   /** A db.json: the declared families whose members nest their children's arrays (JsonFileStoreOptions). */
   families?: readonly NestedFamily[]
+  /** A db.json: the field naming a plain collection's items (JsonFileStoreOptions). */
+  idField?: string
 }
 
 /** The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does. */
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
   if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
-  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families })
+  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families, idField: options.idField })
   return FileStore.open(location, { sync: options.sync })
 }
 

@@ -94,8 +94,15 @@ export interface Store {
    */
   readText?(path: NodePath): Promise<StoredText | undefined>
   /**
+   * Set by a store whose children keep the order of its file (a json-server
+   * db.json: its arrays' order, new items last): `children` and
+   * `documentChildren` list them in that order rather than in id order, and
+   * listings follow it (docs/json-server.md, "Serving a db.json").
+   */
+  readonly fileOrder?: boolean
+  /**
    * Names of the node's children (decoded segments) in id order (see
-   * `compareIds`), or undefined when the node does not exist. A child counts when it
+   * `compareIds`; with `fileOrder`, the file's), or undefined when the node does not exist. A child counts when it
    * has a document or children of its own.
    */
   children(path: NodePath): Promise<string[] | undefined>

@@ -69,7 +69,7 @@ test('a bad flag, a bad value or a bad PORT exits 2 with what is wrong in two li
     [['--port', 'abc'], {}, '--port "abc" is not a port number (0-65535).'],
     [['--max-body', 'lots'], {}, '--max-body "lots" is not a size such as 512kb or 2mb.'],
     [['--quiet=yes'], {}, '--quiet takes no value (it was given "yes").'],
-    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -r -m -w -S -c -q -h -v.'],
+    [['-P', '4000'], {}, '-P is not an option; the short ones are -p -H -s -d -r -m -i -w -S -c -q -h -v.'],
     [['-port', '4000'], {}, '-port: a long option takes two dashes, as --port.'],
     [['-qv'], {}, '-qv: give short flags one at a time, as -q -v.'],
     [[], { PORT: 'eighty' }, 'PORT "eighty" is not a port number (0-65535).'],

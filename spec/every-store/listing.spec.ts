@@ -80,8 +80,8 @@ listing('_ne, _gte, _lte and _like compare as json-server does', async ({ server
   assert.equal(ids(await server.request('GET', '/books?title_like=SOL')), ['b3'])
 })
 
-listing('_like takes plain text, so a pattern that would make a regular expression run away is harmless', async ({ server }) => {
-  const answer = await server.request('GET', `/books?title_like=${encodeURIComponent('(a+)+$')}`)
+listing('_like takes a regular expression, and one that would make a backtracking search run away answers at once', async ({ server }) => {
+  const answer = await server.request('GET', `/books?title_like=${encodeURIComponent('(a+)+Q$')}`)
   assert.is(answer.status, 200)
   assert.equal(ids(answer), [])
 })

@@ -8,6 +8,7 @@ import { readJsonBody } from '../../http/body.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
 import { createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
+import { NothingStored } from '../../data/documents.ts'
 
 /**
  * The generic data API with json-server 0.17's URL semantics (docs/json-server.md,
@@ -34,6 +35,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
       return topLevel(context, requireOwners)
     }
     if (path.length === 2) {
+      await requireId(context)
       if (method === 'PUT') return replaceMember(context)
       if (method === 'PATCH') return updateDocument(context, true)
       if (method === 'DELETE') {
@@ -48,6 +50,15 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
     }
     return handleGeneric(context, requireOwners)
   }
+}
+
+/**
+ * json-server 0.17 finds a member by its `id` alone, so an item that has none
+ * (a db.json's, kept as it is) is at no URL: a 404, as json-server answers.
+ */
+async function requireId(context: Context): Promise<void> {
+  const stored = await context.documents.store.read(context.path)
+  if (stored && stored.doc[context.settings.idField] == null) throw new NothingStored(context.path)
 }
 
 /** `/:name`: a singular resource when a document is stored there, else a collection. */

@@ -10,7 +10,8 @@ import { createMember } from './plural.ts'
 /*
  * json-server 0.17's nested routes (docs/json-server.md, "The json-server
  * mode"): `/posts/1/comments` is the collection `/comments` seen through its
- * foreign key, `postId` (the parent collection's singular, then `Id`), = 1.
+ * foreign key, `postId` (the parent collection's singular, then `Id`, or
+ * `--foreignKeySuffix`), = 1.
  */
 
 export interface NestedRoute {
@@ -28,7 +29,7 @@ export interface NestedRoute {
 export async function nestedRouteOf(context: Context): Promise<NestedRoute | undefined> {
   const [parent, parentId, name] = context.path
   if (await context.documents.store.exists(context.path)) return undefined
-  return { collection: [name], foreignKey: `${singular(parent)}Id`, parentId }
+  return { collection: [name], foreignKey: `${singular(parent)}${context.settings.foreignKeySuffix}`, parentId }
 }
 
 /** GET: the collection's documents whose foreign key is the parent's id, with the request's own query. */

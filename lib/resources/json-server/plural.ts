@@ -5,11 +5,11 @@ import type { RequireOwners } from '../generic.ts'
 import { HttpError } from '../../http-error.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { readJsonBody } from '../../http/body.ts'
-import type { JsonObject } from '../../json/values.ts'
+import { defineValue, type JsonObject } from '../../json/values.ts'
 import { sendJson } from '../../http/respond.ts'
 import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
-import { checkNewChildPath, joinPath } from '../../path.ts'
+import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
 import { removeDependents } from '../../listing/relations.ts'
 import { withoutOwnId } from './singular.ts'
@@ -33,26 +33,34 @@ class IdTaken extends Error {}
  */
 export async function createMember(context: Context, collection: NodePath, requireOwners: RequireOwners, body: JsonObject): Promise<void> {
   const owner = await requireOwners(context, collection)
-  const chosen = body.id
+  const { idField } = context.settings
+  const chosen = body[idField]
   if (chosen !== undefined) {
     if ((typeof chosen !== 'string' && typeof chosen !== 'number') || String(chosen) === '' || (typeof chosen === 'number' && !Number.isSafeInteger(chosen))) {
-      throw new HttpError(400, `The body's "id" (${JSON.stringify(chosen)}) must be a non-empty string or a whole number; leave it out and the server gives one.`)
+      throw new HttpError(400, `The body's ${JSON.stringify(idField)} (${JSON.stringify(chosen)}) must be a non-empty string or a whole number; leave it out and the server gives one.`)
     }
     checkNewChildPath(context.req.url ?? '/', String(chosen).length, context.settings.pathLimits)
-    const created = await createAt(context, [...collection, String(chosen)], { ...body, id: chosen }, owner)
+    const created = await createAt(context, [...collection, String(chosen)], withId(body, idField, chosen), owner)
     if (!created) throw new HttpError(409, `${urlOf(context, [...collection, String(chosen)])} exists already; PUT or PATCH it, or POST without an id.`)
     return sendCreated(context, created)
   }
   for (;;) {
-    const next = await holdIntegerId(context.documents.store, collection)
+    const next = await holdIntegerId(context.documents.store, collection, idField)
     if (next === undefined) break
-    const created = await createAt(context, [...collection, String(next.id)], { id: next.id, ...body }, owner).finally(next.release)
+    const created = await createAt(context, [...collection, String(next.id)], withId(body, idField, next.id), owner).finally(next.release)
     // Taken meanwhile by another instance: the next one.
     if (created) return sendCreated(context, created)
   }
   checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
-  const created = await context.documents.create(collection, (id) => ({ id, ...body }), { owner })
+  const created = await context.documents.create(collection, (id) => withId(body, idField, id), { owner })
   sendCreated(context, { path: [...collection, created.id], doc: created.doc, etag: created.etag })
+}
+
+/** `body` with its id field set to `id`: last, where json-server's insert puts it, or where the body has it. */
+function withId(body: JsonObject, idField: string, id: string | number): Doc {
+  const doc: Doc = { ...body }
+  defineValue(doc, idField, id)
+  return doc
 }
 
 interface Created {
@@ -76,20 +84,27 @@ async function createAt(context: Context, path: NodePath, doc: Doc, owner: NodeP
 }
 
 function sendCreated(context: Context, created: Created): void {
-  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag })
+  // json-server 0.17 exposes `Location` on every answer to a POST, with or without an `Origin`.
+  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag, 'Access-Control-Expose-Headers': 'Location' })
 }
 
 /**
  * PUT of a member: replaces what exists, keeping its id as stored (json-server
- * keeps the number 1 of `/posts/1`); a member that does not exist is a 404.
+ * keeps the number 1 of `/posts/1`, and ignores an `id` in the body); a member
+ * that does not exist is a 404.
  */
 export async function replaceMember(context: Context): Promise<void> {
   const body = await readJsonBody(context.req, context.settings.bodyLimits)
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
-    checkBodyId(context.path, body)
-    const { id: _id, ...rest } = body
-    return { id: current.doc.id ?? lastOf(context.path), ...rest }
+    // json-server 0.17 keeps the stored id whatever the body says ("id values are not mutable").
+    const { idField } = context.settings
+    // The body's fields in its order, the stored id where the body has one, else last (lodash-id's replaceById).
+    const id = current.doc[idField] ?? lastOf(context.path)
+    const doc: Doc = {}
+    for (const key of Object.keys(body)) defineValue(doc, key, key === idField ? id : body[key])
+    if (!Object.hasOwn(doc, idField)) defineValue(doc, idField, id)
+    return doc
   }, { preconditions: preconditionsOf(context) })
   sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
 }
@@ -106,8 +121,11 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
     const updated = patch.merge && !mergeType ? { ...current.doc, ...patch.merge } : patch.apply(current.doc)
-    if (keepsId) checkBodyId(context.path, patch.merge ?? updated)
-    return keepsId ? { ...updated, id: current.doc.id ?? lastOf(context.path) } : updated
+    if (!keepsId) return updated
+    const { idField } = context.settings
+    const doc: Doc = { ...updated }
+    defineValue(doc, idField, current.doc[idField] ?? lastOf(context.path))
+    return doc
   }, { preconditions: preconditionsOf(context), patch: mergeType ? patch.merge : undefined })
   sendJson(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
 }
@@ -120,14 +138,8 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
 export async function removeMember(context: Context): Promise<void> {
   await context.documents.remove(context.path, preconditionsOf(context))
   const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
-  await removeDependents(context.documents, context.path, collections)
+  await removeDependents(context.documents, context.path, collections, context.settings)
   sendJson(context, 200, {})
-}
-
-/** A body may repeat the member's id (as a number or as text), never name another (400, as restdir's own PUT). */
-function checkBodyId(path: NodePath, body: JsonObject): void {
-  if (!Object.hasOwn(body, 'id') || String(body.id) === lastOf(path)) return
-  throw new HttpError(400, `The body's "id" (${JSON.stringify(body.id)}) differs from the URL's ${joinPath(path)}; ids follow the URL.`)
 }
 
 function lastOf(path: NodePath): string {

@@ -42,5 +42,7 @@ export async function replaceSingular(context: Context): Promise<void> {
   sendJson(context, status, outcome.doc, {
     ETag: outcome.etag,
     ...(status === 201 ? { Location: urlOf(context, context.path) } : {}),
+    // json-server 0.17 exposes `Location` on a POST of a singular resource, with or without an `Origin`.
+    ...(context.method === 'POST' ? { 'Access-Control-Expose-Headers': 'Location' } : {}),
   })
 }

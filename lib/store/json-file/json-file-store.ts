@@ -28,6 +28,8 @@ export interface JsonFileStoreOptions {
   log?: (line: string) => void
   /** The declared families whose members nest their children's arrays (default: the seed's users and playlists). */
   families?: readonly NestedFamily[]
+  /** The field naming the items of a plain collection: `id` unless json-server's `--id` says otherwise. */
+  idField?: string
 }
 
 /**
@@ -49,6 +51,7 @@ export class JsonFileStore implements Store {
   #layout: Layout
   readonly #families: readonly NestedFamily[]
   readonly #format: DatabaseFormat
+  readonly #idField: string
   readonly #gate = new Gate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
@@ -97,7 +100,8 @@ export class JsonFileStore implements Store {
     this.#log = options.log ?? ((line) => console.error(line))
     this.#families = options.families ?? seedFamilies
     this.#format = isJson5File(file) ? 'json5' : 'json'
-    this.#layout = new Layout(this.#families)
+    this.#idField = options.idField ?? 'id'
+    this.#layout = new Layout(this.#families, this.#idField)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
     this.#writer = new GroupWriter({
@@ -121,7 +125,7 @@ export class JsonFileStore implements Store {
     // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
-    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format), version)
+    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format, this.#idField), version)
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
@@ -149,14 +153,27 @@ export class JsonFileStore implements Store {
     return this.#tree.read(path)
   }
 
+  /** Children are listed in the order of the file, as json-server lists its arrays (docs/json-server.md, "Serving a db.json"). */
+  readonly fileOrder = true
+
   async children(path: NodePath): Promise<string[] | undefined> {
     await this.#fresh()
-    return this.#tree.children(path)
+    const names = await this.#tree.children(path)
+    if (!names) return undefined
+    // The tree's names, in the file's order (the layout also keeps an emptied top-level array).
+    const present = new Set(names)
+    const ordered = (this.#layout.childNames(path) ?? []).filter((name) => present.delete(name))
+    return present.size === 0 ? ordered : [...ordered, ...present]
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     await this.#fresh()
-    return this.#tree.documentChildren(path, start, end)
+    const inTree = await this.#tree.documentChildren(path, 0, 0)
+    if (!inTree) return undefined
+    const names = this.#layout.documentNames(path)
+    // The layout holds every document the tree does (each change lands in both): a difference would be a fault, answered in id order.
+    if (names?.length !== inTree.total) return this.#tree.documentChildren(path, start, end)
+    return { names: names.slice(start, end), total: names.length }
   }
 
   async exists(path: NodePath): Promise<boolean> {
@@ -258,7 +275,7 @@ export class JsonFileStore implements Store {
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
     let database: Database
     try {
-      database = readDatabase(read.text, this.#label, this.#families, this.#format)
+      database = readDatabase(read.text, this.#label, this.#families, this.#format, this.#idField)
     } catch (error) {
       if (!(error instanceof DatabaseProblem)) throw error
       return this.#breaks(read.version, error.message)
@@ -300,7 +317,7 @@ export class JsonFileStore implements Store {
       if (removed.some((above) => isWithin(path, above)) || this.#layout.textAt(path) !== serializeDoc(doc)) await this.#tree.write(path, doc)
     }
     // The file's layout, holding the very texts the tree keeps.
-    const layout = new Layout(this.#families)
+    const layout = new Layout(this.#families, this.#idField)
     layout.trailingNewline = database.trailingNewline
     for (const placement of database.placements) {
       if (placement.kind === 'top-level') layout.setTopLevel(placement.name, placement.kept)

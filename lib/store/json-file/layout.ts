@@ -20,12 +20,29 @@ export const NODES_KEY = '@nodes'
 const seedUser: NestedFamily = { collection: 'user', idField: 'user_id' }
 export const seedFamilies: readonly NestedFamily[] = [seedUser, { collection: 'playlist', idField: 'playlist_id', parent: seedUser }]
 
-/** The fields whose value names an item of a collection, the first one given deciding. */
-export function idFieldsOf(path: NodePath, families: readonly NestedFamily[]): readonly string[] {
+/**
+ * The name the store gives an item of a plain collection that has no id in
+ * the file (docs/json-server.md, "Serving a db.json"): `#` and its place in
+ * the array, never written into the file. json-server 0.17 finds items by
+ * their id only, so the json-server mode answers 404 at any such URL.
+ */
+export function idlessName(index: number): string {
+  return `#${index}`
+}
+
+export function isIdlessName(segment: string): boolean {
+  return /^#\d+'*$/.test(segment)
+}
+
+/**
+ * The fields whose value names an item of a collection, the first one given deciding; `idField`
+ * names a plain collection's items (`id`, or json-server's `--id`).
+ */
+export function idFieldsOf(path: NodePath, families: readonly NestedFamily[], idField = 'id'): readonly string[] {
   if (path.length < 2 || path.length % 2 !== 0) return []
   const family = familyAt(families, path.slice(0, -1))
   if (family) return [family.idField, 'id']
-  return path.length === 2 ? ['id'] : []
+  return path.length === 2 ? [idField] : []
 }
 
 /** The segment an item's id fields give it: undefined when none is given (absent or null), null when the one given is no string or number. */
@@ -40,10 +57,17 @@ export function segmentOfItem(item: Doc, fields: readonly string[]): string | un
   return undefined
 }
 
-/** Whether a document at `path` can be an item of its array: its id field names it, and (a declared member) it has no field named as its children's array. */
-function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[]): boolean {
-  const fields = idFieldsOf(path, families)
-  if (fields.length === 0 || segmentOfItem(doc, fields) !== path[path.length - 1]) return false
+/**
+ * Whether a document at `path` can be an item of its array: its id field names it, or (an item of a
+ * plain top-level collection) it has no id at all, as json-server keeps such an item; and (a declared
+ * member) it has no field named as its children's array.
+ */
+function fitsAsItem(path: NodePath, doc: Doc, families: readonly NestedFamily[], idField: string): boolean {
+  const fields = idFieldsOf(path, families, idField)
+  if (fields.length === 0) return false
+  const segment = segmentOfItem(doc, fields)
+  if (segment === undefined && isIdlessName(path[path.length - 1]) && path.length === 2 && !familyAt(families, path.slice(0, 1))) return true
+  if (segment !== path[path.length - 1]) return false
   return !childrenOf(families, familyAt(families, path.slice(0, -1))).some((child) => Object.hasOwn(doc, child.collection))
 }
 
@@ -63,6 +87,8 @@ interface LayoutNode {
   kept?: { value: unknown }
   /** In the order of the file: new children go last. */
   readonly children: Map<string, LayoutNode>
+  /** The names of the children holding a document, in the order of the file, made when asked for (documentNames). */
+  documentNames?: string[]
   /** A top-level collection's array as the last file write laid it out (see collectionParts). */
   laidOut?: LaidOut
 }
@@ -100,18 +126,27 @@ export class Layout {
   /** Whether the file ends with a newline: kept as the file had it. */
   trailingNewline = true
   readonly #families: readonly NestedFamily[]
+  readonly #idField: string
 
-  constructor(families: readonly NestedFamily[] = seedFamilies) {
+  /** `idField`: the field naming a plain collection's items (json-server's `--id`). */
+  constructor(families: readonly NestedFamily[] = seedFamilies, idField = 'id') {
     this.#families = families
+    this.#idField = idField
   }
 
   /** Places a document (a write), keeping the node where it is in the file, or last among its siblings when new. */
   set(path: NodePath, text: string, doc: Doc): void {
     const top = path.length === 2 ? this.#root.children.get(path[0]) : undefined
     const added = top !== undefined && !top.children.has(path[1])
+    const name = path[path.length - 1]
+    const parent = path.length > 0 ? this.#nodeAt(path.slice(0, -1)) : undefined
+    const isNew = path.length > 0 && !parent?.children.has(name)
     const node = this.#make(path)
+    // A new child goes last, in the file as in the names kept; one that held no document yet has its place already.
+    if (isNew) this.#parentOf(path)!.documentNames?.push(name)
+    else if (node.text === undefined && parent) parent.documentNames = undefined
     node.text = text
-    node.fits = fitsAsItem(path, doc, this.#families)
+    node.fits = fitsAsItem(path, doc, this.#families, this.#idField)
     node.placed = undefined
     if (added && node.fits && top.laidOut) top.laidOut.added.push(node)
     else this.#changedBelow(path)
@@ -143,6 +178,7 @@ export class Layout {
       trail.push(next)
     }
     trail[trail.length - 1].children.delete(path[path.length - 1])
+    trail[trail.length - 1].documentNames = undefined
     for (let depth = trail.length - 1; depth >= 2; depth--) {
       const node = trail[depth]
       if (node.text !== undefined || node.children.size > 0) break
@@ -157,6 +193,33 @@ export class Layout {
       for (const [name, child] of node.children) yield* walk([...path, name], child)
     }
     yield* walk([], this.#root)
+  }
+
+  /** The names of the children of `path` in the order of the file; undefined when there is no such node. */
+  childNames(path: NodePath): string[] | undefined {
+    const node = this.#nodeAt(path)
+    return node && [...node.children.keys()]
+  }
+
+  /** The names of the children of `path` that hold a document, in the order of the file (kept until one comes or goes). */
+  documentNames(path: NodePath): readonly string[] | undefined {
+    const node = this.#nodeAt(path)
+    if (!node) return undefined
+    node.documentNames ??= [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name)
+    return node.documentNames
+  }
+
+  #nodeAt(path: NodePath): LayoutNode | undefined {
+    let node: LayoutNode | undefined = this.#root
+    for (const segment of path) {
+      node = node.children.get(segment)
+      if (!node) return undefined
+    }
+    return node
+  }
+
+  #parentOf(path: NodePath): LayoutNode | undefined {
+    return this.#nodeAt(path.slice(0, -1))
   }
 
   /** The text of the document at `path`, if there is one. */

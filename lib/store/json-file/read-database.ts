@@ -3,7 +3,7 @@ import { inexactJson, jsonErrorOffset, pathOf, type JsonProblem } from '../../js
 import { Json5SyntaxError, parseJson5 } from '../../json/json5.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
+import { idFieldsOf, idlessName, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
 import { familyAt, type NestedFamily } from '../families.ts'
 
 /**
@@ -21,7 +21,7 @@ export type Placement =
 export interface Database {
   placements: Placement[]
   trailingNewline: boolean
-  /** Items without an id got one: the file should be written so it keeps them. */
+  /** Declared members without an id got one: the file should be written so it keeps them. */
   idsGiven: boolean
 }
 
@@ -31,7 +31,8 @@ export class DatabaseProblem extends Error {}
 /** How the file is written: JSON (a db.json), or JSON5 (a db.json5, docs/json-server.md, "Serving a db.json5"). */
 export type DatabaseFormat = 'json' | 'json5'
 
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies, format: DatabaseFormat = 'json'): Database {
+/** `idField` names a plain collection's items (`id`, or json-server's `--id`). */
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies, format: DatabaseFormat = 'json', idField = 'id'): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
@@ -58,7 +59,7 @@ export function readDatabase(text: string, label: string, families: readonly Nes
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
   }
-  const reader = new Reader(families)
+  const reader = new Reader(families, idField)
   for (const name of Object.keys(value)) reader.topLevel(name, value[name])
   if (reader.problems.length > 0) {
     const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
@@ -89,9 +90,11 @@ class Reader {
   idsGiven = false
   readonly #seen = new Set<string>()
   readonly #families: readonly NestedFamily[]
+  readonly #idField: string
 
-  constructor(families: readonly NestedFamily[]) {
+  constructor(families: readonly NestedFamily[], idField: string) {
     this.#families = families
+    this.#idField = idField
   }
 
   topLevel(name: string, value: unknown): void {
@@ -109,17 +112,23 @@ class Reader {
 
   /** A collection's items: each an object whose id field names it (one without gets a new id). */
   #items(collection: NodePath, items: unknown[], where: Array<{ at: string | number }>): void {
-    const fields = idFieldsOf([...collection, ''], this.#families)
+    const fields = idFieldsOf([...collection, ''], this.#families, this.#idField)
     const owner = familyAt(this.#families, collection)
     const children = owner ? this.#families.filter((family) => family.parent === owner) : []
+    // An item of a plain top-level collection without an id is kept as it is, under a name the file never holds.
+    const keepsIdless = !owner && collection.length === 1
+    const taken = keepsIdless ? new Set(items.map((item) => (isObject(item) ? segmentOfItem(item, fields) : undefined))) : undefined
     items.forEach((item, index) => {
       const at = [...where, { at: index }]
       if (!isObject(item)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(item)}; every item of a collection is an object`)
       let segment = segmentOfItem(item, fields)
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
-      if (segment === undefined) {
-        // As json-server does, an item without an id gets one; the file is written so it keeps it.
+      if (segment === undefined && taken) {
+        segment = idlessName(index)
+        while (taken.has(segment)) segment += "'"
+      } else if (segment === undefined) {
+        // A declared family's member without an id gets one, as the family's rules give it; the file is written so it keeps it.
         segment = newId()
         doc = { [fields[0]]: segment }
         for (const key of Object.keys(item)) if (key !== fields[0]) defineValue(doc, key, item[key])

@@ -345,6 +345,8 @@ class Builder {
       case 'ne':
         return `(${value} IS NULL OR NOT (${string} COLLATE "C" = ANY (${this.parameter(values, 'text[]')})))`
       case 'like':
+        // A regular expression as JavaScript reads it (lib/listing/like.ts): left to the process.
+        return this.fail()
       case 'contains':
       case 'startsWith':
       case 'endsWith': {
