@@ -2,9 +2,10 @@ import type { Context } from './context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { sendJsonText, sendNoContent } from './respond.ts'
-import { pacer, type Pace } from '../data/pace.ts'
+import { HEAVY_STEP, pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
+import { defineValue } from '../json/values.ts'
 import { batchSchemas, withBatch } from './openapi-batch.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
@@ -69,7 +70,12 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const root = collectionOperations('the root: every top-level document', 'Document', 'root')
   paths['/'] = only({ ...root, post: withBatch(root.post) })
   const { families } = context.settings
-  for (const family of families) describeFamily(family, paths, schemas, only)
+  // A declaration is bounded (lib/data/declarations.ts), and its description is paced family by family.
+  for (const family of families) {
+    describeFamily(family, paths, schemas, only)
+    const turn = pace(HEAVY_STEP)
+    if (turn) await turn
+  }
 
   const top = (await context.documents.store.children([])) ?? []
   const declaredTop = new Set(families.filter((family) => !family.parent).map((family) => family.collection))
@@ -137,14 +143,15 @@ function describeFamily(family: Family, paths: Record<string, Record<string, Ope
   paths[collectionUrl] = only(collectionOperations(what, schemaName, `${operationName}s`, `${schemaName}Input`, ownerIds))
   paths[`${collectionUrl}/{${family.idField}}`] = only(documentOperations(`a ${name}`, schemaName, operationName, `${schemaName}Input`, [...ownerIds, family.idField]))
 
+  // Defined, never assigned: a field named `__proto__` is a property like any other.
   const given: Record<string, Schema> = {}
-  for (const field of family.unique) given[field] = { type: 'string', minLength: 1 }
-  for (const field of family.arrays) given[field] = { type: 'array', items: {} }
+  for (const field of family.unique) defineValue(given, field, { type: 'string', minLength: 1 })
+  for (const field of family.arrays) defineValue(given, field, { type: 'array', items: {} })
   const ids = [family.idField, ...ownerIds.slice().reverse()]
   const stored: Record<string, Schema> = {}
-  for (const id of ids) stored[id] = { type: 'string' }
-  for (const field of family.unique) stored[field] = { type: 'string', minLength: 1, description: `Unique among ${name}s` }
-  for (const field of family.arrays) stored[field] = { type: 'array', items: {} }
+  for (const id of ids) defineValue(stored, id, { type: 'string' })
+  for (const field of family.unique) defineValue(stored, field, { type: 'string', minLength: 1, description: `Unique among ${name}s` })
+  for (const field of family.arrays) defineValue(stored, field, { type: 'array', items: {} })
   schemas[schemaName] = { type: 'object', properties: stored, required: [...ids, ...family.arrays] }
   const idsText = ids.length === 1 ? `${ids[0]} is` : `${ids.slice(0, -1).join(', ')} and ${ids[ids.length - 1]} are`
   schemas[`${schemaName}Input`] = { type: 'object', description: `A ${name} as sent: ${idsText} set by the server`, properties: given }

@@ -13,6 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createHandler } from '../../lib/index.ts'
 import { MAX_COLLECTIONS, SAMPLE_SIZE } from '../../lib/http/openapi.ts'
 import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
+import { DeclarationError, MAX_DECLARATION_DEPTH, MAX_DECLARED_FIELDS, MAX_DECLARED_NAMES, MAX_FAMILIES, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
 
@@ -128,6 +129,43 @@ test(`the description is bounded: at most ${MAX_COLLECTIONS} collections, each f
     await assertValid(document)
   } finally {
     await server.close()
+  }
+})
+
+test('the description is bounded whatever the declaration: one 1,000 levels deep or 10,000 families wide is refused at the start, the largest allowed is described in under 4 MB', async () => {
+  const chain = (levels: number, fields: (depth: number) => string[] = () => []) => {
+    const top: Declarations = {}
+    let level = top
+    for (let depth = 0; depth < levels; depth++) {
+      const family: FamilyDeclaration = { id: `l${depth}_id`, arrays: fields(depth) }
+      level[`l${depth}`] = family
+      if (depth < levels - 1) level = family.children = {}
+    }
+    return top
+  }
+  const wide = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`f${index}`, { id: `f${index}_id` }]))
+  const longNames = (depth: number) => Array.from({ length: MAX_DECLARED_FIELDS }, (_, index) => `d${depth}_${index}_`.padEnd(Math.floor(MAX_DECLARED_NAMES / MAX_DECLARATION_DEPTH / MAX_DECLARED_FIELDS) - 4, 'x'))
+  const declarations: Array<[string, Declarations]> = [
+    ['1,000 levels', chain(1000)],
+    ['10,000 families', wide(10_000)],
+    [`${MAX_FAMILIES} families`, wide(MAX_FAMILIES)],
+    [`${MAX_DECLARATION_DEPTH} levels, each with ${MAX_DECLARED_FIELDS} long field names`, chain(MAX_DECLARATION_DEPTH, longNames)],
+  ]
+  for (const [what, resources] of declarations) {
+    const server = await startServer({ resources }).catch((error: Error) => error)
+    if (server instanceof Error) {
+      assert.ok(server instanceof DeclarationError, `${what}: ${server.message}`)
+      continue
+    }
+    try {
+      const answer = await server.request('GET', '/?_openapi')
+      assert.is(answer.status, 200)
+      assert.ok(answer.text.length < 4 * 1024 * 1024, `${what}: the description is ${answer.text.length} characters`)
+      const count = (level: Declarations): number => Object.values(level).reduce((sum, family) => sum + 1 + (family.children ? count(family.children) : 0), 0)
+      assert.is(Object.keys(answer.json.paths).filter((route) => /\/\{[lf]\d+_id\}$/.test(route)).length, count(resources), `${what}: every family is described`)
+    } finally {
+      await server.close()
+    }
   }
 })
 
