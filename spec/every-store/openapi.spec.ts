@@ -11,7 +11,7 @@ import { validate, compileErrors } from '@readme/openapi-parser'
 // ajv is the JSON Schema validator @readme/openapi-parser itself runs on; 2020-12 is OpenAPI 3.1's dialect.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createHandler } from '../../lib/index.ts'
-import { MAX_COLLECTIONS, SAMPLE_SIZE } from '../../lib/http/openapi.ts'
+import { MAX_COLLECTIONS, SAMPLE_SIZE, SAMPLE_TEXT } from '../../lib/http/openapi.ts'
 import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
 import { DeclarationError, MAX_DECLARATION_DEPTH, MAX_DECLARED_FIELDS, MAX_DECLARED_NAMES, MAX_FAMILIES, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
@@ -166,6 +166,25 @@ test('the description is bounded whatever the declaration: one 1,000 levels deep
     } finally {
       await server.close()
     }
+  }
+})
+
+test(`a collection's sample stops at ${SAMPLE_TEXT} characters of its documents, however few they are`, async () => {
+  const server = await startServer()
+  try {
+    // 30 documents of 100 000 characters: 3 MB, far fewer than SAMPLE_SIZE documents.
+    const count = 30
+    assert.ok(count < SAMPLE_SIZE && count * 100_000 > 2 * SAMPLE_TEXT)
+    for (let index = 1; index <= count; index++) {
+      const body: Record<string, unknown> = { pad: 'x'.repeat(100_000) }
+      if (index === count) body.late = true
+      assert.is((await server.request('PUT', `/big/${String(index).padStart(2, '0')}`, { body })).status, 201)
+    }
+    const document = await describe(server)
+    assert.ok(document.components.schemas.big.properties.pad, 'the first documents are read')
+    assert.is(document.components.schemas.big.properties.late, undefined, 'the documents past the text cap are not read')
+  } finally {
+    await server.close()
   }
 })
 
