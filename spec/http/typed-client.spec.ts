@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFile } from 'node:child_process'
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
+import { rm, symlink, writeFile } from 'node:fs/promises'
 import { register } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'

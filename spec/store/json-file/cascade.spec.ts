@@ -10,7 +10,7 @@ import { makeTempDir, startServer } from '../../support/helpers.ts'
 
 const DEPENDENTS = 50_000
 
-test(`DELETE /posts/1 with ${DEPENDENTS} comments naming it in a db.json is one write of the file, done in seconds`, async () => {
+test(`DELETE /posts/1 with ${DEPENDENTS} comments naming it in a db.json is one write of the file, done within seconds, not minutes`, async () => {
   const folder = await makeTempDir('restdir-cascade-')
   const file = join(folder, 'db.json')
   const comments = Array.from({ length: DEPENDENTS + 10 }, (_, index) => ({ id: index + 1, postId: index < DEPENDENTS ? 1 : 2, body: `comment ${index}` }))
@@ -31,8 +31,8 @@ test(`DELETE /posts/1 with ${DEPENDENTS} comments naming it in a db.json is one 
     const written = JSON.parse(await readFile(file, 'utf8'))
     assert.equal(written.posts, [{ id: 2, title: 'two' }])
     assert.equal(written.comments.map((comment: { id: number }) => comment.id), Array.from({ length: 10 }, (_, index) => DEPENDENTS + index + 1))
-    // One file rewrite per dependent took minutes; one write of the file takes a second or two, also on a busy machine.
-    assert.ok(took < 10_000, `the cascade took ${Math.round(took)} ms`)
+    // One file rewrite per dependent took minutes; one write of the file takes about a second on a quiet machine, and the race above gives a busy one 20.
+    assert.ok(took < 20_000, `the cascade took ${Math.round(took)} ms`)
   } finally {
     await server.close()
     await rm(folder, { recursive: true, force: true })
