@@ -35,15 +35,27 @@ function sourceFiles(folder: string): string[] {
     .filter((name) => /\.(ts|cjs|mjs)$/.test(name) && !name.endsWith('.d.ts'))
 }
 
-/** The files of the tree a file imports (`import`, `export … from`, `import()` with a literal). */
-function importsOf(file: string): string[] {
-  const text = readFileSync(join(root, file), 'utf8')
-  const names = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)]
-  return names.map((match) => relative(root, normalize(join(root, dirname(file), match[1] ?? match[2] ?? match[3]))).split('\\').join('/'))
+/** The files of the tree a file imports (`import`, `export … from`, `import()` with a literal in any of the three quotes). */
+function importsOf(text: string, file: string): string[] {
+  const names = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"](\.[^'"]+)['"]|(?:^|\n)\s*import\s*['"](\.[^'"]+)['"]|\bimport\(\s*(['"`])(\.[^'"`$]+)\3\s*[,)]/g)]
+  return names.map((match) => relative(root, normalize(join(root, dirname(file), match[1] ?? match[2] ?? match[4]))).split('\\').join('/'))
 }
 
 const files = [...sourceFiles('lib'), ...sourceFiles('bin')]
-const graph = new Map(files.map((file) => [file, importsOf(file).filter((target) => target.startsWith('lib/') || target.startsWith('bin/'))]))
+const graph = new Map(files.map((file) => [file, importsOf(readFileSync(join(root, file), 'utf8'), file).filter((target) => target.startsWith('lib/') || target.startsWith('bin/'))]))
+
+test('an import is read in every spelling: from, bare, and import() with any quotes, a template literal included', () => {
+  const text = [
+    "import { a } from '../handler.ts'",
+    "export * from './one.ts'",
+    "import './two.ts'",
+    "const three = await import('./three.ts')",
+    'const four = await import("./four.ts")',
+    'const five = await import(`../handler.ts`)',
+    'const six = await import( `./six.ts` , { with: {} })',
+  ].join('\n')
+  assert.equal(importsOf(text, 'lib/http/x.ts'), ['lib/handler.ts', 'lib/http/one.ts', 'lib/http/two.ts', 'lib/http/three.ts', 'lib/http/four.ts', 'lib/handler.ts', 'lib/http/six.ts'])
+})
 
 test('no import in lib/ or bin/ runs up a layer', () => {
   const upward: string[] = []

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 export { childrenOf, familyAt } from '../store/families.ts'
 
 /**
@@ -53,12 +53,17 @@ export function loadDeclarations(option: Declarations | string | undefined): Fam
   if (option === undefined) return parseDeclarations(seedDeclarations, 'the seed declaration')
   if (typeof option !== 'string') return parseDeclarations(option, 'resources')
   if (option === 'none') return []
+  const tooLong = () => new DeclarationError(option, '$', `is longer than ${MAX_DECLARATION_TEXT} characters (1 MiB), the limit of a declaration; declare fewer families.`)
   let text: string
   try {
+    // The size is looked at before the file is read: a huge one is refused, not loaded (a character is at most 4 bytes).
+    if (statSync(option).size > MAX_DECLARATION_TEXT * 4) throw tooLong()
     text = readFileSync(option, 'utf8').replace(/^\uFEFF/, '')
   } catch (error) {
+    if (error instanceof DeclarationError) throw error
     throw new DeclarationError(option, '$', `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); give the path of a JSON declaration file, or none.`)
   }
+  if (text.length > MAX_DECLARATION_TEXT) throw tooLong()
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -68,6 +73,23 @@ export function loadDeclarations(option: Declarations | string | undefined): Fam
   return parseDeclarations(json, option)
 }
 
+/**
+ * Bounds of a declaration (docs/http-api.md, "Declaring resources"), so that whatever it says its
+ * families fit in memory, in the stack and in the API description: each level of owners adds two
+ * segments to its members' URLs (`/team/:team_id/member/:member_id`), and the default
+ * `--max-depth` of 32 segments holds 16 of them; a few hundred families and a few dozen fields
+ * each are more than any API a person declares by hand.
+ */
+export const MAX_DECLARATION_DEPTH = 16
+export const MAX_FAMILIES = 256
+export const MAX_DECLARED_FIELDS = 64
+/** The longest field name (as a listing's filter on a field takes at most 256 characters). */
+const MAX_FIELD_NAME = 256
+/** Characters of the collection and field names of a declaration in all (256 KiB), whether read from a file or handed in. */
+export const MAX_DECLARED_NAMES = 256 * 1024
+/** Characters of a declaration file (1 MiB), checked before it is parsed. */
+export const MAX_DECLARATION_TEXT = 1024 * 1024
+
 /** A collection name a URL segment can hold and no reserved word (`_children`, `_openapi`) takes. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.~-]*$/
 const KEYS = new Set(['id', 'unique', 'arrays', 'children'])
@@ -75,18 +97,21 @@ const KEYS = new Set(['id', 'unique', 'arrays', 'children'])
 /** Families from a declaration's JSON, outermost first, each followed by its children. */
 export function parseDeclarations(json: unknown, source: string): Family[] {
   const families: Family[] = []
-  parseLevel(json, source, '$', undefined, families, [])
+  parseLevel(json, source, '$', undefined, families, [], { names: 0 })
   return families
 }
 
-function parseLevel(json: unknown, source: string, where: string, parent: Family | undefined, into: Family[], idsAbove: string[]): Family[] {
+function parseLevel(json: unknown, source: string, where: string, parent: Family | undefined, into: Family[], idsAbove: string[], count: { names: number }): Family[] {
   const fail = (at: string, problem: string): never => {
     throw new DeclarationError(source, at, problem)
   }
   if (!isPlainObject(json)) fail(where, `must be an object of families, such as {"user": {"id": "user_id"}}.`)
+  // Checked before going a level down, so a declaration nested thousands deep is refused, not a stack overflow.
+  if (idsAbove.length >= MAX_DECLARATION_DEPTH) fail(where, `nests families ${MAX_DECLARATION_DEPTH + 1} levels deep; a declaration holds at most ${MAX_DECLARATION_DEPTH} levels (each adds two segments to a URL, and --max-depth allows 32).`)
   const level: Family[] = []
   for (const [collection, declared] of Object.entries(json as object)) {
     const at = `${where}.${collection}`
+    if (into.length >= MAX_FAMILIES) fail(at, `is family number ${MAX_FAMILIES + 1}; a declaration holds at most ${MAX_FAMILIES} families.`)
     if (!NAME.test(collection)) fail(at, `"${collection}" cannot name a collection: start with a letter or digit and use letters, digits, _ . ~ -; a leading _ is kept for queries such as ?_children.`)
     if (!isPlainObject(declared)) fail(at, `must be an object such as {"id": "${collection}_id"}.`)
     const body = declared as Record<string, unknown>
@@ -108,11 +133,14 @@ function parseLevel(json: unknown, source: string, where: string, parent: Family
     arrays.forEach((field, index) => {
       if (unique.includes(field)) fail(`${at}.arrays[${index}]`, `"${field}" is also unique, and a unique field holds a string; keep it in one list.`)
     })
+    // The names a declaration gives, in all: the API description repeats each a few times (lib/http/openapi.ts).
+    count.names += [collection, id, ...unique, ...arrays].reduce((sum, name) => sum + name.length, 0)
+    if (count.names > MAX_DECLARED_NAMES) fail(at, `brings the names of collections and fields declared past ${MAX_DECLARED_NAMES} characters (256 KiB), the limit of a declaration; declare fewer or shorter.`)
     const family: Family = { collection, idField: id, unique, arrays, parent }
     into.push(family)
     level.push(family)
     if (body.children !== undefined) {
-      const children = parseLevel(body.children, source, `${at}.children`, family, into, ids)
+      const children = parseLevel(body.children, source, `${at}.children`, family, into, ids, count)
       for (const child of children) {
         if ([...unique, ...arrays].includes(child.collection)) fail(`${at}.children.${child.collection}`, `"${child.collection}" is also a field of ${collection}; name the children apart.`)
       }
@@ -124,8 +152,10 @@ function parseLevel(json: unknown, source: string, where: string, parent: Family
 function fieldList(value: unknown, where: string, fail: (at: string, problem: string) => never): string[] {
   if (value === undefined) return []
   if (!Array.isArray(value)) return fail(where, 'must be an array of field names, such as ["name"].')
+  if (value.length > MAX_DECLARED_FIELDS) fail(`${where}[${MAX_DECLARED_FIELDS}]`, `is field number ${MAX_DECLARED_FIELDS + 1}; a list holds at most ${MAX_DECLARED_FIELDS} fields.`)
   value.forEach((field, index) => {
     if (typeof field !== 'string' || field === '') fail(`${where}[${index}]`, 'must be a field name: a non-empty string.')
+    if (field.length > MAX_FIELD_NAME) fail(`${where}[${index}]`, `is longer than ${MAX_FIELD_NAME} characters, the longest field name a declaration takes.`)
     if (value.indexOf(field) !== index) fail(`${where}[${index}]`, `"${field}" is named twice; name it once.`)
   })
   return value as string[]

@@ -281,7 +281,7 @@ function planMembers(families: readonly Family[], family: Family, entries: unkno
     }
     if (problems.length > failedBefore || childFailed) return
     const arrays: Doc = {}
-    for (const field of family.arrays) arrays[field] = Array.isArray(entry[field]) ? entry[field] : []
+    for (const field of family.arrays) defineValue(arrays, field, Array.isArray(entry[field]) ? entry[field] : [])
     const doc = { ...withoutKeys(entry, 'id', idField, ...owners.map((one) => one.idField), ...childrenOf(families, family).map((child) => child.collection)), ...arrays }
     const base = family.parent ? [] : [family.collection]
     items.push(id === undefined

@@ -2,9 +2,10 @@ import type { Context } from './context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { sendJsonText, sendNoContent } from './respond.ts'
-import { pacer, type Pace } from '../data/pace.ts'
+import { HEAVY_STEP, pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
+import { defineValue } from '../json/values.ts'
 import { batchSchemas, withBatch } from './openapi-batch.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
@@ -69,7 +70,12 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const root = collectionOperations('the root: every top-level document', 'Document', 'root')
   paths['/'] = only({ ...root, post: withBatch(root.post) })
   const { families } = context.settings
-  for (const family of families) describeFamily(family, paths, schemas, only)
+  // A declaration is bounded (lib/data/declarations.ts), and its description is paced family by family.
+  for (const family of families) {
+    describeFamily(family, paths, schemas, only)
+    const turn = pace(HEAVY_STEP)
+    if (turn) await turn
+  }
 
   const top = (await context.documents.store.children([])) ?? []
   const declaredTop = new Set(families.filter((family) => !family.parent).map((family) => family.collection))
@@ -80,20 +86,27 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   for (const name of described) {
     const schemaName = uniqueName(name, names)
     const url = '/' + encodeURIComponent(name)
+    // What a client sends (POST, PUT, a merge patch) is the stored schema with every field optional:
+    // the id follows the URL or the server, and a field every sampled document has is no rule of the store.
+    const inputName = uniqueName(`${schemaName}Input`, names)
     const own = await context.documents.read([name])
     if (own) {
       schemas[schemaName] = await inferSchema([own.doc], fields)
-      paths[url] = only(documentOperations(`the document ${name}`, schemaName, operationName(schemaName), schemaName, []))
+      schemas[inputName] = inputSchema(schemas[schemaName], `The document ${name} as sent`)
+      paths[url] = only(documentOperations(`the document ${name}`, schemaName, operationName(schemaName), inputName, []))
       continue
     }
     schemas[schemaName] = await inferSchema(await sampleOf(context, name, pace), fields)
-    paths[url] = only(collectionOperations(`the collection ${name}`, schemaName, operationName(schemaName)))
-    paths[`${url}/{id}`] = only(documentOperations(`a document of ${name}`, schemaName, operationName(schemaName) + 'Item', schemaName, ['id']))
+    schemas[inputName] = inputSchema(schemas[schemaName], `A document of ${name} as sent: the id is the URL's or the server's`)
+    paths[url] = only(collectionOperations(`the collection ${name}`, schemaName, operationName(schemaName), inputName))
+    paths[`${url}/{id}`] = only(documentOperations(`a document of ${name}`, schemaName, operationName(schemaName) + 'Item', inputName, ['id']))
   }
   // Any other URL is a generic node: one level and two levels deep stand for every depth.
   paths['/{collection}'] = only(collectionOperations('any other collection', 'Document', 'anyCollection', 'Document', ['collection']))
   paths['/{collection}/{id}'] = only(documentOperations('any other document', 'Document', 'anyDocument', 'Document', ['collection', 'id']))
 
+  const secured = context.settings.guards.token !== undefined
+  secure(paths, secured)
   return {
     openapi: '3.1.0',
     info: {
@@ -107,12 +120,39 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
         (fields.leftSomeOut ? ' (some fields are left out here)' : '') +
         '.' +
         (readonly ? ' This server is read-only.' : '') +
-        ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream.',
+        ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream (described in words on each GET, not as a second answer, so that a typed client\'s answer stays the JSON).' +
+        (secured ? ' Every write needs the bearer token; reads need none.' : ''),
     },
     servers: [{ url: context.base === '' ? '/' : context.base }],
     paths,
-    components: { schemas, parameters, responses, headers },
+    components: { schemas, parameters, responses, headers, ...(secured ? { securitySchemes } : {}) },
   }
+}
+
+/** The token of --token (docs/cli.md), as RFC 6750 sends it. */
+const securitySchemes = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'The --token the server was started with, as Authorization: Bearer <token>. Every write needs it; reads do not.' },
+}
+
+/**
+ * Says of every operation who may call it: reads anyone (`security: []`, public), writes
+ * anyone too, or with --token only its bearer, answered 401 without it (docs/http-api.md,
+ * "Describing the API"; SECURITY.md).
+ */
+function secure(paths: Record<string, Record<string, Operation>>, secured: boolean): void {
+  for (const operations of Object.values(paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const writes = !['get', 'head', 'options'].includes(method)
+      operation.security = secured && writes ? [{ bearer: [] }] : []
+      if (secured && writes) (operation.responses as Record<string, unknown>)['401'] ??= problem('401')
+    }
+  }
+}
+
+/** A stored document's schema as a client sends it: the same fields, none required. */
+function inputSchema(stored: Schema, description: string): Schema {
+  const { required: _required, ...rest } = stored
+  return { ...rest, description }
 }
 
 /**
@@ -137,14 +177,15 @@ function describeFamily(family: Family, paths: Record<string, Record<string, Ope
   paths[collectionUrl] = only(collectionOperations(what, schemaName, `${operationName}s`, `${schemaName}Input`, ownerIds))
   paths[`${collectionUrl}/{${family.idField}}`] = only(documentOperations(`a ${name}`, schemaName, operationName, `${schemaName}Input`, [...ownerIds, family.idField]))
 
+  // Defined, never assigned: a field named `__proto__` is a property like any other.
   const given: Record<string, Schema> = {}
-  for (const field of family.unique) given[field] = { type: 'string', minLength: 1 }
-  for (const field of family.arrays) given[field] = { type: 'array', items: {} }
+  for (const field of family.unique) defineValue(given, field, { type: 'string', minLength: 1 })
+  for (const field of family.arrays) defineValue(given, field, { type: 'array', items: {} })
   const ids = [family.idField, ...ownerIds.slice().reverse()]
   const stored: Record<string, Schema> = {}
-  for (const id of ids) stored[id] = { type: 'string' }
-  for (const field of family.unique) stored[field] = { type: 'string', minLength: 1, description: `Unique among ${name}s` }
-  for (const field of family.arrays) stored[field] = { type: 'array', items: {} }
+  for (const id of ids) defineValue(stored, id, { type: 'string' })
+  for (const field of family.unique) defineValue(stored, field, { type: 'string', minLength: 1, description: `Unique among ${name}s` })
+  for (const field of family.arrays) defineValue(stored, field, { type: 'array', items: {} })
   schemas[schemaName] = { type: 'object', properties: stored, required: [...ids, ...family.arrays] }
   const idsText = ids.length === 1 ? `${ids[0]} is` : `${ids.slice(0, -1).join(', ')} and ${ids[ids.length - 1]} are`
   schemas[`${schemaName}Input`] = { type: 'object', description: `A ${name} as sent: ${idsText} set by the server`, properties: given }
@@ -176,17 +217,15 @@ function pathParameters(names: string[]): unknown[] {
   return names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }))
 }
 
-/** A JSON answer that is also an event stream when asked (docs/http-api.md, "Live updates"). */
+/** A JSON answer. The event stream the same GET answers when asked is said in words (EVENT_STREAM), apart: beside the JSON it would make a typed client's answer `T | string`. */
 function readAnswer(description: string, schema: unknown, extraHeaders: Record<string, unknown> = {}) {
-  return {
-    description,
-    headers: extraHeaders,
-    content: {
-      'application/json': { schema },
-      'text/event-stream': { schema: { type: 'string', description: 'With Accept: text/event-stream: the current value, then put, patch and delete events.' } },
-    },
-  }
+  return { description, headers: extraHeaders, content: { 'application/json': { schema } } }
 }
+
+/** How a GET is also an event stream (docs/http-api.md, "Live updates"). */
+const EVENT_STREAM =
+  'With Accept: text/event-stream the same URL answers Server-Sent Events instead of JSON: a value event with what this GET answers, ' +
+  'then put, patch and delete events for every change at or below it, each with an id to resume from (Last-Event-ID or ?since=).'
 
 function collectionOperations(what: string, schemaName: string, id: string, inputName = schemaName, pathNames: string[] = []): Record<string, Operation> {
   const parameters = pathParameters(pathNames)
@@ -194,6 +233,7 @@ function collectionOperations(what: string, schemaName: string, id: string, inpu
     get: {
       operationId: `list_${id}`,
       summary: `List ${what}`,
+      description: EVENT_STREAM,
       parameters: [...parameters, ...listingParameterNames.map(param)],
       responses: {
         200: readAnswer('The documents, filtered, sorted and sliced as asked', { type: 'array', items: ref(schemaName) }, {
@@ -230,6 +270,7 @@ function documentOperations(what: string, schemaName: string, id: string, inputN
     get: {
       operationId: `get_${id}`,
       summary: `Read ${what}`,
+      description: EVENT_STREAM,
       parameters: [...parameters, param('If-None-Match')],
       responses: {
         200: readAnswer('The document', ref(schemaName), { ETag: { $ref: '#/components/headers/ETag' } }),

@@ -1,9 +1,10 @@
-import { NothingStored, type Documents } from '../data/documents.ts'
-import type { Doc, NodePath } from '../store/store.ts'
+import { NothingStored, type Change, type Documents, type Preconditions } from '../data/documents.ts'
+import type { BatchOp, Doc, NodePath } from '../store/store.ts'
+import { isStoreError } from '../store/errors.ts'
 import { HttpError } from '../http-error.ts'
 import { defineValue, isObject } from '../json/values.ts'
 import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
-import { HEAVY_STEP, type Pace } from '../data/pace.ts'
+import { HEAVY_STEP, pacer, type Pace } from '../data/pace.ts'
 
 /**
  * Related documents joined into an answer (docs/http-api.md, "Listing queries"), over
@@ -209,26 +210,74 @@ export function parseDependents(query: URLSearchParams): string[] {
 }
 
 /**
- * After `path` (`/posts/1`) was deleted: removes the documents of each sibling
- * collection named (`/comments`) whose foreign key (`postId`) is its id.
- * What is below the deleted node has gone with it already.
+ * Removes `path` (`/posts/1`) and, of each sibling collection named
+ * (`/comments`), the documents whose foreign key (`postId`) is its id, as one
+ * batch of the store (docs/http-api.md, "Batches"): one step, all or none, on
+ * every store, and on a db.json one write of the file however many go with it.
+ * The removed document is answered (undefined when the node held none).
+ * Without preconditions, a document changed between the read and the batch
+ * is read again; with them, the change is the store's `version-changed`.
  */
-export async function removeDependents(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys = {}): Promise<void> {
+export async function removeWithDependents(documents: Documents, path: NodePath, names: readonly string[], preconditions?: Preconditions, keys: RelationKeys = {}): Promise<{ doc?: Doc }> {
+  if (path.length < 2 || names.length === 0 || !documents.store.batch) {
+    const removed = await documents.remove(path, preconditions)
+    await removeDependentsOneByOne(documents, path, names, keys)
+    return removed
+  }
+  for (;;) {
+    const current = await documents.read(path).catch((error: unknown) => {
+      // A broken document goes all the same, as a removal alone takes it.
+      if (isStoreError(error, 'bad-document') && !preconditions) return 'broken' as const
+      throw error
+    })
+    const stored = current === 'broken' ? undefined : current
+    // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
+    if (current === undefined && !(await documents.store.exists(path))) throw new NothingStored(path)
+    preconditions?.(stored)
+    const ops: BatchOp[] = [current === 'broken' ? { kind: 'remove', path } : { kind: 'remove', path, expect: stored?.etag ?? null }]
+    const changes: Omit<Change, 'id'>[] = [{ type: 'delete', path, data: stored?.doc ?? null }]
+    for (const dependent of await dependentsOf(documents, path, names, keys)) {
+      ops.push({ kind: 'remove', path: dependent.path })
+      changes.push({ type: 'delete', path: dependent.path, data: dependent.doc })
+    }
+    try {
+      await documents.batch(ops, changes)
+      return stored ? { doc: stored.doc } : {}
+    } catch (error) {
+      if (isStoreError(error, 'version-changed') && !preconditions) continue
+      throw error
+    }
+  }
+}
+
+/** The documents of each sibling collection named whose foreign key names `path`'s id, with their paths. */
+async function dependentsOf(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys): Promise<Array<{ path: NodePath; doc: Doc }>> {
   const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
-  if (path.length < 2 || names.length === 0) return
   const collection = path.slice(0, -1)
   const id = path[path.length - 1]
   const foreignKey = `${singular(collection[collection.length - 1])}${foreignKeySuffix}`
+  const found: Array<{ path: NodePath; doc: Doc }> = []
+  const pace = pacer()
   for (const name of names) {
     const dependents = collection.slice(0, -1).concat(name)
     for (const doc of (await documents.list(dependents)) ?? []) {
       const key = doc[foreignKey]
       const childId = idOf(doc, dependents, idField)
-      if ((typeof key !== 'string' && typeof key !== 'number') || String(key) !== id || childId === undefined) continue
-      // One removed meanwhile by another request is gone already.
-      await documents.remove([...dependents, childId]).catch((error: unknown) => {
-        if (!(error instanceof NothingStored)) throw error
-      })
+      if ((typeof key === 'string' || typeof key === 'number') && String(key) === id && childId !== undefined) found.push({ path: [...dependents, childId], doc })
+      const turn = pace()
+      if (turn) await turn
     }
+  }
+  return found
+}
+
+/** For a store that cannot apply a batch: the dependents one removal after another. */
+async function removeDependentsOneByOne(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys): Promise<void> {
+  if (path.length < 2) return
+  for (const dependent of await dependentsOf(documents, path, names, keys)) {
+    // One removed meanwhile by another request is gone already.
+    await documents.remove(dependent.path).catch((error: unknown) => {
+      if (!(error instanceof NothingStored)) throw error
+    })
   }
 }

@@ -7,7 +7,7 @@ import { NothingStored } from '../data/documents.ts'
 import { arrayFieldProblem, arrayItemNote, lineageOf, uniqueFieldProblem, type Family } from '../data/declarations.ts'
 import { isStoreError } from '../store/errors.ts'
 import { readJsonBody } from '../http/body.ts'
-import type { JsonObject } from '../json/values.ts'
+import { defineValue, type JsonObject } from '../json/values.ts'
 import { readPatch } from './patch.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
@@ -180,13 +180,14 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
   function arraysOf(doc: JsonObject): Doc {
     const arrays: Doc = {}
     for (const field of family.arrays) {
+      // Defined, never assigned: a field named `__proto__` is data like any other (SECURITY.md).
       if (!Object.hasOwn(doc, field)) {
-        arrays[field] = []
+        defineValue(arrays, field, [])
         continue
       }
       const invalid = arrayFieldProblem(field, doc[field])
       if (invalid) throw new HttpError(400, `${invalid}. ${arrayItemNote(field)}`)
-      arrays[field] = doc[field]
+      defineValue(arrays, field, doc[field])
     }
     return arrays
   }

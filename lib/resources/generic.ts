@@ -7,7 +7,7 @@ import { readJsonBody } from '../http/body.ts'
 import type { JsonObject } from '../json/values.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
-import { parseDependents, removeDependents } from '../listing/relations.ts'
+import { parseDependents, removeWithDependents } from '../listing/relations.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../store/new-id.ts'
 import { optionsHeaders, readPatch } from './patch.ts'
@@ -118,8 +118,7 @@ async function patchDocument(context: Context): Promise<void> {
 
 async function deleteNode(context: Context): Promise<void> {
   const dependents = parseDependents(context.query)
-  const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
-  await removeDependents(context.documents, context.path, dependents, context.settings)
+  const { doc } = await removeWithDependents(context.documents, context.path, dependents, preconditionsOf(context), context.settings)
   if (doc) sendJson(context, 200, doc)
   else sendNoContent(context)
 }

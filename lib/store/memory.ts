@@ -109,10 +109,16 @@ export class MemoryStore implements Store {
     return this.#locks.run(batchClaims(ops), async () => {
       const plan = await planBatch(this, ops)
       if (plan.ops.length > 0) await this.#pause?.('write', plan.ops[0].path)
+      // The id lists of the collections that lose members are mended once, after: one splice per removal costs the list's length each time.
+      const thinned = new Set<MemoryNode>()
       for (const op of plan.ops) {
-        if (op.kind === 'write') this.#place(op.path, op.doc, op.conditions, false)
-        else if (this.#detach(op.path).existed) this.#onChange?.(op.path, undefined)
+        if (op.kind === 'write') {
+          for (const parent of thinned) mendNames(parent)
+          thinned.clear()
+          this.#place(op.path, op.doc, op.conditions, false)
+        } else if (this.#detach(op.path, thinned).existed) this.#onChange?.(op.path, undefined)
       }
+      for (const parent of thinned) mendNames(parent)
       for (const change of plan.changes) this.#feed.emit(change)
     })
   }
@@ -138,7 +144,8 @@ export class MemoryStore implements Store {
     return { created, etag: node.etag }
   }
 
-  #detach(path: NodePath): { existed: boolean; doc?: Doc } {
+  /** Takes the subtree at `path` away; a parent whose id list it leaves stale goes into `thinned` (mended by the caller) when given. */
+  #detach(path: NodePath, thinned?: Set<MemoryNode>): { existed: boolean; doc?: Doc } {
     const trail = this.#trail(path)
     const node = trail[path.length]
     if (!node || !holdsSomething(node)) return { existed: false }
@@ -153,7 +160,8 @@ export class MemoryStore implements Store {
       const parent = trail[depth - 1]
       const detached = parent.children.get(path[depth - 1])
       parent.children.delete(path[depth - 1])
-      if (detached?.text !== undefined && parent.documentNames) {
+      if (detached?.text !== undefined && parent.documentNames && thinned) thinned.add(parent)
+      else if (detached?.text !== undefined && parent.documentNames) {
         const at = idInsertionPoint(parent.documentNames, path[depth - 1])
         if (parent.documentNames[at] === path[depth - 1]) parent.documentNames.splice(at, 1)
       }
@@ -187,6 +195,11 @@ export class MemoryStore implements Store {
   #make(path: NodePath): MemoryNode {
     return madeNode<MemoryNode>(this.#root, path, () => ({ children: new Map() }))
   }
+}
+
+/** A node's id list without the children that no longer hold a document. */
+function mendNames(node: MemoryNode): void {
+  node.documentNames = node.documentNames?.filter((name) => node.children.get(name)?.text !== undefined)
 }
 
 function holdsSomething(node: MemoryNode): boolean {

@@ -53,6 +53,18 @@ test('--help shows examples before the limits, each a command line restdir reads
   }
 })
 
+test('a command that should end and does not fails its test within runCli\'s limit, killed, rather than holding the run', async () => {
+  // A server never ends by itself: it stands for a regression that makes --help or a bad flag serve instead of exit.
+  const store = await tempStore()
+  const started = Date.now()
+  const outcome = await Promise.race([
+    runCli(['--port', '0', '--store', store], {}, 2000).then((exit) => `ended: ${JSON.stringify(exit)}`, (error: Error) => error.message),
+    new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 15 s'), 15_000).unref()),
+  ])
+  assert.match(outcome, /^restdir --port 0 --store \S+ did not end within 2000 ms\./)
+  assert.ok(Date.now() - started < 10_000, 'rejected at its limit')
+})
+
 test('--version prints the package version and exits 0', async () => {
   const result = await runCli(['--version'])
   assert.is(result.code, 0)

@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { DeclarationError, loadDeclarations, parseDeclarations, seedDeclarations } from '../../lib/data/declarations.ts'
+import { DeclarationError, loadDeclarations, MAX_DECLARATION_DEPTH, MAX_DECLARATION_TEXT, MAX_DECLARED_FIELDS, MAX_FAMILIES, parseDeclarations, seedDeclarations, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { seedFamilies } from '../../lib/store/json-file/layout.ts'
 import { makeTempDir } from '../support/helpers.ts'
 import { runCli } from '../support/process.ts'
@@ -68,6 +68,53 @@ test('restdir --resources with a declaration that cannot work stops the start: e
     const missing = await runCli(['--port', '0', '--resources', path.join(folder, 'nothing.json'), '--import', file])
     assert.is(missing.code, 2)
     assert.match(missing.stderr, 'nothing.json: $: cannot be read (ENOENT)')
+  } finally {
+    await rm(folder, { recursive: true, force: true })
+  }
+})
+
+/** A declaration of `levels` families, each the only child of the one before. */
+function chain(levels: number): Declarations {
+  const top: Declarations = {}
+  let level = top
+  for (let depth = 0; depth < levels; depth++) {
+    const family: FamilyDeclaration = { id: `l${depth}_id` }
+    level[`l${depth}`] = family
+    if (depth < levels - 1) level = family.children = {}
+  }
+  return top
+}
+
+test(`a declaration holds at most ${MAX_DECLARATION_DEPTH} levels, ${MAX_FAMILIES} families and ${MAX_DECLARED_FIELDS} fields a list, each bound named where it is passed`, () => {
+  assert.is(parseDeclarations(chain(MAX_DECLARATION_DEPTH), 'x').length, MAX_DECLARATION_DEPTH)
+  const deepest = Array.from({ length: MAX_DECLARATION_DEPTH }, (_, depth) => `.l${depth}`).join('.children')
+  assert.match(refusal(chain(MAX_DECLARATION_DEPTH + 1)), `resources.json: $${deepest}.children: nests families ${MAX_DECLARATION_DEPTH + 1} levels deep; a declaration holds at most ${MAX_DECLARATION_DEPTH} levels`)
+  const wide = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`f${index}`, { id: `f${index}_id` }]))
+  assert.is(parseDeclarations(wide(MAX_FAMILIES), 'x').length, MAX_FAMILIES)
+  assert.match(refusal(wide(MAX_FAMILIES + 1)), `resources.json: $.f${MAX_FAMILIES}: is family number ${MAX_FAMILIES + 1}; a declaration holds at most ${MAX_FAMILIES} families.`)
+  const fields = (count: number) => Array.from({ length: count }, (_, index) => `a${index}`)
+  assert.is(parseDeclarations({ t: { id: 't_id', arrays: fields(MAX_DECLARED_FIELDS) } }, 'x')[0].arrays.length, MAX_DECLARED_FIELDS)
+  assert.match(refusal({ t: { id: 't_id', arrays: fields(MAX_DECLARED_FIELDS + 1) } }), `resources.json: $.t.arrays[${MAX_DECLARED_FIELDS}]: is field number ${MAX_DECLARED_FIELDS + 1}`)
+  assert.match(refusal({ t: { id: 't_id', unique: ['x'.repeat(257)] } }), 'resources.json: $.t.unique[0]: is longer than 256 characters')
+})
+
+test('restdir --resources with a declaration 2,000 levels deep, 10,000 families wide or of 5 MB exits 2 naming the file, the place and the bound', async () => {
+  const folder = await makeTempDir('restdir-declarations-')
+  try {
+    const file = path.join(folder, 'resources.json')
+    const cases: Array<[string, string]> = [
+      [JSON.stringify(chain(2000)), `.l15.children: nests families ${MAX_DECLARATION_DEPTH + 1} levels deep`],
+      [JSON.stringify(Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`f${index}`, { id: `f${index}_id` }]))), `$.f${MAX_FAMILIES}: is family number`],
+      [`{"t": {"id": "t_id", "arrays": [${'"x",'.repeat(1_300_000)}"y"]}}`, `$: is longer than ${MAX_DECLARATION_TEXT} characters`],
+    ]
+    for (const [text, problem] of cases) {
+      await writeFile(file, text)
+      const refused = await runCli(['--port', '0', '--store', path.join(folder, 'store'), '--resources', file])
+      assert.is(refused.code, 2, refused.stderr)
+      assert.match(refused.stderr, `restdir: ${file}: `)
+      assert.match(refused.stderr, problem)
+      assert.not.match(refused.stderr, 'call stack')
+    }
   } finally {
     await rm(folder, { recursive: true, force: true })
   }

@@ -95,6 +95,29 @@ test('an array field that is null or not an array is a 400; a PATCH with null re
   assertProblem(await api.request('PATCH', `/team/${team}/member/${member}`, { body: { team_id: 'other' } }), 400, new RegExp(`^team_id cannot be changed: this member belongs to team "${team}"\\.$`))
 })
 
+test('an array field named __proto__ is a field like any other: [] when left out, kept when sent, on POST, PUT, PATCH and an import', async () => {
+  const fixture = path.join(folder, 'proto-fixture.json')
+  await writeFile(fixture, '{"box": [{"box_id": "b1"}, {"box_id": "b2", "__proto__": ["x"]}]}')
+  const server = await startServer({ resources: { box: { id: 'box_id', arrays: ['__proto__', 'tags'] } }, fixture })
+  const own = (doc: object) => (Object.hasOwn(doc, '__proto__') ? Object.getOwnPropertyDescriptor(doc, '__proto__')!.value : 'absent')
+  try {
+    const created = await server.request('POST', '/box', { body: {} })
+    assert.is(created.status, 201, created.text)
+    assert.equal(own(created.json), [])
+    assert.equal(created.json.tags, [])
+    const id = created.json.box_id
+    assert.equal(own((await server.request('GET', `/box/${id}`)).json), [], 'stored, not only answered')
+    const sent = await server.request('POST', '/box', { body: '{"__proto__": [1, 2]}', headers: { 'content-type': 'application/json' } })
+    assert.equal(own(sent.json), [1, 2])
+    assert.equal(own((await server.request('PUT', `/box/${id}`, { body: { n: 1 } })).json), [])
+    assert.equal(own((await server.request('PATCH', `/box/${id}`, { body: { n: 2 } })).json), [])
+    assert.equal(own((await server.request('GET', '/box/b1')).json), [], 'an imported member gets its [] too')
+    assert.equal(own((await server.request('GET', '/box/b2')).json), ['x'])
+  } finally {
+    await server.close()
+  }
+})
+
 test('writing a child, or anything, below a missing owner is a 404 that says how to make the owner', async () => {
   assertProblem(await api.request('POST', '/team/ghost/member', { body: {} }), 404, /^There is no team "ghost"; create it with POST \/team first\.$/)
   assertProblem(await api.request('PUT', '/team/ghost/notes', { body: {} }), 404, /^There is no team "ghost"; create it with POST \/team first\.$/)

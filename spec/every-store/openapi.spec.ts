@@ -11,8 +11,9 @@ import { validate, compileErrors } from '@readme/openapi-parser'
 // ajv is the JSON Schema validator @readme/openapi-parser itself runs on; 2020-12 is OpenAPI 3.1's dialect.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createHandler } from '../../lib/index.ts'
-import { MAX_COLLECTIONS, SAMPLE_SIZE } from '../../lib/http/openapi.ts'
+import { MAX_COLLECTIONS, SAMPLE_SIZE, SAMPLE_TEXT } from '../../lib/http/openapi.ts'
 import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
+import { DeclarationError, MAX_DECLARATION_DEPTH, MAX_DECLARED_FIELDS, MAX_DECLARED_NAMES, MAX_FAMILIES, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
 
@@ -83,7 +84,8 @@ test('GET /?_openapi answers an OpenAPI 3.1 document that a validator accepts', 
     const getUser = document.paths['/user/{user_id}'].get
     assert.equal(getUser.responses['404'], { $ref: '#/components/responses/404' })
     assert.equal(Object.keys(document.components.responses['404'].content), ['application/problem+json'])
-    assert.ok(getUser.responses['200'].content['text/event-stream'], 'a GET is also an event stream')
+    assert.equal(Object.keys(getUser.responses['200'].content), ['application/json'], 'a GET answers JSON')
+    assert.match(getUser.description, 'Accept: text/event-stream', 'and says, apart, that it is also an event stream')
     assert.ok(getUser.responses['200'].headers.ETag)
     assert.ok(getUser.parameters.some((parameter: { $ref?: string }) => parameter.$ref === '#/components/parameters/If-None-Match'))
     assert.ok(document.paths['/posts/{id}'].put.parameters.some((parameter: { $ref?: string }) => parameter.$ref === '#/components/parameters/If-Match'))
@@ -126,6 +128,62 @@ test(`the description is bounded: at most ${MAX_COLLECTIONS} collections, each f
     assert.is(document.components.schemas.c000.properties.late, undefined, 'the document past the sample is not read')
     assert.match(document.info.description, new RegExp(`${MAX_COLLECTIONS} of ${MAX_COLLECTIONS + 5} top-level nodes`))
     await assertValid(document)
+  } finally {
+    await server.close()
+  }
+})
+
+test('the description is bounded whatever the declaration: one 1,000 levels deep or 10,000 families wide is refused at the start, the largest allowed is described in under 4 MB', async () => {
+  const chain = (levels: number, fields: (depth: number) => string[] = () => []) => {
+    const top: Declarations = {}
+    let level = top
+    for (let depth = 0; depth < levels; depth++) {
+      const family: FamilyDeclaration = { id: `l${depth}_id`, arrays: fields(depth) }
+      level[`l${depth}`] = family
+      if (depth < levels - 1) level = family.children = {}
+    }
+    return top
+  }
+  const wide = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`f${index}`, { id: `f${index}_id` }]))
+  const longNames = (depth: number) => Array.from({ length: MAX_DECLARED_FIELDS }, (_, index) => `d${depth}_${index}_`.padEnd(Math.floor(MAX_DECLARED_NAMES / MAX_DECLARATION_DEPTH / MAX_DECLARED_FIELDS) - 4, 'x'))
+  const declarations: Array<[string, Declarations]> = [
+    ['1,000 levels', chain(1000)],
+    ['10,000 families', wide(10_000)],
+    [`${MAX_FAMILIES} families`, wide(MAX_FAMILIES)],
+    [`${MAX_DECLARATION_DEPTH} levels, each with ${MAX_DECLARED_FIELDS} long field names`, chain(MAX_DECLARATION_DEPTH, longNames)],
+  ]
+  for (const [what, resources] of declarations) {
+    const server = await startServer({ resources }).catch((error: Error) => error)
+    if (server instanceof Error) {
+      assert.ok(server instanceof DeclarationError, `${what}: ${server.message}`)
+      continue
+    }
+    try {
+      const answer = await server.request('GET', '/?_openapi')
+      assert.is(answer.status, 200)
+      assert.ok(answer.text.length < 4 * 1024 * 1024, `${what}: the description is ${answer.text.length} characters`)
+      const count = (level: Declarations): number => Object.values(level).reduce((sum, family) => sum + 1 + (family.children ? count(family.children) : 0), 0)
+      assert.is(Object.keys(answer.json.paths).filter((route) => /\/\{[lf]\d+_id\}$/.test(route)).length, count(resources), `${what}: every family is described`)
+    } finally {
+      await server.close()
+    }
+  }
+})
+
+test(`a collection's sample stops at ${SAMPLE_TEXT} characters of its documents, however few they are`, async () => {
+  const server = await startServer()
+  try {
+    // 30 documents of 100 000 characters: 3 MB, far fewer than SAMPLE_SIZE documents.
+    const count = 30
+    assert.ok(count < SAMPLE_SIZE && count * 100_000 > 2 * SAMPLE_TEXT)
+    for (let index = 1; index <= count; index++) {
+      const body: Record<string, unknown> = { pad: 'x'.repeat(100_000) }
+      if (index === count) body.late = true
+      assert.is((await server.request('PUT', `/big/${String(index).padStart(2, '0')}`, { body })).status, 201)
+    }
+    const document = await describe(server)
+    assert.ok(document.components.schemas.big.properties.pad, 'the first documents are read')
+    assert.is(document.components.schemas.big.properties.late, undefined, 'the documents past the text cap are not read')
   } finally {
     await server.close()
   }

@@ -125,11 +125,25 @@ export async function startCli(args: string[], options: SpawnOptions = {}): Prom
   }
 }
 
-/** Runs the CLI to its end (for --help, --version and bad flags). */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Exit & { stdout: string; stderr: string }> {
+/** How long runCli waits for the command to end, by default: a command that should end at once and hangs fails its test instead of holding `npm test`. */
+export const RUN_CLI_TIMEOUT_MS = 60_000
+
+/** Runs the CLI to its end (for --help, --version and bad flags); one that has not ended within `timeoutMs` is killed and the promise rejects, with its output. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = RUN_CLI_TIMEOUT_MS): Promise<Exit & { stdout: string; stderr: string }> {
   const cli = spawnCli(args, { env })
-  const exit = await cli.exited
-  return { ...exit, stdout: cli.stdout(), stderr: cli.stderr() }
+  let timer: NodeJS.Timeout | undefined
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      cli.child.kill('SIGKILL')
+      reject(new Error(`restdir ${args.join(' ')} did not end within ${timeoutMs} ms.\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`))
+    }, timeoutMs)
+  })
+  try {
+    const exit = await Promise.race([cli.exited, timedOut])
+    return { ...exit, stdout: cli.stdout(), stderr: cli.stderr() }
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** Ends every process these helpers started that is still running (for `test.after`). */

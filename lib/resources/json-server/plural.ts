@@ -11,7 +11,7 @@ import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
-import { removeDependents } from '../../listing/relations.ts'
+import { removeWithDependents } from '../../listing/relations.ts'
 import { withoutOwnId } from './singular.ts'
 import { readPatch } from '../patch.ts'
 
@@ -133,12 +133,12 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
 /**
  * DELETE of a member: it, what is below it, and every document of another
  * top-level collection whose foreign key names it (`postId` 1 for `/posts/1`),
- * as json-server 0.17 removes them; answered `{}`, as 0.17 answers.
+ * as json-server 0.17 removes them, in one batch; answered `{}`, as 0.17 answers.
  */
 export async function removeMember(context: Context): Promise<void> {
-  await context.documents.remove(context.path, preconditionsOf(context))
   const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
-  await removeDependents(context.documents, context.path, collections, context.settings)
+  // The member and its dependents go in one step of the store (one write of a db.json), all or none.
+  await removeWithDependents(context.documents, context.path, collections, preconditionsOf(context), context.settings)
   sendJson(context, 200, {})
 }
 

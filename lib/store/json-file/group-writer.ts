@@ -5,11 +5,14 @@ import { versionOf, type FileVersion } from '../file/document-cache.ts'
 import { DirectoryFlusher } from '../file/flush.ts'
 
 export interface GroupWriterOptions {
+  /** The file as the store names it (a link to it, perhaps: see `target`). */
   file: string
+  /** The path a file write replaces, found as it starts: `file`, or where `file` links to, so that the link stays and its target gets the write. */
+  target(): string
   /** Flush the new file and its folder to disk before a write is acknowledged (`--sync`), as the folder store does. */
   sync: boolean
-  /** A fresh temp file name in the file's folder. */
-  tempPath(): string
+  /** A fresh temp file name in the given folder (the target's: a rename is atomic only within one file system). */
+  tempPath(folder: string): string
   /** The whole file as it is to be now, as UTF-8 parts: called as a file write starts, so it holds every change made before. */
   serialize(): readonly Buffer[]
   /** Throws to keep the file as it is (it was edited by hand since the store last wrote or read it). */
@@ -36,7 +39,7 @@ interface Waiters {
  */
 export class GroupWriter {
   readonly #options: GroupWriterOptions
-  #running: Promise<void> | undefined
+  #running: Promise<unknown> | undefined
   #next: Waiters | undefined
   #failure: { error: unknown } | undefined
   readonly #folderFlushes = new DirectoryFlusher()
@@ -80,7 +83,7 @@ export class GroupWriter {
     const placed = this.#replaceFile(this.#options.serialize())
     this.#running = placed
     placed.then(() => this.#finished(undefined), (error: unknown) => this.#finished({ error }))
-    return this.#options.sync ? placed.then(() => this.#folderFlushes.flush(dirname(this.#options.file))) : placed
+    return this.#options.sync ? placed.then((target) => this.#folderFlushes.flush(dirname(target))) : placed.then(() => {})
   }
 
   #finished(failure: { error: unknown } | undefined): void {
@@ -96,9 +99,10 @@ export class GroupWriter {
     }
   }
 
-  async #replaceFile(parts: readonly Buffer[]): Promise<void> {
-    const { file } = this.#options
-    const temp = this.#options.tempPath()
+  /** Writes the file anew and answers the path it replaced. */
+  async #replaceFile(parts: readonly Buffer[]): Promise<string> {
+    const file = this.#options.target()
+    const temp = this.#options.tempPath(dirname(file))
     const stats = await writeTempFile(temp, parts, this.#options.sync)
     try {
       this.#options.beforeReplace()
@@ -110,5 +114,6 @@ export class GroupWriter {
     this.fileWrites++
     // The rename keeps the temp file's inode, size and mtime: the version this store wrote.
     this.#options.written(versionOf(stats))
+    return file
   }
 }

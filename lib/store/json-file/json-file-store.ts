@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
+import { constants, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
 import { open, readdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { createFileAtomically, fsyncDirectory } from '../file/atomic.ts'
 import { versionOf, type FileVersion } from '../file/document-cache.ts'
 import { isMissing, toStoreError } from '../file/fs-errors.ts'
+import { notRegular } from '../file/document-file.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
@@ -106,8 +107,10 @@ export class JsonFileStore implements Store {
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
     this.#writer = new GroupWriter({
       file,
+      // A db.json swapped for a link while served is written through it (docs/json-server.md, "Serving a db.json").
+      target: () => realFile(file),
       sync: options.sync ?? false,
-      tempPath: () => this.#tempPath(),
+      tempPath: (folder) => this.#tempPath(folder),
       serialize: () => this.#serialize(),
       beforeReplace: () => {
         if (!sameVersion(fileVersion(file), this.#known)) throw new StoreError('file-edited', [], `${this.#label} was changed by hand while this write was being saved, so it was left as it is`)
@@ -124,7 +127,9 @@ export class JsonFileStore implements Store {
     await this.#removeDeadTempFiles()
     // A missing file is made, as `{}`; one made meanwhile by someone else is kept.
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
-    const { text, version } = await readFileVersion(this.file)
+    const { text, version } = await readFileVersion(this.file).catch((error: unknown) => {
+      throw error instanceof NotRegular ? new DatabaseProblem(`${this.#label} ${error.what}; a db.json is a file`) : error
+    })
     await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format, this.#idField), version)
     if (!this.#watch) return
     try {
@@ -143,9 +148,9 @@ export class JsonFileStore implements Store {
     return this.#format === 'json' ? parts : [Buffer.from(json5FromJson(Buffer.concat(parts).toString('utf8')))]
   }
 
-  /** A fresh temp file beside the file (a rename is atomic only within one file system); the run id tells a dead run's apart. */
-  #tempPath(): string {
-    return join(dirname(this.file), `.${this.#label}.${this.#runId}-${++this.#tempCount}.tmp`)
+  /** A fresh temp file beside the file, or in `folder` (a rename is atomic only within one file system); the run id tells a dead run's apart. */
+  #tempPath(folder = dirname(this.file)): string {
+    return join(folder, `.${this.#label}.${this.#runId}-${++this.#tempCount}.tmp`)
   }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -269,6 +274,7 @@ export class JsonFileStore implements Store {
     try {
       read = await readFileVersion(this.file)
     } catch (error) {
+      if (error instanceof NotRegular) return this.#breaks(error.version, `${this.#label} ${error.what}; put the file back`)
       if (!isMissing(error)) throw error
       return this.#breaks(undefined, `${this.#label} was deleted or moved away; put it back`)
     }
@@ -362,14 +368,24 @@ function sameVersion(a: FileVersion | undefined, b: FileVersion | undefined): bo
   return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
 }
 
-/** The file's text and the version it was read at (through the one descriptor, so the two agree). */
+/** Something other than a regular file where the db.json should be (a directory, a pipe, a device): what it is, in words, and its version. */
+class NotRegular extends Error {
+  constructor(readonly what: string, readonly version: FileVersion) {
+    super(what)
+  }
+}
+
+/** The file's text and the version it was read at (through the one descriptor, so the two agree); NotRegular for anything but a regular file. */
 async function readFileVersion(file: string): Promise<{ text: string; version: FileVersion }> {
-  // Opening a FIFO would wait for a writer: only a regular file is opened.
-  if (statSync(file).isFile() === false) throw new Error(`${file} is not a regular file.`)
-  const handle = await open(file, 'r')
+  // Opening a FIFO would wait for a writer: only a regular file is opened, and never waited on (O_NONBLOCK) should one be swapped in meanwhile.
+  const seen = statSync(file)
+  const problem = notRegular(seen)
+  if (problem) throw new NotRegular(problem, versionOf(seen))
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const stats = await handle.stat()
-    if (!stats.isFile()) throw new Error(`${file} is not a regular file.`)
+    const swapped = notRegular(stats)
+    if (swapped) throw new NotRegular(swapped, versionOf(stats))
     return { text: await handle.readFile('utf8'), version: versionOf(stats) }
   } finally {
     await handle.close()
