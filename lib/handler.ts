@@ -15,6 +15,7 @@ import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
+import { knowCollections } from './resources/json-server/collections.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
 import { familyResources } from './resources/family.ts'
@@ -90,6 +91,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const ready = opening.then(async (store) => {
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
+    if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)
     if (settings.fixture !== undefined) {
       reset = resetter(await loadFixture(settings.fixture, settings.families), () => opened)
       await reset() // the store starts from the fixture

@@ -9,6 +9,8 @@ import { defaultListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './http/static-cache.ts'
 import { loadDeclarations, type Declarations } from './data/declarations.ts'
+import { isJsonFileLocation } from './store/open.ts'
+import { JsonFileStore } from './store/json-file/json-file-store.ts'
 
 /**
  * Options of `createHandler` and `createServer`; they mirror the command line, whose
@@ -80,7 +82,8 @@ export interface RestdirOptions {
   /**
    * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
    * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
-   * and playlists (`seedDeclarations`, lib/data/declarations.ts).
+   * and playlists (`seedDeclarations`, lib/data/declarations.ts), except on a db.json store, which
+   * is its own declaration: none (docs/json-server.md, "Serving a db.json").
    */
   resources?: Declarations | string
   /** No request log. */
@@ -136,7 +139,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
-    families: loadDeclarations(options.resources),
+    families: loadDeclarations(options.resources ?? (servesDbJson(options.store) ? 'none' : undefined)),
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer: jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined),
@@ -169,6 +172,15 @@ export function resolveSettings(options: RestdirOptions): Settings {
       ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
     log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
   }
+}
+
+/**
+ * A db.json is its own declaration (docs/json-server.md, "Serving a db.json"): its top-level keys
+ * are its resources, as json-server reads them, and the seed's users and playlists are a store
+ * folder's default, not the file's.
+ */
+function servesDbJson(store: RestdirOptions['store']): boolean {
+  return typeof store === 'string' ? isJsonFileLocation(store) : store instanceof JsonFileStore
 }
 
 /**

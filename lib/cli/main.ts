@@ -6,7 +6,7 @@ import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
 import { loadDeclarations, type Family } from '../data/declarations.ts'
 import { stopOnSignals } from './signals.ts'
-import { chooseStore, checkPostgres, firstMissingFolder, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
+import { chooseStore, checkPostgres, firstMissingFolder, JsonFileStore, removeEmptyFolders, type StoreChoice } from './store-choice.ts'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
 
 /** The `restdir` command (docs/cli.md): a usage error anywhere before it listens is exit status 2, with the usage. */
@@ -69,6 +69,9 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
   })
 
   await server.ready.catch(() => new Promise(() => {})) // the 'error' listener reports it and exits
+  // A db.json is its own declaration: the banner lists its resources, as json-server's does.
+  const dbJson = server.handler.documents?.store
+  const resources = dbJson instanceof JsonFileStore ? await dbJson.resources() : undefined
   server.listen(port, host, () => {
     const address = server.address()
     const actualPort = typeof address === 'object' && address ? address.port : port
@@ -86,6 +89,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice): 
       jsonServer: settings.jsonServer,
       token: options.token !== undefined,
       routes: server.handler.routes,
+      resources,
     }))
     const warnings = exposureWarnings(host, settings.guards.cors, options.token, options.readonly ?? false)
     if (warnings) process.stderr.write(warnings)

@@ -7,12 +7,13 @@ import { versionOf, type FileVersion } from '../file/document-cache.ts'
 import { isMissing, toStoreError } from '../file/fs-errors.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
+import { compareIds } from '../store.ts'
 import { serializeDoc } from '../serialize.ts'
 import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
 import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
-import { Layout, seedFamilies } from './layout.ts'
+import { Layout } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
 import { DatabaseProblem, readDatabase, type Database } from './read-database.ts'
 
@@ -25,7 +26,7 @@ export interface JsonFileStoreOptions {
   watch?: boolean
   /** Where the store says that the file broke or was mended (default standard error). */
   log?: (line: string) => void
-  /** The declared families whose members nest their children's arrays (default: the seed's users and playlists). */
+  /** The declared families whose members nest their children's arrays (default none: a db.json is its own declaration). */
   families?: readonly NestedFamily[]
 }
 
@@ -91,7 +92,7 @@ export class JsonFileStore implements Store {
     this.#statInterval = options.statInterval ?? 1000
     this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
-    this.#families = options.families ?? seedFamilies
+    this.#families = options.families ?? []
     this.#layout = new Layout(this.#families)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
@@ -138,19 +139,37 @@ export class JsonFileStore implements Store {
     return this.#tree.read(path)
   }
 
+  // A top-level collection is there while the file has its array, an empty one included (`"comments": []`),
+  // as json-server keeps it (docs/json-server.md, "Serving a db.json"): the tree holds no node for it.
+
   async children(path: NodePath): Promise<string[] | undefined> {
     await this.#fresh()
-    return this.#tree.children(path)
+    const names = await this.#tree.children(path)
+    if (path.length === 0) {
+      const empty = this.#layout.emptyCollections()
+      return empty.length === 0 ? names : [...(names ?? []), ...empty].sort(compareIds)
+    }
+    return names ?? (this.#isEmptyCollection(path) ? [] : undefined)
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     await this.#fresh()
-    return this.#tree.documentChildren(path, start, end)
+    return (await this.#tree.documentChildren(path, start, end)) ?? (this.#isEmptyCollection(path) ? { names: [], total: 0 } : undefined)
   }
 
   async exists(path: NodePath): Promise<boolean> {
     await this.#fresh()
-    return this.#tree.exists(path)
+    return (await this.#tree.exists(path)) || this.#isEmptyCollection(path)
+  }
+
+  /** The file's top-level resources, collections and documents, in the file's order (what json-server's banner lists). */
+  async resources(): Promise<string[]> {
+    await this.#fresh()
+    return this.#layout.resources()
+  }
+
+  #isEmptyCollection(path: NodePath): boolean {
+    return path.length === 1 && this.#layout.emptyCollections().includes(path[0])
   }
 
   write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {

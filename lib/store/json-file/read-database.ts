@@ -2,7 +2,7 @@ import { newId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf } from '../../json/syntax.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
+import { idFieldsOf, NODES_KEY, segmentOfItem } from './layout.ts'
 import { familyAt, type NestedFamily } from '../families.ts'
 
 /**
@@ -27,7 +27,7 @@ export interface Database {
 /** A db.json the store cannot hold: `message` names the file and says what is wrong, and where. */
 export class DatabaseProblem extends Error {}
 
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies): Database {
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = []): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }

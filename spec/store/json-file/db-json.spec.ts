@@ -3,7 +3,10 @@ import * as assert from 'uvu/assert'
 import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { JsonFileStore } from '../../../lib/store/index.ts'
+import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/index.ts'
+import { seedFamilies } from '../../../lib/store/json-file/layout.ts'
+import { seedDeclarations } from '../../../lib/data/declarations.ts'
+import type { RestdirOptions } from '../../../lib/options.ts'
 import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
 import { openStream } from '../../support/event-stream.ts'
 import { seeded, seedFrom } from '../../support/random.ts'
@@ -22,13 +25,13 @@ test.after.each(async () => {
 const quiet = () => {}
 
 /** A db.json written as json-server writes one, served through an opened JsonFileStore. */
-async function serveDatabase(text: string | undefined, options: { statInterval?: number; watch?: boolean } = {}) {
+async function serveDatabase(text: string | undefined, options: JsonFileStoreOptions = {}, serverOptions: RestdirOptions = {}) {
   const folder = await makeTempDir('restdir-dbjson-')
   folders.push(folder)
   const file = join(folder, 'db.json')
   if (text !== undefined) await writeFile(file, text)
   const store = await JsonFileStore.open(file, { log: quiet, ...options })
-  const server = await startServer({ store })
+  const server = await startServer({ store, ...serverOptions })
   servers.push(server)
   return { file, store, server, folder }
 }
@@ -76,8 +79,8 @@ test('a file that ends with a newline keeps it; a deleted last item leaves its c
   assert.is(await readFile(file, 'utf8'), asJsonServerWrites({ posts: [], profile: { name: 'x' } }) + '\n')
 })
 
-test('users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
-  const { file, server, store } = await serveDatabase('{}\n')
+test('with the seed\'s families declared, users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
+  const { file, server, store } = await serveDatabase('{}\n', { families: seedFamilies }, { resources: seedDeclarations })
   const user = await server.request('POST', '/user', { body: { username: 'ann' } })
   assert.is(user.status, 201, user.text)
   const userId = user.json.user_id as string
@@ -88,7 +91,7 @@ test('users keep their playlists nested under them, as an import reads them; dee
   assert.equal(written.user, [{ user_id: userId, username: 'ann', playlist: [playlist.json] }])
   assert.equal(written['@nodes'], [{ path: ['posts', '1', 'comments', '7'], document: { id: '7', text: 'deep' } }])
   await store.close()
-  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet }) })
+  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet, families: seedFamilies }), resources: seedDeclarations })
   servers.push(reopened)
   assert.equal((await reopened.request('GET', `/user/${userId}/playlist/${playlist.json.playlist_id}`)).json, playlist.json)
   assert.equal((await reopened.request('GET', '/posts/1/comments/7')).json, { id: '7', text: 'deep' })
