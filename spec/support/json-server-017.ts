@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
 import { join } from 'node:path'
 import { freePort, root } from './process.ts'
 
@@ -26,8 +27,8 @@ export async function startJsonServer017(file: string, args: string[] = []): Pro
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()))
   const started = Date.now()
-  // It prints its resources and then "Home" once it listens.
-  while (!/Home\s+http/.test(stdout)) {
+  // It prints its resources and "Home" as it asks to listen (run.js), not once it does: then it takes a connection.
+  while (!/Home\s+http/.test(stdout) || !(await accepts(port))) {
     if (child.exitCode !== null || Date.now() - started > 20_000) {
       child.kill('SIGKILL')
       throw new Error(`json-server 0.17.4 did not start: ${stdout}${stderr}`)
@@ -42,4 +43,15 @@ export async function startJsonServer017(file: string, args: string[] = []): Pro
       await exited
     },
   }
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
 }
