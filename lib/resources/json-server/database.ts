@@ -3,6 +3,7 @@ import { sendJson } from '../../http/respond.ts'
 import { defineValue } from '../../json/values.ts'
 import { withoutOwnId } from './singular.ts'
 import { emptiedCollections } from './collections.ts'
+import { JsonFileStore } from '../../store/json-file/json-file-store.ts'
 
 /**
  * `GET /db` (docs/json-server.md, "The json-server mode"): the whole database
@@ -14,7 +15,8 @@ import { emptiedCollections } from './collections.ts'
 export async function sendDatabase(context: Context): Promise<void> {
   const { documents } = context
   const database: Record<string, unknown> = {}
-  const held = (await documents.store.children([])) ?? []
+  // A db.json's resources in the file's order, as json-server answers its database.
+  const held = documents.store instanceof JsonFileStore ? await documents.store.resources() : ((await documents.store.children([])) ?? [])
   for (const name of held) {
     const stored = await documents.read([name])
     // A collection named `__proto__` is a key like any other.
