@@ -65,6 +65,9 @@ export class JsonFileStore implements Store {
   #checkedAt = 0
   #reloading: Promise<void> | undefined
   #watcher: FSWatcher | undefined
+  /** The one pending look at the file after the watch saw it change, or the once-a-second look (see #pushHandEdits). */
+  #lookTimer: NodeJS.Timeout | undefined
+  #pollTimer: NodeJS.Timeout | undefined
   #closed: Promise<void> | undefined
 
   /** Opens (creating it as `{}` if missing) a db.json and takes its lock; refuses a file it cannot hold, saying where it is wrong. */
@@ -118,15 +121,43 @@ export class JsonFileStore implements Store {
     if (fileVersion(this.file) === undefined && (await createFileAtomically(this.#tempPath(), this.file, '{}\n', true))) await fsyncDirectory(dirname(this.file))
     const { text, version } = await readFileVersion(this.file)
     await this.#adopt(readDatabase(text, this.#label, this.#families), version)
+    this.#pushHandEdits()
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
-        if (name === null || name === this.#label) this.#stale = true
+        if (name !== null && name !== this.#label) return
+        this.#stale = true
+        this.#lookSoon()
       })
       this.#watcher.on('error', () => this.#watcher?.close())
     } catch {
       // No watch to be had (too many watches): the stat of every second still sees hand edits.
     }
+  }
+
+  /**
+   * A hand edit reaches the change feed, and so every event stream, without waiting for a request
+   * (docs/json-server.md, "Editing by hand while it runs"): the watch's event is looked at
+   * HAND_EDIT_SETTLE_MS later (one look pending at most, however many events an editor's save
+   * makes), and the file is stat'ed every `statInterval` in case the watch missed it.
+   */
+  #pushHandEdits(): void {
+    this.#pollTimer = setInterval(() => this.#look(), this.#statInterval)
+    this.#pollTimer.unref()
+  }
+
+  #lookSoon(): void {
+    if (this.#lookTimer !== undefined || this.#closed) return
+    this.#lookTimer = setTimeout(() => {
+      this.#lookTimer = undefined
+      this.#look()
+    }, HAND_EDIT_SETTLE_MS)
+    this.#lookTimer.unref()
+  }
+
+  #look(): void {
+    if (this.#closed) return
+    void this.#fresh().catch((error: unknown) => this.#log(`restdir: ${this.#label} could not be read again: ${(error as Error).message}`))
   }
 
   /** A fresh temp file beside the file (a rename is atomic only within one file system); the run id tells a dead run's apart. */
@@ -206,6 +237,8 @@ export class JsonFileStore implements Store {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#watcher?.close()
+      clearTimeout(this.#lookTimer)
+      clearInterval(this.#pollTimer)
       await this.#gate.exclusive(() => this.#writer.idle()).catch(() => {})
       await unlockFile(this.#lock)
     })()
@@ -328,6 +361,9 @@ export class JsonFileStore implements Store {
     }
   }
 }
+
+/** How long after the watch sees the file change it is read: an editor's save is often a write and a rename, or several writes. */
+const HAND_EDIT_SETTLE_MS = 50
 
 /** The file a link leads to, so that the file is replaced where it is and the link stays; the path itself when it does not exist yet. */
 function realFile(path: string): string {

@@ -149,6 +149,38 @@ test('a hand edit is served within a second, and event streams hear it as the ch
   stream.close()
 })
 
+test('a hand edit reaches an open event stream within a second with no other request, as the changes it made', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db))
+  const stream = await openStream(server.port, '/')
+  assert.is((await stream.next()).event, 'value')
+  const edited = structuredClone(db)
+  edited.posts[0].title = 'edited by hand, nothing asked'
+  edited.comments = []
+  await writeFile(file, asJsonServerWrites(edited))
+  const started = Date.now()
+  const first = await stream.next(1000)
+  const second = await stream.next(1000 - (Date.now() - started))
+  assert.ok(Date.now() - started <= 1000, `heard after ${Date.now() - started} ms`)
+  assert.equal([first, second].map((event) => [event.event, event.data]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
+    ['delete', { path: '/comments/c1', data: db.comments[0] }],
+    ['put', { path: '/posts/1', data: edited.posts[0] }],
+  ])
+  stream.close()
+})
+
+test('where no watch tells of a hand edit, the stat of every second still pushes it to an open event stream', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 300, watch: false })
+  const stream = await openStream(server.port, '/profile')
+  assert.is((await stream.next()).event, 'value')
+  db.profile.name = 'by hand, unwatched, nothing asked'
+  await writeFile(file, asJsonServerWrites(db))
+  const event = await stream.next(1000)
+  assert.equal([event.event, event.data], ['put', { path: '/profile', data: db.profile }])
+  stream.close()
+})
+
 test('a hand edit is seen within a second by a stat even where no watch tells of it', async () => {
   const db = seed()
   const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 1000, watch: false })
