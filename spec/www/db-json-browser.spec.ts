@@ -114,4 +114,18 @@ test('on a db.json the lessons teach on the file\'s own resources, and only the 
   assert.equal(problems, [])
 })
 
+test('a hand edit of the db.json shows in the tree within a second, with no request of the page or of anyone', async () => {
+  const { server, file } = await serveFile()
+  const { page, problems } = await openPage(server)
+  await page.waitForSelector('[data-step]')
+  const labels = () => page.$$eval('#tree [role="treeitem"]', (items) => items.map((item) => item.querySelector('.tree-label')?.textContent ?? ''))
+  await page.waitForFunction(() => [...document.querySelectorAll('#tree .tree-label')].some((label) => label.textContent === 'articles'))
+  assert.not.ok((await labels()).includes('tags'))
+  await writeFile(file, JSON.stringify({ ...db, tags: [{ id: 1, name: 'by hand' }] }, null, 2))
+  const started = Date.now()
+  await page.waitForFunction(() => [...document.querySelectorAll('#tree .tree-label')].some((label) => label.textContent === 'tags'), undefined, { timeout: 3000 })
+  assert.ok(Date.now() - started <= 1000, `shown after ${Date.now() - started} ms`)
+  assert.equal(problems, [])
+})
+
 test.run()
