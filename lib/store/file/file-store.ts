@@ -413,6 +413,8 @@ export class FileStore implements Store {
   subscribe(listener: (change: StoreChange) => void): () => void {
     return this.#feed.subscribe(listener)
   }
+  /** A person's edit of a document file, found by lib/http/hand-edits.ts, told as the change it made. */
+  reportHandEdit(change: Omit<StoreChange, 'id'>): void { this.#feed.emit(change) }
 
   async lastChangeId(): Promise<number> {
     return this.#feed.last
