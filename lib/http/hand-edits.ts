@@ -16,6 +16,8 @@ import { FolderWatch } from './folder-watch.ts'
 
 /** How long after the watch's event the folder is walked: a save is often several events. */
 const SETTLE_MS = 50
+/** A folder too big to watch is not tried again for this long (each try walks up to MAX_WATCHED_FOLDERS folders). */
+const RETRY_MS = 60_000
 /** How often it is looked whether a stream has opened (the watch is then made) or the last has closed (it goes): a boolean's cost. */
 const CHECK_MS = 100
 
@@ -31,6 +33,7 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
   let timer: NodeJS.Timeout | undefined
   let walking = false
   let stopped = false
+  let retryAt = 0
   const unsubscribe = documents.subscribe((change) => served.add(JSON.stringify(change.path)))
 
   const drop = () => {
@@ -53,7 +56,11 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
     try {
       if (!watch || stopped) return
       // A change forgets the watch (folder-watch.ts): armed again before the walk, so nothing after it is missed.
-      if (!watch.arm()) return drop() // more folders than can be watched: no pushing
+      // A folder that went while it was walked is walked again at once; one too big stays unwatchable (folder-watch.ts).
+      if (!watch.arm() && !watch.arm()) {
+        retryAt = Date.now() + RETRY_MS
+        return drop()
+      }
       const serverChanged = served
       served = new Set()
       const now = await versionsOf(store)
@@ -67,7 +74,7 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
   }
   const check = setInterval(() => {
     if (!listened()) return drop()
-    if (watch) return
+    if (watch || Date.now() < retryAt) return
     watch = new FolderWatch(store.dir)
     watch.onChange(() => watch && walkSoon())
     void walk()
