@@ -61,10 +61,10 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
         retryAt = Date.now() + RETRY_MS
         return drop()
       }
-      const serverChanged = served
+      const before = served
       served = new Set()
       const now = await versionsOf(store)
-      if (known !== undefined) await tell(store, known, now, serverChanged)
+      if (known !== undefined) await tell(store, known, now, (key) => before.has(key) || served.has(key))
       known = now
     } catch {
       drop() // the folder could not be walked (gone, unreadable): tried again at the next check
@@ -90,15 +90,23 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
 }
 
 /** Tells the feed of each document that changed between two walks, unless the server changed it itself. */
-async function tell(store: FileStore, before: Map<string, string>, after: Map<string, string>, served: Set<string>): Promise<void> {
+async function tell(store: FileStore, before: Map<string, string>, after: Map<string, string>, served: (key: string) => boolean): Promise<void> {
+  // The server's change of a node covers what lies below it (a removal takes the subtree). Each is asked
+  // under the node's lock (FileStore.reportHandEdit): a write the walk saw has told the feed by then.
+  const byServer = (path: string[]) => served('[]') || path.some((_, end) => served(JSON.stringify(path.slice(0, end + 1))))
   for (const [key, version] of after) {
-    if (before.get(key) === version || served.has(key)) continue
+    if (before.get(key) === version) continue
     const path = JSON.parse(key) as string[]
-    const stored = await store.read(path).catch(() => undefined)
-    if (stored) store.reportHandEdit({ type: 'put', path, data: stored.doc })
+    await store.reportHandEdit(path, async () => {
+      if (byServer(path)) return undefined
+      const stored = await store.read(path).catch(() => undefined)
+      return stored && { type: 'put', path, data: stored.doc }
+    })
   }
   for (const key of before.keys()) {
-    if (!after.has(key) && !served.has(key)) store.reportHandEdit({ type: 'delete', path: JSON.parse(key) as string[], data: null })
+    if (after.has(key)) continue
+    const path = JSON.parse(key) as string[]
+    await store.reportHandEdit(path, async () => (byServer(path) ? undefined : { type: 'delete', path, data: null }))
   }
 }
 
