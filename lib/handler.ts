@@ -15,6 +15,8 @@ import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
+import { knowCollections } from './resources/json-server/collections.ts'
+import { pushHandEdits } from './http/hand-edits.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { withErrorMember } from './resources/json-server/version-1.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
@@ -93,9 +95,12 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const storeDescription = describeStore(location)
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
+  let stopHandEdits = () => {}
   const ready = opening.then(async (store) => {
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
+    if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)
+    stopHandEdits = pushHandEdits(opened, () => streams.size > 0) // a store folder's, to the open event streams
     if (settings.fixture !== undefined) {
       reset = resetter(await loadFixture(settings.fixture, settings.families), () => opened)
       await reset() // the store starts from the fixture
@@ -222,6 +227,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     return reset()
   }
   handler.close = async () => {
+    stopHandEdits()
     handler.endStreams()
     www.close()
     if (documents) await documents.store.close()

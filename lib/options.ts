@@ -11,6 +11,8 @@ import { defaultStaticCache } from './http/static-cache.ts'
 import { loadDeclarations, type Declarations } from './data/declarations.ts'
 import { loadRewriteRules, type RewriteRules } from './http/rewrite.ts'
 import type { Middleware } from './http/middlewares.ts'
+import { isJsonFileLocation } from './store/open.ts'
+import { JsonFileStore } from './store/json-file/json-file-store.ts'
 
 /**
  * Options of `createHandler` and `createServer`; they mirror the command line, whose
@@ -96,7 +98,8 @@ export interface RestdirOptions {
   /**
    * The declared resource families (docs/http-api.md, "Declaring resources"): an object as a
    * declaration file holds it, the path of such a file, or `'none'`. Default: the seed's users
-   * and playlists (`seedDeclarations`, lib/data/declarations.ts).
+   * and playlists (`seedDeclarations`, lib/data/declarations.ts), except on a db.json store, which
+   * is its own declaration: none (docs/json-server.md, "Serving a db.json").
    */
   resources?: Declarations | string
   /**
@@ -165,7 +168,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
-    families: loadDeclarations(options.resources),
+    families: loadDeclarations(options.resources ?? (servesDbJson(options.store) ? 'none' : undefined)),
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer,
@@ -221,6 +224,15 @@ function idFieldOf(field: string): string {
     throw new Error(`id: ${JSON.stringify(field.slice(0, 80))} is not a field name; give the field that names each item, such as id or _id.`)
   }
   return field
+}
+
+/**
+ * A db.json is its own declaration (docs/json-server.md, "Serving a db.json"): its top-level keys
+ * are its resources, as json-server reads them, and the seed's users and playlists are a store
+ * folder's default, not the file's.
+ */
+function servesDbJson(store: RestdirOptions['store']): boolean {
+  return typeof store === 'string' ? isJsonFileLocation(store) : store instanceof JsonFileStore
 }
 
 /**

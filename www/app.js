@@ -2,6 +2,7 @@ import { discoverApiBase, discoverStoreHeader, relativeToBase } from './api.js'
 import { h, fill } from './dom.js'
 import { renderExchange, sendExchange } from './exchange.js'
 import { createLessons } from './lessons.js'
+import { discoverResources, fileTrack, firstRequest } from './file-lessons.js'
 import { createRequestForm } from './request-form.js'
 import { reasonPhrase } from './statuses.js'
 import { parseStoreHeader } from './store-location.js'
@@ -27,8 +28,21 @@ const announcer = document.getElementById('announcer')
 
 const form = createRequestForm(document.getElementById('request-form'), { onSubmit: send })
 
+// On a db.json the form starts as a read, never the built-in POST /user: nothing is written to the
+// person's file unless they send it (docs/json-server.md, "Serving a db.json"). It then reads the
+// file's first collection, and the lessons teach on the file's own resources.
+const fileResources = store.kind === 'json-file' ? discoverResources(base) : undefined
+if (fileResources) {
+  form.fill({ method: 'GET', path: '/', body: '' })
+  fileResources.then((resources) => {
+    // Unless the person has started on a request of their own meanwhile.
+    if (document.getElementById('path').value === '/') form.fill(firstRequest(resources))
+  })
+}
+
 const lessons = createLessons(document.getElementById('lessons'), {
   base,
+  fileTracks: fileResources?.then((resources) => [fileTrack(resources, store.name?.split('/').pop())]),
   onFill: (request) => {
     form.fill(request)
     document.getElementById('path').focus()

@@ -10,28 +10,37 @@ import { rememberedIds, tracks } from './lesson-steps.js'
  * lesson or typed by hand. Ids the server hands out are remembered from every
  * answer and fill the holes in later steps' paths. A track about declared
  * resources shows only when the server declares them (its `?_openapi` says).
+ * `fileTracks`, on a db.json, is the promise of the tracks made from what the
+ * file holds (file-lessons.js): they are shown instead of the built-in ones.
  */
-export function createLessons(container, { base, onFill, onSend }) {
+export function createLessons(container, { base, onFill, onSend, fileTracks }) {
   const storageKey = `restdir.lessons ${base}`
   const state = loadState()
   const views = new Map()
   let lastRun
   let allSteps = []
+  let shown = []
   const progress = h('progress', { max: 0, value: 0, 'aria-labelledby': 'lessons-progress-text' })
   const progressText = h('span', { id: 'lessons-progress-text' })
   const memory = h('p', { class: 'memory' })
 
-  render(tracks)
-  fetch(apiUrl(base, '/') + '?_openapi', { headers: { Accept: 'application/json' } })
-    .then((response) => (response.ok ? response.json() : undefined))
-    .then((description) => {
-      const routes = Object.keys(description?.paths ?? {})
-      const shown = tracks.filter((track) => (track.needs ?? []).every((route) => routes.includes(route)))
-      if (description && shown.length < tracks.length) render(shown)
-    })
-    .catch(() => {}) // no description: every track stays
+  if (fileTracks) fileTracks.then(render, () => render([]))
+  else showBuiltInTracks()
+
+  function showBuiltInTracks() {
+    render(tracks)
+    fetch(apiUrl(base, '/') + '?_openapi', { headers: { Accept: 'application/json' } })
+      .then((response) => (response.ok ? response.json() : undefined))
+      .then((description) => {
+        const routes = Object.keys(description?.paths ?? {})
+        const declared = tracks.filter((track) => (track.needs ?? []).every((route) => routes.includes(route)))
+        if (description && declared.length < tracks.length) render(declared)
+      })
+      .catch(() => {}) // no description: every track stays
+  }
 
   function render(shownTracks) {
+    shown = shownTracks
     allSteps = shownTracks.flatMap((track) => track.steps)
     views.clear()
     progress.max = allSteps.length
@@ -106,7 +115,7 @@ export function createLessons(container, { base, onFill, onSend }) {
     const doneCount = allSteps.filter((step) => state.done.includes(step.id)).length
     progress.value = doneCount
     progressText.textContent = `${doneCount} of ${allSteps.length} steps done`
-    const known = rememberedIds.filter((name) => state.vars[name])
+    const known = remembered().filter((name) => state.vars[name])
     fill(memory, known.length
       ? ['Remembered from answers: ', known.map((name, index) => [index ? ', ' : '', h('code', {}, name), ' = ', h('code', { class: 'memory-value' }, state.vars[name])])]
       : 'Ids the server hands out will be remembered here for the next steps.')
@@ -186,9 +195,16 @@ export function createLessons(container, { base, onFill, onSend }) {
     }
     if (response.location) {
       const segments = decodePath(relativeToBase(base, response.location))
+      // A track on a db.json's collection remembers the id of the item it created (its Location).
+      if (segments.length === 2 && shown.some((track) => track.learnsFrom === segments[0])) state.vars.id = segments[1]
       if (segments[0] === 'user' && segments.length >= 2) state.vars.user_id = segments[1]
       if (segments[0] === 'user' && segments[2] === 'playlist' && segments.length >= 4) state.vars.playlist_id = segments[3]
     }
+  }
+
+  /** The ids the shown tracks use: the seed's, and `id` for a track on a db.json's collection. */
+  function remembered() {
+    return [...rememberedIds, ...(shown.some((track) => track.learnsFrom) ? ['id'] : [])]
   }
 
   function reset() {

@@ -45,15 +45,14 @@ export async function documentLocation(store, segments, sha256Hex, { members = f
 
 /**
  * Where docs/json-server.md, "Serving a db.json", puts a node: a top-level key, an
- * item of a top-level array by its id field (a user by `user_id`, its playlists by
- * `playlist_id`), anything else in the `@nodes` array by its path.
+ * item of a top-level array by its `id`, anything else in the `@nodes` array by its
+ * path. The file is its own declaration: a `user` key is the file's, like any other.
  */
 function jsonPath(segments) {
-  const [first, second, third, fourth] = segments
+  const [first, second] = segments
   if (segments.length === 0) return '@nodes[path=/]'
   if (segments.length === 1) return first
-  if (segments.length === 2) return `${first}[${first === 'user' ? 'user_id' : 'id'}=${second}]`
-  if (segments.length === 4 && first === 'user' && third === 'playlist') return `user[user_id=${second}].playlist[playlist_id=${fourth}]`
+  if (segments.length === 2) return `${first}[id=${second}]`
   return `@nodes[path=/${segments.join('/')}]`
 }
 

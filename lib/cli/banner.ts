@@ -29,6 +29,8 @@ export interface BannerFacts {
   token: boolean
   /** The declared routes, each pattern with its methods, as the router holds them. */
   routes: Array<{ pattern: string; methods: string[] }>
+  /** A db.json's top-level names, in the file's order: its resources, as json-server's banner lists them. */
+  resources?: readonly string[]
 }
 
 /** What the server prints once listening (docs/cli.md): where it is, its store and its routes. */
@@ -42,12 +44,20 @@ export function bannerText(facts: BannerFacts): string {
     (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
     (facts.jsonServer ? `json-server 0.17's URLs: nested routes, cascading deletes, integer ids, GET /db (--json-server; --no-json-server turns it off)\n` : '') +
     (facts.jsonServer1 ? `json-server 1.0's answers: pages in its envelope, DELETE answers the item, "error" in every problem (--json-server 1)\n` : '') +
+    resourceLines(facts) +
     `routes:\n` +
     routeLines(facts) +
     (facts.delay ? `every data answer waits ${facts.delay} ms (--delay)\n` : '') +
     (facts.watch ? `hand edits to the store are always served: --watch is not needed\n` : '') +
     `Type s + Enter to write a snapshot of the data into ${path.resolve(facts.snapshots)}\n` +
     `Press Ctrl+C to stop.\n`
+}
+
+/** A db.json's resources, one URL a line, as json-server 0.17's banner lists them under "Resources". */
+function resourceLines(facts: BannerFacts): string {
+  if (facts.resources === undefined) return ''
+  if (facts.resources.length === 0) return `resources: none yet (the file holds no collection or document)\n`
+  return `resources:\n` + facts.resources.map((name) => `  ${facts.base}${facts.prefix}/${encodeURIComponent(name)}\n`).join('')
 }
 
 /**

@@ -139,10 +139,10 @@ export const optionsTable: readonly CliOption[] = [
       default: 'none: resets are off',
     } },
   { flag: 'resources', takes: 'a JSON file declaring resource families, or none', placeholder: 'FILE', value: 'text', lands: 'resources', section: 'options',
-    usage: 'declare resource families from a JSON file, or none (default: users\nand their playlists)',
+    usage: 'declare resource families from a JSON file, or none (default: users\nand their playlists; none for a db.json, whose keys are its resources)',
     docs: {
       meaning: 'the resource families to serve, declared in a JSON file (see [Declaring resources](http-api.md#declaring-resources)); `none` declares none, and every URL is a plain document',
-      default: 'users and their playlists',
+      default: 'users and their playlists; none for a `db.json` store, whose top-level keys are its resources',
     } },
   { flag: 'cors', takes: "'*' or origins such as https://a.example,https://b.example", placeholder: 'LIST', value: 'text', lands: 'cors', section: 'options',
     usage: 'origins allowed besides localhost ones: \'*\' or https://a.example,https://b.example',

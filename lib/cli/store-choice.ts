@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { FileStore, MissingPgError, redactUrl, type Store } from '../store/index.ts'
+import { FileStore, JsonFileStore, MissingPgError, redactUrl, type Store } from '../store/index.ts'
 import { isJsonFileLocation, isPostgresUrl, openStore } from '../store/open.ts'
 import { loadPg } from '../store/postgres/pg.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../store/file/folder.ts'
@@ -9,7 +9,7 @@ import { UsageError } from './usage.ts'
 import { loadedSourceKind, type LoadedSourceKind } from './source.ts'
 
 // Every use the command makes of lib/store goes through this file.
-export { FileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store }
+export { FileStore, JsonFileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store }
 
 export interface StoreChoice {
   /** The folder, resolved, or the postgres:// URL. */

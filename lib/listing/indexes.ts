@@ -147,6 +147,8 @@ export class ListingIndexes {
     }
     // Changes the feed reports while these are read are read in the next round.
     for (let round = 0; round < 4 && entry.dirty.size > 0; round++) await this.#refresh(entry, index, pace)
+    // A collection whose last child went may be gone with it: an index answers as the plain listing does, never `[]` for a 404.
+    if (index.rows.size === 0 && index.broken.size === 0 && !(await this.#names(entry.path))) return undefined
     return index
   }
 

@@ -44,8 +44,9 @@ test('a db.json names the file and the JSON path; PostgreSQL the table and key; 
   const db = { kind: 'json-file', name: 'db.json' }
   assert.is((await documentLocation(db, ['posts', '1'])).text, 'db.json → posts[id=1]')
   assert.is((await documentLocation(db, ['profile'])).text, 'db.json → profile')
-  assert.is((await documentLocation(db, ['user', 'u1'])).text, 'db.json → user[user_id=u1]')
-  assert.is((await documentLocation(db, ['user', 'u1', 'playlist', 'p1'])).text, 'db.json → user[user_id=u1].playlist[playlist_id=p1]')
+  // A db.json is its own declaration: its `user` is a collection like any other, by `id`.
+  assert.is((await documentLocation(db, ['user', 'u1'])).text, 'db.json → user[id=u1]')
+  assert.is((await documentLocation(db, ['user', 'u1', 'playlist', 'p1'])).text, 'db.json → @nodes[path=/user/u1/playlist/p1]')
   assert.is((await documentLocation(db, ['a', 'b', 'c'])).text, 'db.json → @nodes[path=/a/b/c]')
   assert.is((await documentLocation(db, ['posts'], undefined, { members: true })).text, 'db.json → posts[…]')
   const postgres = { kind: 'postgres' }

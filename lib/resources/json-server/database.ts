@@ -3,6 +3,8 @@ import type { Documents } from '../../data/documents.ts'
 import { sendJson } from '../../http/respond.ts'
 import { defineValue } from '../../json/values.ts'
 import { withoutOwnId } from './singular.ts'
+import { emptiedCollections } from './collections.ts'
+import { JsonFileStore } from '../../store/json-file/json-file-store.ts'
 
 /** `GET /db` (docs/json-server.md, "The json-server mode"): the whole database, as databaseOf reads it. */
 export async function sendDatabase(context: Context): Promise<void> {
@@ -18,10 +20,14 @@ export async function sendDatabase(context: Context): Promise<void> {
  */
 export async function databaseOf(documents: Documents): Promise<Record<string, unknown>> {
   const database: Record<string, unknown> = {}
-  for (const name of (await documents.store.children([])) ?? []) {
+  // A db.json's resources in the file's order, as json-server answers its database.
+  const held = documents.store instanceof JsonFileStore ? await documents.store.resources() : ((await documents.store.children([])) ?? [])
+  for (const name of held) {
     const stored = await documents.read([name])
     // A collection named `__proto__` is a key like any other.
     defineValue(database, name, stored ? withoutOwnId(stored.doc, name) : ((await documents.list([name])) ?? []))
   }
+  // A collection whose last item went is kept, `[]`, as json-server keeps it.
+  for (const name of emptiedCollections(documents, held)) defineValue(database, name, [])
   return database
 }

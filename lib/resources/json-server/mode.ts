@@ -9,6 +9,7 @@ import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
 import { createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
 import { NothingStored } from '../../data/documents.ts'
+import { readCollection } from './collections.ts'
 
 /**
  * The generic data API with json-server 0.17's URL semantics (docs/json-server.md,
@@ -67,7 +68,7 @@ async function topLevel(context: Context, requireOwners: RequireOwners): Promise
   if (method === 'GET' || method === 'HEAD') {
     if (context.query.has('_children') || context.query.has('_changes')) return handleGeneric(context, requireOwners)
     const stored = await context.documents.readText(path)
-    if (!stored) return handleGeneric(context, requireOwners)
+    if (!stored) return readCollection(context, path)
     if (context.query.size > 0) checkParameters(context.query)
     return sendSingular(context, stored)
   }

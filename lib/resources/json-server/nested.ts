@@ -1,11 +1,11 @@
 import type { Context } from '../../http/context.ts'
 import type { NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
-import { readNode } from '../generic.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { singular } from '../../listing/relations.ts'
 import { keepStrict } from './query.ts'
 import { createMember } from './plural.ts'
+import { readCollection } from './collections.ts'
 
 /*
  * json-server 0.17's nested routes (docs/json-server.md, "The json-server
@@ -37,7 +37,7 @@ export function readNested(context: Context, route: NestedRoute): Promise<void> 
   const query = new URLSearchParams(context.query)
   query.append(route.foreignKey, route.parentId)
   keepStrict(query, route.foreignKey)
-  return readNode({ ...context, query }, route.collection)
+  return readCollection({ ...context, query }, route.collection)
 }
 
 /** POST: a new document of the collection, its foreign key set to the parent's id. */

@@ -13,7 +13,7 @@ import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteCondit
 import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
-import { Layout, seedFamilies } from './layout.ts'
+import { Layout } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
 import { DatabaseProblem, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
 import { json5FromJson } from '../../json/json5.ts'
@@ -27,7 +27,7 @@ export interface JsonFileStoreOptions {
   watch?: boolean
   /** Where the store says that the file broke or was mended (default standard error). */
   log?: (line: string) => void
-  /** The declared families whose members nest their children's arrays (default: the seed's users and playlists). */
+  /** The declared families whose members nest their children's arrays (default none: a db.json is its own declaration). */
   families?: readonly NestedFamily[]
   /** The field naming the items of a plain collection: `id` unless json-server's `--id` says otherwise. */
   idField?: string
@@ -72,6 +72,9 @@ export class JsonFileStore implements Store {
   #checkedAt = 0
   #reloading: Promise<void> | undefined
   #watcher: FSWatcher | undefined
+  /** The one pending look at the file after the watch saw it change, or the once-a-second look (see #pushHandEdits). */
+  #lookTimer: NodeJS.Timeout | undefined
+  #pollTimer: NodeJS.Timeout | undefined
   #closed: Promise<void> | undefined
 
   /** Opens (creating it as `{}` if missing) a db.json and takes its lock; refuses a file it cannot hold, saying where it is wrong. */
@@ -99,7 +102,7 @@ export class JsonFileStore implements Store {
     this.#statInterval = options.statInterval ?? 1000
     this.#watch = options.watch ?? true
     this.#log = options.log ?? ((line) => console.error(line))
-    this.#families = options.families ?? seedFamilies
+    this.#families = options.families ?? []
     this.#format = isJson5File(file) ? 'json5' : 'json'
     this.#idField = options.idField ?? 'id'
     this.#layout = new Layout(this.#families, this.#idField)
@@ -131,10 +134,13 @@ export class JsonFileStore implements Store {
       throw error instanceof NotRegular ? new DatabaseProblem(`${this.#label} ${error.what}; a db.json is a file`) : error
     })
     await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format, this.#idField), version)
+    this.#pushHandEdits()
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
-        if (name === null || name === this.#label) this.#stale = true
+        if (name !== null && name !== this.#label) return
+        this.#stale = true
+        this.#lookSoon()
       })
       this.#watcher.on('error', () => this.#watcher?.close())
     } catch {
@@ -146,6 +152,31 @@ export class JsonFileStore implements Store {
   #serialize(): Buffer[] {
     const parts = this.#layout.serializeParts()
     return this.#format === 'json' ? parts : [Buffer.from(json5FromJson(Buffer.concat(parts).toString('utf8')))]
+  }
+
+  /**
+   * A hand edit reaches the change feed, and so every event stream, without waiting for a request
+   * (docs/json-server.md, "Editing by hand while it runs"): the watch's event is looked at
+   * HAND_EDIT_SETTLE_MS later (one look pending at most, however many events an editor's save
+   * makes), and the file is stat'ed every `statInterval` in case the watch missed it.
+   */
+  #pushHandEdits(): void {
+    this.#pollTimer = setInterval(() => this.#look(), this.#statInterval)
+    this.#pollTimer.unref()
+  }
+
+  #lookSoon(): void {
+    if (this.#lookTimer !== undefined || this.#closed) return
+    this.#lookTimer = setTimeout(() => {
+      this.#lookTimer = undefined
+      this.#look()
+    }, HAND_EDIT_SETTLE_MS)
+    this.#lookTimer.unref()
+  }
+
+  #look(): void {
+    if (this.#closed) return
+    void this.#fresh().catch((error: unknown) => this.#log(`restdir: ${this.#label} could not be read again: ${(error as Error).message}`))
   }
 
   /** A fresh temp file beside the file, or in `folder` (a rename is atomic only within one file system); the run id tells a dead run's apart. */
@@ -161,11 +192,21 @@ export class JsonFileStore implements Store {
   /** Children are listed in the order of the file, as json-server lists its arrays (docs/json-server.md, "Serving a db.json"). */
   readonly fileOrder = true
 
+  // A top-level collection is there while the file has its array, an empty one included (`"comments": []`),
+  // as json-server keeps it (docs/json-server.md, "Serving a db.json"): the tree holds no node for it.
   async children(path: NodePath): Promise<string[] | undefined> {
     await this.#fresh()
     const names = await this.#tree.children(path)
-    if (!names) return undefined
-    // The tree's names, in the file's order (the layout also keeps an emptied top-level array).
+    const empty = path.length === 0 ? this.#layout.emptyCollections() : []
+    if (!names) {
+      if (empty.length > 0) return this.#inFileOrder(path, empty)
+      return this.#isEmptyCollection(path) ? [] : undefined
+    }
+    return this.#inFileOrder(path, [...names, ...empty])
+  }
+
+  /** `names` in the file's order (each change lands in the tree and the layout alike). */
+  #inFileOrder(path: NodePath, names: string[]): string[] {
     const present = new Set(names)
     const ordered = (this.#layout.childNames(path) ?? []).filter((name) => present.delete(name))
     return present.size === 0 ? ordered : [...ordered, ...present]
@@ -174,7 +215,7 @@ export class JsonFileStore implements Store {
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     await this.#fresh()
     const inTree = await this.#tree.documentChildren(path, 0, 0)
-    if (!inTree) return undefined
+    if (!inTree) return this.#isEmptyCollection(path) ? { names: [], total: 0 } : undefined
     const names = this.#layout.documentNames(path)
     // The layout holds every document the tree does (each change lands in both): a difference would be a fault, answered in id order.
     if (names?.length !== inTree.total) return this.#tree.documentChildren(path, start, end)
@@ -183,7 +224,17 @@ export class JsonFileStore implements Store {
 
   async exists(path: NodePath): Promise<boolean> {
     await this.#fresh()
-    return this.#tree.exists(path)
+    return (await this.#tree.exists(path)) || this.#isEmptyCollection(path)
+  }
+
+  /** The file's top-level resources, collections and documents, in the file's order (what json-server's banner lists). */
+  async resources(): Promise<string[]> {
+    await this.#fresh()
+    return this.#layout.resources()
+  }
+
+  #isEmptyCollection(path: NodePath): boolean {
+    return path.length === 1 && this.#layout.emptyCollections().includes(path[0])
   }
 
   write(path: NodePath, doc: Doc, conditions?: WriteConditions): Promise<WriteResult> {
@@ -220,6 +271,8 @@ export class JsonFileStore implements Store {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       this.#watcher?.close()
+      clearTimeout(this.#lookTimer)
+      clearInterval(this.#pollTimer)
       await this.#gate.exclusive(() => this.#writer.idle()).catch(() => {})
       await unlockFile(this.#lock)
     })()
@@ -343,6 +396,9 @@ export class JsonFileStore implements Store {
     }
   }
 }
+
+/** How long after the watch sees the file change it is read: an editor's save is often a write and a rename, or several writes. */
+const HAND_EDIT_SETTLE_MS = 50
 
 /** The file a link leads to, so that the file is replaced where it is and the link stays; the path itself when it does not exist yet. */
 function realFile(path: string): string {

@@ -129,7 +129,7 @@ export class Layout {
   readonly #idField: string
 
   /** `idField`: the field naming a plain collection's items (json-server's `--id`). */
-  constructor(families: readonly NestedFamily[] = seedFamilies, idField = 'id') {
+  constructor(families: readonly NestedFamily[] = [], idField = 'id') {
     this.#families = families
     this.#idField = idField
   }
@@ -161,8 +161,8 @@ export class Layout {
 
   /**
    * Takes a node and its subtree away (a removal), and the nodes above it left
-   * empty, except a top-level collection: json-server keeps `"posts": []`
-   * once its last item is deleted, and so does this file.
+   * empty, except a top-level collection whose item it was: json-server keeps
+   * `"posts": []` once its last item is deleted, and so does this file.
    */
   remove(path: NodePath): void {
     this.#changedBelow(path)
@@ -179,11 +179,30 @@ export class Layout {
     }
     trail[trail.length - 1].children.delete(path[path.length - 1])
     trail[trail.length - 1].documentNames = undefined
-    for (let depth = trail.length - 1; depth >= 2; depth--) {
+    // The removal of an item keeps its collection; a deeper one leaves no empty array behind (a node with nothing stops existing).
+    const lowest = path.length === 2 ? 2 : 1
+    for (let depth = trail.length - 1; depth >= lowest; depth--) {
       const node = trail[depth]
       if (node.text !== undefined || node.children.size > 0) break
       trail[depth - 1].children.delete(path[depth - 1])
     }
+  }
+
+  /**
+   * The top-level collections that hold no item (`"comments": []`): json-server serves each as
+   * `[]` (docs/json-server.md, "Serving a db.json"), and so does the store; in the file's order.
+   */
+  emptyCollections(): string[] {
+    const names: string[] = []
+    for (const [name, node] of this.#root.children) {
+      if (name !== NODES_KEY && node.kept === undefined && node.text === undefined && node.children.size === 0) names.push(name)
+    }
+    return names
+  }
+
+  /** The top-level names the file serves, in its order: its collections and its documents (json-server's resources). */
+  resources(): string[] {
+    return [...this.#root.children].filter(([name, node]) => name !== NODES_KEY && node.kept === undefined).map(([name]) => name)
   }
 
   /** The document texts by path, for comparing with a file read again. */

@@ -3,7 +3,7 @@ import { inexactJson, jsonErrorOffset, pathOf, type JsonProblem } from '../../js
 import { Json5SyntaxError, parseJson5 } from '../../json/json5.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
-import { idFieldsOf, idlessName, NODES_KEY, seedFamilies, segmentOfItem } from './layout.ts'
+import { idFieldsOf, idlessName, NODES_KEY, segmentOfItem } from './layout.ts'
 import { familyAt, type NestedFamily } from '../families.ts'
 
 /**
@@ -32,7 +32,7 @@ export class DatabaseProblem extends Error {}
 export type DatabaseFormat = 'json' | 'json5'
 
 /** `idField` names a plain collection's items (`id`, or json-server's `--id`). */
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = seedFamilies, format: DatabaseFormat = 'json', idField = 'id'): Database {
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id'): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
   if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }

@@ -3,7 +3,10 @@ import * as assert from 'uvu/assert'
 import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { JsonFileStore } from '../../../lib/store/index.ts'
+import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/index.ts'
+import { seedFamilies } from '../../../lib/store/json-file/layout.ts'
+import { seedDeclarations } from '../../../lib/data/declarations.ts'
+import type { RestdirOptions } from '../../../lib/options.ts'
 import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
 import { openStream } from '../../support/event-stream.ts'
 import { seeded, seedFrom } from '../../support/random.ts'
@@ -22,13 +25,13 @@ test.after.each(async () => {
 const quiet = () => {}
 
 /** A db.json written as json-server writes one, served through an opened JsonFileStore. */
-async function serveDatabase(text: string | undefined, options: { statInterval?: number; watch?: boolean } = {}) {
+async function serveDatabase(text: string | undefined, options: JsonFileStoreOptions = {}, serverOptions: RestdirOptions = {}) {
   const folder = await makeTempDir('restdir-dbjson-')
   folders.push(folder)
   const file = join(folder, 'db.json')
   if (text !== undefined) await writeFile(file, text)
   const store = await JsonFileStore.open(file, { log: quiet, ...options })
-  const server = await startServer({ store })
+  const server = await startServer({ store, ...serverOptions })
   servers.push(server)
   return { file, store, server, folder }
 }
@@ -76,8 +79,8 @@ test('a file that ends with a newline keeps it; a deleted last item leaves its c
   assert.is(await readFile(file, 'utf8'), asJsonServerWrites({ posts: [], profile: { name: 'x' } }) + '\n')
 })
 
-test('users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
-  const { file, server, store } = await serveDatabase('{}\n')
+test('with the seed\'s families declared, users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
+  const { file, server, store } = await serveDatabase('{}\n', { families: seedFamilies }, { resources: seedDeclarations })
   const user = await server.request('POST', '/user', { body: { username: 'ann' } })
   assert.is(user.status, 201, user.text)
   const userId = user.json.user_id as string
@@ -88,7 +91,7 @@ test('users keep their playlists nested under them, as an import reads them; dee
   assert.equal(written.user, [{ user_id: userId, username: 'ann', playlist: [playlist.json] }])
   assert.equal(written['@nodes'], [{ path: ['posts', '1', 'comments', '7'], document: { id: '7', text: 'deep' } }])
   await store.close()
-  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet }) })
+  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet, families: seedFamilies }), resources: seedDeclarations })
   servers.push(reopened)
   assert.equal((await reopened.request('GET', `/user/${userId}/playlist/${playlist.json.playlist_id}`)).json, playlist.json)
   assert.equal((await reopened.request('GET', '/posts/1/comments/7')).json, { id: '7', text: 'deep' })
@@ -143,6 +146,38 @@ test('a hand edit is served within a second, and event streams hear it as the ch
   assert.ok(Date.now() - started <= 1000, `served after ${Date.now() - started} ms`)
   const event = await stream.next()
   assert.equal([event.event, event.data], ['put', { path: '/posts/1', data: db.posts[0] }])
+  stream.close()
+})
+
+test('a hand edit reaches an open event stream within a second with no other request, as the changes it made', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db))
+  const stream = await openStream(server.port, '/')
+  assert.is((await stream.next()).event, 'value')
+  const edited = structuredClone(db)
+  edited.posts[0].title = 'edited by hand, nothing asked'
+  edited.comments = []
+  await writeFile(file, asJsonServerWrites(edited))
+  const started = Date.now()
+  const first = await stream.next(1000)
+  const second = await stream.next(1000 - (Date.now() - started))
+  assert.ok(Date.now() - started <= 1000, `heard after ${Date.now() - started} ms`)
+  assert.equal([first, second].map((event) => [event.event, event.data]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
+    ['delete', { path: '/comments/c1', data: db.comments[0] }],
+    ['put', { path: '/posts/1', data: edited.posts[0] }],
+  ])
+  stream.close()
+})
+
+test('where no watch tells of a hand edit, the stat of every second still pushes it to an open event stream', async () => {
+  const db = seed()
+  const { file, server } = await serveDatabase(asJsonServerWrites(db), { statInterval: 300, watch: false })
+  const stream = await openStream(server.port, '/profile')
+  assert.is((await stream.next()).event, 'value')
+  db.profile.name = 'by hand, unwatched, nothing asked'
+  await writeFile(file, asJsonServerWrites(db))
+  const event = await stream.next(1000)
+  assert.equal([event.event, event.data], ['put', { path: '/profile', data: db.profile }])
   stream.close()
 })
 

@@ -1,0 +1,67 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { startServerOnFolder, type TestServer } from '../../support/helpers.ts'
+import { openStream, type EventStream } from '../../support/event-stream.ts'
+
+// Hand edits of a store folder's document files, pushed to open event streams within a second
+// with no other request (docs/storage.md, "Editing by hand"), through real HTTP.
+
+let server: TestServer
+let stream: EventStream | undefined
+
+test.before.each(async () => {
+  server = await startServerOnFolder()
+  assert.is((await server.request('PUT', '/notes/a', { body: { text: 'one' } })).status, 201)
+})
+test.after.each(async () => {
+  stream?.close()
+  await server.close()
+})
+
+/** A stream of the whole store, open long enough for its watch to be made. */
+async function listen(): Promise<EventStream> {
+  stream = await openStream(server.port, '/')
+  assert.is((await stream.next()).event, 'value')
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  return stream
+}
+
+async function heardWithinASecond(events: EventStream): Promise<{ event: string; data: unknown }> {
+  const started = Date.now()
+  const { event, data } = await events.next(1000)
+  assert.ok(Date.now() - started <= 1000, `heard after ${Date.now() - started} ms`)
+  return { event, data }
+}
+
+test('a document file saved by hand reaches an open stream as a put of what it now holds', async () => {
+  const events = await listen()
+  await writeFile(join(server.dir, 'notes', 'a', '@.json'), JSON.stringify({ id: 'a', text: 'edited by hand' }, null, 2))
+  assert.equal(await heardWithinASecond(events), { event: 'put', data: { path: '/notes/a', data: { id: 'a', text: 'edited by hand' } } })
+})
+
+test('a document file added by hand is a put, and one removed by hand a delete', async () => {
+  const events = await listen()
+  await mkdir(join(server.dir, 'notes', 'b'))
+  await writeFile(join(server.dir, 'notes', 'b', '@.json'), '{"id": "b"}\n')
+  assert.equal(await heardWithinASecond(events), { event: 'put', data: { path: '/notes/b', data: { id: 'b' } } })
+  await rm(join(server.dir, 'notes', 'a'), { recursive: true })
+  assert.equal(await heardWithinASecond(events), { event: 'delete', data: { path: '/notes/a', data: null } })
+})
+
+test('the server\'s own writes are told once, not again as hand edits', async () => {
+  const events = await listen()
+  assert.is((await server.request('PUT', '/notes/a', { body: { text: 'two' } })).status, 200)
+  assert.is((await server.request('DELETE', '/notes/a')).status, 200)
+  assert.equal([(await events.next()).event, (await events.next()).event], ['put', 'delete'])
+  // A removal of a collection is one change, not one more for each document that went with it.
+  assert.is((await server.request('PUT', '/notes/b', { body: {} })).status, 201)
+  assert.is((await server.request('PUT', '/notes/c', { body: {} })).status, 201)
+  assert.is((await server.request('DELETE', '/notes')).status, 204)
+  assert.equal([(await events.next()).event, (await events.next()).event, (await events.next()).data], ['put', 'put', { path: '/notes', data: null }])
+  const more = await events.next(600).then((event) => event, () => undefined)
+  assert.is(more, undefined, `nothing more: ${JSON.stringify(more)}`)
+})
+
+test.run()

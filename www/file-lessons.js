@@ -1,0 +1,155 @@
+import { apiUrl } from './api.js'
+
+/**
+ * The playground on a db.json (docs/json-server.md, "Serving a db.json"): the file is its own
+ * declaration, so the page teaches on the file's own resources, read from what the store holds,
+ * rather than on the users and playlists of a store folder. Only reads are asked for here: nothing
+ * is written to the file unless the person sends it.
+ */
+
+/**
+ * The file's resources in its order: `{ name, kind: 'collection' | 'document', value }`. `GET /db`
+ * gives them all at once in the json-server mode (on for a db.json); without the mode, the root's
+ * children, each read once.
+ */
+export async function discoverResources(base) {
+  const database = await readJson(apiUrl(base, '/db'))
+  if (isObject(database)) return Object.entries(database).map(([name, value]) => resourceOf(name, value)).filter(Boolean)
+  const names = await readJson(apiUrl(base, '/') + '?_children')
+  if (!Array.isArray(names)) return []
+  const resources = []
+  for (const name of names.slice(0, MOST_READ)) {
+    const resource = resourceOf(name, await readJson(apiUrl(base, '/' + encodeURIComponent(name))))
+    if (resource) resources.push(resource)
+  }
+  return resources
+}
+
+/** Without the mode's GET /db, the names read one by one: enough to find a first collection. */
+const MOST_READ = 20
+
+function resourceOf(name, value) {
+  if (Array.isArray(value)) return { name, kind: 'collection', value }
+  if (isObject(value)) return { name, kind: 'document', value }
+  return undefined
+}
+
+/** The request the form starts with: a read of the file's first collection (or of the root). */
+export function firstRequest(resources) {
+  const first = resources.find((resource) => resource.kind === 'collection')
+  return { method: 'GET', path: first ? pathOf(first.name) : '/', body: '' }
+}
+
+/**
+ * One track of lessons on the file's own resources: its first collection listed, read, queried,
+ * added to, changed and deleted from, its singular resources read, and a nested route where one
+ * collection points at another. A hole `{id}` takes the id of the item the track creates.
+ */
+export function fileTrack(resources, fileName) {
+  const file = fileName ?? 'db.json'
+  const collections = resources.filter((resource) => resource.kind === 'collection')
+  const documents = resources.filter((resource) => resource.kind === 'document')
+  const first = collections[0] ?? { name: 'posts', value: [] }
+  const path = pathOf(first.name)
+  const items = first.value.filter(isObject)
+  const sample = items[0]
+  const fields = sample ? Object.keys(sample).filter((key) => key !== 'id') : []
+  const textField = fields.find((key) => typeof sample[key] === 'string')
+  const body = sample ? withoutId(sample) : { title: 'A first item' }
+  const change = textField ? { [textField]: `${sample[textField]}, changed` } : { note: 'changed' }
+  const steps = []
+  const step = (id, fields) => steps.push({ id: `file-${first.name}-${id}`, ...fields })
+
+  if (collections.length === 0) {
+    step('create-first', {
+      title: `Start a collection`, method: 'POST', path, body, expect: [201],
+      explain: `${file} holds no collection yet. POST to a name and it becomes one: a new top-level array in the file.`,
+      outcome: `The answer is the new item with its \`id\`; open ${file} and the \`${first.name}\` array is there.`,
+    })
+  }
+  step('list', {
+    title: `List the ${first.name}`, method: 'GET', path, expect: [200],
+    explain: `\`${first.name}\` is a top-level array of ${file}: a *collection*. GET answers with every item in it.`,
+    outcome: `An array${items.length ? ` of ${items.length} item${items.length === 1 ? '' : 's'}` : ' (empty, as the file holds it)'}. The \`X-Total-Count\` header counts them.`,
+  })
+  if (sample && (typeof sample.id === 'string' || typeof sample.id === 'number')) {
+    step('read-one', {
+      title: 'Read one item', method: 'GET', path: `${path}/${encodeURIComponent(String(sample.id))}`, expect: [200],
+      explain: `Each item has a URL of its own, named by its \`id\`: ${JSON.stringify(sample.id)}.`,
+      outcome: 'The answer is that item alone.',
+    })
+  }
+  const sortField = fields.find((key) => ['string', 'number'].includes(typeof sample[key])) ?? 'id'
+  step('query', {
+    title: 'Sort and page', method: 'GET', path: `${path}?_sort=${encodeURIComponent(sortField)}&_order=desc&_page=1&_limit=2`, expect: [200],
+    explain: `json-server's query parameters work as they did: \`_sort\` and \`_order\` sort, \`_page\` and \`_limit\` page, \`${sortField}=…\` filters.`,
+    outcome: 'At most two items, the last by that field first; the `Link` header points to the other pages.',
+  })
+  step('create', {
+    title: 'Add an item', method: 'POST', path, body, expect: [201],
+    explain: `POST adds an item to the end of the array in ${file}${sample ? ', here one like the first' : ''}. This one writes to the file, when you send it.`,
+    outcome: `The answer carries the new item with its \`id\` (the next integer when the ids are integers) and a \`Location\` header; the playground remembers the id for the next steps.`,
+  })
+  step('patch', {
+    title: 'Change one field', method: 'PATCH', path: `${path}/{id}`, body: change, expect: [200],
+    explain: 'PATCH changes only the fields it sends; the others stay as they are.',
+    outcome: `The answer is the changed item, as ${file} now holds it.`,
+  })
+  step('delete', {
+    title: 'Delete it', method: 'DELETE', path: `${path}/{id}`, expect: [200],
+    explain: `DELETE removes the item from the array in ${file}.`,
+    outcome: 'The answer is `{}`, as json-server answers; the tree shows the item gone.',
+  })
+  step('gone', {
+    title: 'Check that it is gone', method: 'GET', path: `${path}/{id}`, expect: [404],
+    explain: 'Ask for the deleted item again.',
+    outcome: 'An error is an answer too: `404`, with a `detail` saying what went wrong.',
+  })
+  for (const document of documents.slice(0, 1)) {
+    step(`singular-${document.name}`, {
+      title: `Read ${document.name}`, method: 'GET', path: pathOf(document.name), expect: [200],
+      explain: `\`${document.name}\` is a top-level object of ${file}: a *singular* resource, one document rather than a list.`,
+      outcome: 'The object, as the file holds it. PUT replaces it and PATCH changes its fields.',
+    })
+  }
+  const nested = sample !== undefined && sample.id !== undefined ? collections.find((other) => other !== first && other.value.some((item) => isObject(item) && `${singular(first.name)}Id` in item)) : undefined
+  if (nested) {
+    step(`nested-${nested.name}`, {
+      title: `The ${nested.name} of one item`, method: 'GET', path: `${path}/${encodeURIComponent(String(sample.id))}/${encodeURIComponent(nested.name)}`, expect: [200],
+      explain: `\`${nested.name}\` items point at ${first.name} by \`${singular(first.name)}Id\`: json-server's nested route lists those of one item.`,
+      outcome: `The ${nested.name} whose \`${singular(first.name)}Id\` is ${JSON.stringify(sample.id)}.`,
+    })
+  }
+  return {
+    title: `Your ${file}`,
+    intro: `These steps use what ${file} holds: its top-level keys are its resources, as json-server serves them. Only the steps you send change the file.`,
+    steps,
+    learnsFrom: first.name,
+  }
+}
+
+function pathOf(name) {
+  return '/' + encodeURIComponent(name)
+}
+
+function singular(name) {
+  return name.endsWith('s') ? name.slice(0, -1) : name
+}
+
+function withoutId(item) {
+  const { id: _id, ...rest } = item
+  return rest
+}
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+async function readJson(url) {
+  try {
+    const response = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' })
+    return response.ok ? await response.json() : undefined
+  } catch {
+    return undefined
+  }
+}
