@@ -26,6 +26,8 @@ const blog = () => ({
     { id: 1, name: 'Ada' },
     { id: 2, name: 'Bo' },
   ],
+  tags: [] as unknown[],
+  drafts: [{ id: 1, title: 'only one' }],
 })
 
 let pair: Pair
@@ -106,6 +108,23 @@ test('refine (@refinedev/simple-rest): getList with pages, sorters and filters, 
   await same('deleteOne', (apiUrl) => provider(apiUrl).deleteOne({ resource: 'authors', id: 1 }))
   await same('getList after the writes', (apiUrl) => provider(apiUrl).getList({ resource: 'authors' }))
   await same('getList of posts after the cascade', (apiUrl) => provider(apiUrl).getList({ resource: 'posts', pagination: { currentPage: 1, pageSize: 20 } }))
+  assert.equal(pair.restdir.data(), pair.jsonServer.data())
+})
+
+test('both providers list an empty collection, and one whose last item was deleted, as an empty list (total 0)', async () => {
+  const admin = (apiUrl: string) => jsonServerProvider(apiUrl)
+  const refine = (apiUrl: string) => simpleRest(apiUrl)
+  const check = async (resource: string) => {
+    const adminList = await same(`react-admin getList ${resource}`, (apiUrl) => admin(apiUrl).getList(resource, list(1, 10, 'id', 'ASC', {})))
+    assert.equal(adminList, { data: [], total: 0 }, resource)
+    const filtered = await same(`react-admin getList ${resource}, filtered and sorted`, (apiUrl) => admin(apiUrl).getList(resource, list(2, 5, 'title', 'DESC', { q: 'x' })))
+    assert.equal(filtered.data, [], resource)
+    const refineList = await same(`refine getList ${resource}`, (apiUrl) => refine(apiUrl).getList({ resource, pagination: { currentPage: 1, pageSize: 10 } }))
+    assert.equal(refineList, { data: [], total: 0 }, resource)
+  }
+  await check('tags')
+  await same('delete the last draft', (apiUrl) => admin(apiUrl).delete('drafts', { id: 1, previousData: { id: 1 } }))
+  await check('drafts')
   assert.equal(pair.restdir.data(), pair.jsonServer.data())
 })
 
