@@ -1,4 +1,4 @@
-import { numberProblem, pathOf, type JsonProblem } from './syntax.ts'
+import { endOfString, numberProblem, pathOf, type JsonProblem } from './syntax.ts'
 import { defineValue } from './values.ts'
 
 /*
@@ -345,7 +345,7 @@ export function json5FromJson(json: string): string {
     const quote = json.indexOf('"', index)
     if (quote === -1) break
     written += layout(json.slice(index, quote))
-    const end = endOfJsonString(json, quote + 1)
+    const end = endOfString(json, quote + 1)
     const literal = json.slice(quote, end)
     const value = literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1)
     let after = end
@@ -357,15 +357,3 @@ export function json5FromJson(json: string): string {
 }
 
 const closingLine = /\n *[}\]]/g
-
-/** Index after the closing quote of a JSON string whose opening quote precedes `index`. */
-function endOfJsonString(text: string, index: number): number {
-  for (;;) {
-    const quote = text.indexOf('"', index)
-    if (quote === -1) return text.length
-    let backslash = quote - 1
-    while (text.charCodeAt(backslash) === 0x5c) backslash--
-    if ((quote - 1 - backslash) % 2 === 0) return quote + 1
-    index = quote + 1
-  }
-}

@@ -126,7 +126,7 @@ function mayChange(text: string, value: unknown): boolean {
 }
 
 /** Index after the closing quote of a string whose opening quote precedes `index` (the text is valid JSON). */
-function endOfString(text: string, index: number): number {
+export function endOfString(text: string, index: number): number {
   for (;;) {
     const quote = text.indexOf('"', index)
     if (quote === -1) return text.length
