@@ -1,6 +1,8 @@
-import { constants, type Stats } from 'node:fs'
+import { constants, lstatSync, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
-import { errorCode, isMissing } from './fs-errors.ts'
+import { StoreError } from '../errors.ts'
+import type { NodePath } from '../store.ts'
+import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
 
 /*
  * O_NOFOLLOW: a link in a document's place is refused, never followed out of
@@ -56,4 +58,40 @@ export function notRegular(stats: Stats): string | undefined {
 export async function readOwnFile(file: string): Promise<string | undefined> {
   const read = await readDocumentFile(file)
   return typeof read === 'object' ? read.bytes.toString('utf8') : undefined
+}
+
+/**
+ * Refuses a node whose way down from the store folder passes through a
+ * link or a file: lstat(2) of each folder that exists (cheap, synchronous),
+ * the node's own folder included unless `ownFolder` is false. Returns the
+ * depth of the first folder that does not exist (the last depth checked + 1 when all do).
+ */
+export function checkWay(path: NodePath, directories: readonly string[], ownFolder = true): number {
+  const last = ownFolder ? directories.length : directories.length - 1
+  for (let depth = 1; depth < last; depth++) if (!isFolder(path, directories[depth], depth)) return depth
+  return last
+}
+
+/** Whether the folder at `depth` of the way to `path` exists; throws when a link or a file is in its place. */
+export function isFolder(path: NodePath, directory: string, depth: number): boolean {
+  let stats: Stats | undefined
+  try {
+    stats = lstatSync(directory, { throwIfNoEntry: false })
+  } catch (error) {
+    if (isMissing(error)) return false
+    throw toStoreError(error, path)
+  }
+  if (stats === undefined) return false
+  if (stats.isSymbolicLink()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a link, which the store does not follow`)
+  if (!stats.isDirectory()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a file where a folder should be`)
+  return true
+}
+
+/** Whether a regular file is at `file` (no link followed). */
+export function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false })?.isFile() ?? false
+  } catch {
+    return false
+  }
 }
