@@ -7,7 +7,7 @@ import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type Cac
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, readDocumentFile } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS } from './document-file.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from './fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -30,6 +30,8 @@ export interface FileStoreOptions {
   sync?: boolean
   /** Bounds of the cache of parsed documents (default 10 000 documents, 16 MiB of files). */
   cache?: CacheLimits
+  /** A cache miss read on the calling thread slower than this (ms, default 1) waited on the disk: misses then go through the thread pool for 10 s. */
+  slowReadMs?: number
 }
 
 /**
@@ -56,8 +58,10 @@ export class FileStore implements Store {
   readonly #applying = new ApplyingBatches({ locks: this.#locks, place: (ops, journal) => this.#placeBatch(ops, journal), emit: (change) => this.#feed.emit(change) })
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
-  /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
+  /** `dir` with every link resolved, ending in a separator; made at the first cache miss read through the pool. */
   #realBase: string | undefined
+  /** Until when (performance.now()) cache misses are read through the thread pool, after a slow read on the calling thread. */
+  #poolUntil = 0
   /** When each fault of the whole store was last written to the log. */
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
@@ -67,7 +71,7 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowReadMs ?? SLOW_READ_MS)
     try {
       await store.#finishBatches()
     } catch (error) {
@@ -85,7 +89,7 @@ export class FileStore implements Store {
     }
   }
 
-  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache) {
+  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowReadMs: number) {
     this.dir = root
     this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
@@ -175,16 +179,28 @@ export class FileStore implements Store {
 
   /**
    * Reads a node's document file only when it is a regular file inside the
-   * store: the file itself is opened without following a link (readDocumentFile),
-   * and the node's folder must really be where the store put it, no folder on
-   * the way being a link (one realpath(3) on a cache miss).
+   * store: the file itself is opened without following a link, and no folder
+   * on the way from the store folder may be a link or a file (lstat(2) of
+   * each, checkWay). All of it on the calling thread: for a file the kernel
+   * has cached, that costs a fraction of the thread pool's round trips. A read
+   * slower than slowReadMs (the disk, not the cache) sends the store's
+   * misses back to the pool for POOL_AFTER_SLOW_MS, so a cold disk never
+   * holds the event loop for long; there the folders are checked as before,
+   * with one realpath(3).
    */
   async #readFile(path: NodePath, directory: string, file: string) {
     let read
     try {
-      read = await readDocumentFile(file)
-      if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
-        throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
+      if (performance.now() >= this.#poolUntil) {
+        const started = performance.now()
+        if (path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
+        read = readDocumentFileSync(file)
+        if (performance.now() - started > this.slowReadMs) this.#poolUntil = performance.now() + POOL_AFTER_SLOW_MS
+      } else {
+        read = await readDocumentFile(file)
+        if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
+          throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
+        }
       }
     } catch (error) {
       if (isMissing(error)) return undefined
