@@ -123,8 +123,31 @@ export class ChangeLog {
   }
 }
 
+/**
+ * The change's `{"path", "data"}` JSON, the text of `data` made once and
+ * remembered by its object (compactJsonOf): a write's answer sends the same
+ * document, so it reuses the text instead of serialising it again. It is the
+ * very text `JSON.stringify({ path, data })` makes.
+ */
 function logged(change: Change): LoggedChange {
-  return { id: change.id, type: change.type, path: change.path, json: JSON.stringify({ path: displayPath(change.path), data: change.data }) }
+  const path = displayPath(change.path)
+  const data = change.data
+  if (data === null || typeof data !== 'object') return { id: change.id, type: change.type, path: change.path, json: JSON.stringify({ path, data }) }
+  const text = JSON.stringify(data)
+  compactTexts.set(data, text)
+  return { id: change.id, type: change.type, path: change.path, json: `{"path":${JSON.stringify(path)},"data":${text}}` }
+}
+
+/** The compact JSON of documents the log has just written out (weakly held: it goes with the document). */
+const compactTexts = new WeakMap<object, string>()
+
+/**
+ * `JSON.stringify(doc)`, from the change log when it has just made it for the
+ * write that stored `doc`. A written document is never changed afterwards
+ * (every read gets its own copy: the Store contract), so the text stays true.
+ */
+export function compactJsonOf(doc: object): string {
+  return compactTexts.get(doc) ?? JSON.stringify(doc)
 }
 
 const logs = new WeakMap<Documents, ChangeLog>()

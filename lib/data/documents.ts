@@ -221,7 +221,9 @@ export class Documents {
    */
   async write(path: NodePath, compute: (current: StoredDoc | undefined) => Doc | Promise<Doc>, options: WriteOptions = {}): Promise<WriteOutcome> {
     for (;;) {
-      const { current, broken } = await this.#readForWrite(path)
+      // A replacement with no preconditions uses nothing of the current document: it is not
+      // read (the store's answer says whether the write created the node).
+      const { current, broken } = options.replaces === true && !options.preconditions ? {} : await this.#readForWrite(path)
       // A broken document file is repaired by a write that needs no current document
       // (a PUT); one that does (a PATCH) hears what is wrong with the file.
       const doc = broken

@@ -5,7 +5,8 @@ import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
 import type { JsonObject } from '../json/values.ts'
-import { sendJson, sendNoContent } from '../http/respond.ts'
+import { sendJson, sendJsonText, sendNoContent } from '../http/respond.ts'
+import { compactJsonOf } from '../data/changes.ts'
 import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
 import { parseDependents, removeWithDependents } from '../listing/relations.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
@@ -80,7 +81,7 @@ async function createChild(context: Context, requireOwners: RequireOwners): Prom
   const owner = await requireOwners(context, context.path)
   const created = await context.documents.create(context.path, (id) => ({ id, ...body }), { owner })
   const location = urlOf(context, [...context.path, created.id])
-  sendJson(context, 201, created.doc, { Location: location, ETag: created.etag })
+  sendJsonText(context, 201, compactJsonOf(created.doc), { Location: location, ETag: created.etag })
 }
 
 async function replaceDocument(context: Context, requireOwners: RequireOwners): Promise<void> {
@@ -92,7 +93,7 @@ async function replaceDocument(context: Context, requireOwners: RequireOwners): 
     owner,
     replaces: true,
   })
-  sendJson(context, outcome.created ? 201 : 200, outcome.doc, {
+  sendJsonText(context, outcome.created ? 201 : 200, compactJsonOf(outcome.doc), {
     ETag: outcome.etag,
     ...(outcome.created ? { Location: urlOf(context, context.path) } : {}),
   })

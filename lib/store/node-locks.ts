@@ -28,6 +28,15 @@ interface Holder {
  * waits behind the removal of an unrelated subtree.
  */
 export class NodeLocks {
+  /**
+   * The running tasks by the path of each of their claims (see keyOf): a
+   * task's own paths tell it the writes and collections it may conflict
+   * with, instead of a scan of every running task, which cost each write
+   * more the more were in flight.
+   */
+  readonly #byPath = new Map<string, Set<Holder>>()
+  /** The running tasks that remove a subtree: they may conflict with claims on other paths, so each is checked. */
+  readonly #removing = new Set<Holder>()
   readonly #running = new Set<Holder>()
   readonly #waiting: Holder[] = []
 
@@ -39,20 +48,56 @@ export class NodeLocks {
         this.#waiting.push(holder)
       })
     } else {
-      this.#running.add(holder)
+      this.#add(holder)
     }
     try {
       return await task()
     } finally {
-      this.#running.delete(holder)
-      this.#wake()
+      this.#delete(holder)
+      if (this.#waiting.length > 0) this.#wake()
     }
   }
 
   /** Whether `holder` conflicts with a running task or with one of `ahead` (the waiting tasks that came before it). */
   #blocked(holder: Holder, ahead: readonly Holder[]): boolean {
-    for (const running of this.#running) if (clash(running.claims, holder.claims)) return true
-    return ahead.some((waiting) => clash(waiting.claims, holder.claims))
+    if (this.#running.size > 0) {
+      // A removal may conflict with any path on its chain: it looks at every running task (removals are rare).
+      if (holder.claims.some((claim) => claim.kind === 'remove')) {
+        for (const other of this.#running) if (clash(other.claims, holder.claims)) return true
+      } else {
+        for (const removal of this.#removing) if (clash(removal.claims, holder.claims)) return true
+        // Writes and unique collections conflict only with claims on the same path.
+        for (const claim of holder.claims) {
+          if (claim.kind === 'keep') continue
+          const same = this.#byPath.get(keyOf(claim.path))
+          if (same) for (const other of same) if (other.claims.some((held) => conflict(held, claim))) return true
+        }
+      }
+    }
+    return ahead.length > 0 && ahead.some((waiting) => clash(waiting.claims, holder.claims))
+  }
+
+  #add(holder: Holder): void {
+    this.#running.add(holder)
+    for (const claim of holder.claims) {
+      if (claim.kind === 'remove') this.#removing.add(holder)
+      const key = keyOf(claim.path)
+      const same = this.#byPath.get(key)
+      if (same) same.add(holder)
+      else this.#byPath.set(key, new Set([holder]))
+    }
+  }
+
+  #delete(holder: Holder): void {
+    this.#running.delete(holder)
+    this.#removing.delete(holder)
+    for (const claim of holder.claims) {
+      const key = keyOf(claim.path)
+      const same = this.#byPath.get(key)
+      if (!same) continue
+      same.delete(holder)
+      if (same.size === 0) this.#byPath.delete(key)
+    }
   }
 
   #wake(): void {
@@ -62,11 +107,20 @@ export class NodeLocks {
         stillWaiting.push(holder)
         continue
       }
-      this.#running.add(holder)
+      this.#add(holder)
       holder.start!()
     }
     this.#waiting.splice(0, this.#waiting.length, ...stillWaiting)
   }
+}
+
+/**
+ * A path as a key of the running tasks. Two paths that differ may share a key
+ * only when a segment holds NUL; the tasks under a key are then compared
+ * exactly (clash), so sharing one never lets a conflict through.
+ */
+function keyOf(path: NodePath): string {
+  return path.join('\0')
 }
 
 function clash(a: readonly Claim[], b: readonly Claim[]): boolean {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs'
+import { realpathSync, statSync, type Stats } from 'node:fs'
 import { access, mkdir, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
@@ -7,9 +7,9 @@ import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type Cac
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { readDocumentFile } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS } from './document-file.ts'
 import { StoreError } from '../errors.ts'
-import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
+import { errorCode, isMissing, storeTrouble, toStoreError } from './fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
 import { releaseLock, type StoreLock } from './folder-lock.ts'
 import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } from './names.ts'
@@ -30,6 +30,8 @@ export interface FileStoreOptions {
   sync?: boolean
   /** Bounds of the cache of parsed documents (default 10 000 documents, 16 MiB of files). */
   cache?: CacheLimits
+  /** A cache miss read on the calling thread slower than this (ms, default 1) waited on the disk: misses then go through the thread pool for 10 s. */
+  slowReadMs?: number
 }
 
 /**
@@ -56,8 +58,10 @@ export class FileStore implements Store {
   readonly #applying = new ApplyingBatches({ locks: this.#locks, place: (ops, journal) => this.#placeBatch(ops, journal), emit: (change) => this.#feed.emit(change) })
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
-  /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
+  /** `dir` with every link resolved, ending in a separator; made at the first cache miss read through the pool. */
   #realBase: string | undefined
+  /** Until when (performance.now()) cache misses are read through the thread pool, after a slow read on the calling thread. */
+  #poolUntil = 0
   /** When each fault of the whole store was last written to the log. */
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
@@ -67,7 +71,7 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits))
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowReadMs ?? SLOW_READ_MS)
     try {
       await store.#finishBatches()
     } catch (error) {
@@ -85,7 +89,7 @@ export class FileStore implements Store {
     }
   }
 
-  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache) {
+  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowReadMs: number) {
     this.dir = root
     this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
@@ -175,16 +179,28 @@ export class FileStore implements Store {
 
   /**
    * Reads a node's document file only when it is a regular file inside the
-   * store: the file itself is opened without following a link (readDocumentFile),
-   * and the node's folder must really be where the store put it, no folder on
-   * the way being a link (one realpath(3) on a cache miss).
+   * store: the file itself is opened without following a link, and no folder
+   * on the way from the store folder may be a link or a file (lstat(2) of
+   * each, checkWay). All of it on the calling thread: for a file the kernel
+   * has cached, that costs a fraction of the thread pool's round trips. A read
+   * slower than slowReadMs (the disk, not the cache) sends the store's
+   * misses back to the pool for POOL_AFTER_SLOW_MS, so a cold disk never
+   * holds the event loop for long; there the folders are checked as before,
+   * with one realpath(3).
    */
   async #readFile(path: NodePath, directory: string, file: string) {
     let read
     try {
-      read = await readDocumentFile(file)
-      if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
-        throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
+      if (performance.now() >= this.#poolUntil) {
+        const started = performance.now()
+        if (path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
+        read = readDocumentFileSync(file)
+        if (performance.now() - started > this.slowReadMs) this.#poolUntil = performance.now() + POOL_AFTER_SLOW_MS
+      } else {
+        read = await readDocumentFile(file)
+        if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
+          throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
+        }
       }
     } catch (error) {
       if (isMissing(error)) return undefined
@@ -230,29 +246,6 @@ export class FileStore implements Store {
     return error
   }
 
-  /**
-   * Refuses a node whose way down from the store folder passes through a
-   * link or a file: lstat(2) of each folder that exists (cheap, synchronous),
-   * the node's own folder included unless `ownFolder` is false. Returns the
-   * depth of the first folder that does not exist (the path's length + 1 when all do).
-   */
-  #checkWay(path: NodePath, directories: readonly string[], ownFolder = true): number {
-    const last = ownFolder ? directories.length : directories.length - 1
-    for (let depth = 1; depth < last; depth++) {
-      let stats: Stats | undefined
-      try {
-        stats = lstatSync(directories[depth], { throwIfNoEntry: false })
-      } catch (error) {
-        if (isMissing(error)) return depth
-        throw toStoreError(error, path)
-      }
-      if (stats === undefined) return depth
-      if (stats.isSymbolicLink()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a link, which the store does not follow`)
-      if (!stats.isDirectory()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a file where a folder should be`)
-    }
-    return directories.length
-  }
-
   /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
     const settling = this.#applying.settled(path)
@@ -276,7 +269,7 @@ export class FileStore implements Store {
 
   /** The node's child list, or undefined when the node does not exist (no document, no children). */
   async #childList(path: NodePath) {
-    if (path.length > 0) this.#checkWay(path, this.#directoriesTo(path))
+    if (path.length > 0) checkWay(path, this.#directoriesTo(path))
     try {
       const list = await this.#indexes.list(this.#directoryOf(path))
       if (!list || (list.names.length === 0 && !list.hasDocument)) {
@@ -425,7 +418,7 @@ export class FileStore implements Store {
     const directories = this.#directoriesTo(path)
     // A link above the node would move what it points to into the store's trash, and delete it.
     // The node's own folder may be a link: the rename then moves (and removes) the link alone.
-    this.#checkWay(path, directories, false)
+    checkWay(path, directories, false)
     const removal = () =>
       removeSubtree({
         root: this.dir,
@@ -468,15 +461,17 @@ export class FileStore implements Store {
   async #placeFile(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     const text = serializeDoc(doc)
     const file = this.#below(directories[path.length], DOC_FILE)
-    // The data layer reads a node before it replaces it, so the cache knows whether the
-    // document is there: then the node's directory exists and a rename tells the outcome.
-    const exists = mode === 'replace' && this.#cache.has(file)
+    // A regular file in the document's place (one synchronous lstat): the node's directory
+    // exists and a rename tells the outcome, without a link that fails first.
+    const exists = mode === 'replace' && isRegularFile(file)
+    // Only a document someone has read is kept after its write: a new one takes no room from those read.
+    const keep = this.#cache.has(file)
     this.#cache.delete(file)
     // The folders this write makes: a write that fails takes them away again, so a full
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
     try {
-      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made)
+      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode)
       const madeDirectory = made[made.length - 1] === directories[path.length]
       const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode)
       if (outcome === 'exists') return undefined
@@ -486,7 +481,7 @@ export class FileStore implements Store {
       if (this.#sync) await Promise.all(directories.map((directory) => this.#flusher.flush(directory)))
       const etag = etagOf(text)
       // The renamed temp file keeps its inode, size and mtime: the next read finds this version.
-      this.#cache.set(file, text, etag, version)
+      if (keep) this.#cache.set(file, text, etag, version)
       return { created: outcome === 'created', etag }
     } catch (error) {
       for (const directory of made.reverse()) await removeIfEmpty(directory, (parent) => this.#tempPath(parent)).catch(() => false)
@@ -500,18 +495,23 @@ export class FileStore implements Store {
    * deleted store is not silently made anew) and writes the temp file beside
    * where the document goes; returns it with the version it was written as.
    * Every folder on the way is checked not to be a link first, so a write
-   * never lands outside the store. `made` collects the folders this write made.
+   * never lands outside the store; a create's own folder, under a new id, is
+   * only looked at when mkdir finds something there (EEXIST): that lookup
+   * would wait on the parent folder's lock, held by concurrent mkdirs, to say
+   * what mkdir says anyway. `made` collects the folders this write made.
    */
-  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[]) {
+  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace') {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
-        for (let depth = this.#checkWay(path, directories); depth < directories.length; depth++) {
+        for (let depth = checkWay(path, directories, mode === 'replace'); depth < directories.length; depth++) {
           try {
             await mkdir(directories[depth])
             made.push(directories[depth])
           } catch (error) {
             if (errorCode(error) !== 'EEXIST') throw error
+            // Made meanwhile, or there all along: used only when it is a folder, not a link or a file.
+            isFolder(path, directories[depth], depth)
           }
         }
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
@@ -565,14 +565,6 @@ export class FileStore implements Store {
   #tempPath(directory: string): string {
     return join(directory, `@tmp-${this.#runId}-${++this.#tempCount}`)
   }
-}
-
-/** What the log says of a fault of the whole store (see #report). */
-const storeTrouble: Record<string, string> = {
-  'store-gone': 'the store folder was deleted or moved away; every request is answered 503 until it is back',
-  'read-only': 'the store folder cannot be written (read-only or no permission); writes are answered 503',
-  'disk-full': 'the disk is full; writes are answered 507 until space is freed',
-  'out-of-descriptors': 'out of file descriptors; requests that need one are answered 503 until some are free',
 }
 
 /**

@@ -33,3 +33,11 @@ export function toStoreError(error: unknown, path: NodePath): unknown {
   const kind = kindOfCode[errorCode(error) ?? '']
   return kind === undefined ? error : new StoreError(kind, path)
 }
+
+/** What the log says of a fault of the whole store (FileStore reports each at most once a minute). */
+export const storeTrouble: Record<string, string> = {
+  'store-gone': 'the store folder was deleted or moved away; every request is answered 503 until it is back',
+  'read-only': 'the store folder cannot be written (read-only or no permission); writes are answered 503',
+  'disk-full': 'the disk is full; writes are answered 507 until space is freed',
+  'out-of-descriptors': 'out of file descriptors; requests that need one are answered 503 until some are free',
+}

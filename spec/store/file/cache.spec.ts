@@ -46,10 +46,17 @@ async function getCounted(server: TestServer, target: string, headers?: Record<s
   return Object.assign(answer, { fromCache: cacheHits.take() > 0 })
 }
 
+/** A PUT, then a GET: a document is kept in the cache once someone has read it. */
+async function putAndRead(server: TestServer, target: string, body: unknown) {
+  const put = await server.request('PUT', target, { body })
+  await server.request('GET', target)
+  return put
+}
+
 test('a document file edited by hand in place is what the next GET returns', async () => {
   const server = await startServerOnFolder()
   try {
-    await server.request('PUT', '/notes/a', { body: { text: 'written by the server' } })
+    await putAndRead(server, '/notes/a', { text: 'written by the server' })
     const cached = await getCounted(server, '/notes/a')
     assert.equal(cached.json, { id: 'a', text: 'written by the server' })
     assert.ok(cached.fromCache, 'the written document was in the cache')
@@ -67,7 +74,7 @@ test('a document file edited by hand in place is what the next GET returns', asy
 test('an edit that keeps the size is seen through the file modification time', async () => {
   const server = await startServerOnFolder()
   try {
-    await server.request('PUT', '/notes/b', { body: { text: 'aaaa' } })
+    await putAndRead(server, '/notes/b', { text: 'aaaa' })
     const before = await getCounted(server, '/notes/b')
     assert.ok(before.fromCache, 'the written document was in the cache')
     const file = fileOf(server.dir, 'b')
@@ -85,7 +92,7 @@ test('an edit that keeps the size is seen through the file modification time', a
 test('a document saved the way editors do, a new file renamed over the old one, is seen', async () => {
   const server = await startServerOnFolder()
   try {
-    await server.request('PUT', '/notes/c', { body: { text: 'old!' } })
+    await putAndRead(server, '/notes/c', { text: 'old!' })
     const file = fileOf(server.dir, 'c')
     // Same size and same mtime as the version the server read last: only the inode tells them apart.
     const sameTime = 1_700_000_000
@@ -129,7 +136,7 @@ test('a page is answered from the cached texts, and a document edited by hand in
 test('an ETag from before a hand edit no longer gets a 304', async () => {
   const server = await startServerOnFolder()
   try {
-    const put = await server.request('PUT', '/notes/d', { body: { n: 1 } })
+    const put = await putAndRead(server, '/notes/d', { n: 1 })
     const etag = String(put.headers.etag)
     const unchanged = await getCounted(server, '/notes/d', { 'If-None-Match': etag })
     assert.is(unchanged.status, 304)
@@ -147,7 +154,7 @@ test('an ETag from before a hand edit no longer gets a 304', async () => {
 test('a PATCH after a hand edit merges into the edited document', async () => {
   const server = await startServerOnFolder()
   try {
-    await server.request('PUT', '/notes/e', { body: { a: 1 } })
+    await putAndRead(server, '/notes/e', { a: 1 })
     assert.ok((await getCounted(server, '/notes/e')).fromCache, 'the written document was in the cache')
     writeFileSync(fileOf(server.dir, 'e'), JSON.stringify({ id: 'e', a: 1, byHand: 'yes' }))
     const patched = await server.request('PATCH', '/notes/e', { body: { b: 2 } })
@@ -161,7 +168,7 @@ test('a PATCH after a hand edit merges into the edited document', async () => {
 test('a document deleted by hand is a 404, and a PUT there creates it again with a 201', async () => {
   const server = await startServerOnFolder()
   try {
-    await server.request('PUT', '/notes/f', { body: { n: 1 } })
+    await putAndRead(server, '/notes/f', { n: 1 })
     await server.request('PUT', '/notes/f', { body: { n: 2 } })
     assert.ok((await getCounted(server, '/notes/f')).fromCache, 'the written document was in the cache')
     rmSync(join(server.dir, 'notes', 'f'), { recursive: true })
@@ -176,9 +183,11 @@ test('a document deleted by hand is a 404, and a PUT there creates it again with
   }
 })
 
-test('a document written by the server is read back at once, with the ETag its write answered', async () => {
+test('a document written by the server after it was read is read back at once, with the ETag its write answered', async () => {
   const server = await startServerOnFolder()
   try {
+    await server.request('PUT', '/notes/g', { body: { n: -1 } })
+    await server.request('GET', '/notes/g')
     for (let n = 0; n < 5; n++) {
       const put = await server.request('PUT', '/notes/g', { body: { n } })
       const get = await getCounted(server, '/notes/g')
@@ -186,6 +195,37 @@ test('a document written by the server is read back at once, with the ETag its w
       assert.is(get.headers.etag, put.headers.etag)
       assert.ok(get.fromCache, `write ${n} was in the cache`)
     }
+  } finally {
+    await server.close()
+  }
+})
+
+test('a document created and not yet read takes no room in the cache; its first GET reads the file, and keeps it', async () => {
+  const server = await startServerOnFolder()
+  try {
+    const put = await server.request('PUT', '/notes/h', { body: { n: 1 } })
+    const post = await server.request('POST', '/notes', { body: { n: 2 } })
+    for (const [target, answer] of [['/notes/h', put], [String(post.headers.location), post]] as const) {
+      const first = await getCounted(server, target)
+      assert.not.ok(first.fromCache, `${target} was not kept when it was created`)
+      assert.is(first.headers.etag, answer.headers.etag)
+      assert.ok((await getCounted(server, target)).fromCache, `${target} is kept once read`)
+    }
+  } finally {
+    await server.close()
+  }
+})
+
+test('a document deleted by hand after it was read, then PUT with no read between, is created again with a 201', async () => {
+  const server = await startServerOnFolder()
+  try {
+    await putAndRead(server, '/notes/i', { n: 1 })
+    rmSync(fileOf(server.dir, 'i'))
+    const put = await server.request('PUT', '/notes/i', { body: { n: 2 } })
+    assert.is(put.status, 201)
+    const replaced = await server.request('PUT', '/notes/i', { body: { n: 3 } })
+    assert.is(replaced.status, 200)
+    assert.equal((await server.request('GET', '/notes/i')).json, { id: 'i', n: 3 })
   } finally {
     await server.close()
   }
