@@ -349,7 +349,8 @@ async function sampleOf(context: Context, name: string, pace: Pace): Promise<Doc
 
 /** How many more fields the schemas may name, and whether they left some out; the work of inferring them is spent on `pace`. */
 class FieldBudget {
-  left = MAX_FIELDS
+  // Every field inferred is named twice: in the stored document's schema and in its input copy (inputSchema).
+  left = MAX_FIELDS / 2
   leftSomeOut = false
   constructor(readonly pace: Pace) {}
 }
