@@ -5,7 +5,7 @@ import { HttpError } from '../http-error.ts'
 import { readJsonBody } from '../http/body.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { toHttpError } from '../http/problem.ts'
-import { isObject, type JsonObject } from '../json/values.ts'
+import { defineValue, isObject, type JsonObject } from '../json/values.ts'
 import { queryOf, splitPath } from '../path.ts'
 import { isStoreError } from '../store/errors.ts'
 import { StagedStore } from '../store/staged.ts'
@@ -201,13 +201,17 @@ function resolvePath(path: string, made: readonly (string | number | undefined)[
   return resolved.join('/') + (query === -1 ? '' : path.slice(query))
 }
 
-/** The body with each string that is a whole `$N.id` replaced by the id request N made. */
+/**
+ * The body with each string that is a whole `$N.id` replaced by the id
+ * request N made; every key is defined as data, `__proto__` too, as a body
+ * sent alone is kept (lib/json/values.ts, defineValue).
+ */
 function resolveValues(value: unknown, made: readonly (string | number | undefined)[], index: number): unknown {
   if (typeof value === 'string') return placeholderValue(value, made, index) ?? value
   if (Array.isArray(value)) return value.map((item) => resolveValues(item, made, index))
   if (isObject(value)) {
     const copy: JsonObject = {}
-    for (const [name, item] of Object.entries(value)) copy[name] = resolveValues(item, made, index) as JsonObject[string]
+    for (const [name, item] of Object.entries(value)) defineValue(copy, name, resolveValues(item, made, index))
     return copy
   }
   return value
