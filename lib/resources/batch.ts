@@ -7,6 +7,7 @@ import { sendJson, sendNoContent } from '../http/respond.ts'
 import { toHttpError } from '../http/problem.ts'
 import { defineValue, isObject, type JsonObject } from '../json/values.ts'
 import { queryOf, splitPath } from '../path.ts'
+import { HEAVY_STEP, pacer } from '../data/pace.ts'
 import { isStoreError } from '../store/errors.ts'
 import { StagedStore } from '../store/staged.ts'
 import type { BatchOp } from '../store/store.ts'
@@ -80,7 +81,11 @@ async function runAll(context: Context, dispatch: Dispatch, requests: readonly B
   const documents = new Documents(staged)
   const made: (string | number | undefined)[] = []
   const responses: SubResponse[] = []
+  // Staging is work on the event loop like a listing's (docs/http-api.md, "Batches"): other requests get their turn between the batch's requests.
+  const pace = pacer()
   for (const [index, request] of requests.entries()) {
+    const turn = pace(HEAVY_STEP)
+    if (turn) await turn
     const before = staged.ops.length
     let response: SubResponse
     try {
