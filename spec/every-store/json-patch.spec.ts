@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { racingStoreOptions, startServer, type Answer, type TestServer } from '../support/helpers.ts'
+import { collectGarbage, racingStoreOptions, startServer, type Answer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 
 // JSON Patch (RFC 6902) on every PATCH-able URL (docs/http-api.md, "PATCH"):
@@ -212,9 +212,9 @@ test('the json-server mode\'s PATCH takes a JSON Patch too, keeping the member\'
   assertProblem(await jsonPatch(url, [{ op: 'replace', path: '/id', value: 99 }], {}, jsonServer), 400, /id/)
 })
 
-/** Megabytes the process holds now, after a collection, when the test runs with --expose-gc. */
+/** Megabytes the process holds now, after a collection. */
 function residentMegabytes(): number {
-  ;(globalThis as { gc?: () => void }).gc?.()
+  collectGarbage()
   return process.memoryUsage().rss / 1024 / 1024
 }
 
