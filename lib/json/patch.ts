@@ -131,9 +131,9 @@ export async function applyJsonPatch(document: unknown, operations: readonly Pat
   const maxAdded = 4 * maxSize
   for (const [index, operation] of operations.entries()) {
     const refuse = (reason: string) => new JsonPatchError('invalid', index, operation.op, reason)
-    const tooLarge = () =>
-      new JsonPatchError('too-large', index, operation.op, added > maxAdded
-        ? `the patch adds more than ${maxAdded} characters of JSON in all (four times the limit of ${maxSize}).`
+    const tooLarge = (inAll: boolean) =>
+      new JsonPatchError('too-large', index, operation.op, inAll
+        ? `the patch would add more than ${maxAdded} characters of JSON in all (four times the limit of ${maxSize}).`
         : `the document would become larger than ${maxSize} characters of JSON, the limit.`)
     const { path } = operation
     let work = path.length + (operation.from?.length ?? 0)
@@ -141,9 +141,9 @@ export async function applyJsonPatch(document: unknown, operations: readonly Pat
     const insert = async (value: unknown, replacing: boolean) => {
       const slot = slotAt(root, path, replacing, refuse)
       const before = slot.existing ? await sizeOf(slot.current, pace) : 0
-      const room = Math.min(maxSize - (size - before + (slot.existing ? 0 : slot.overhead)), maxAdded - added)
-      const copy = await copyOf(value, room, limits.maxDepth - path.length, pace)
-      if (copy === undefined) throw tooLarge()
+      const sizeRoom = maxSize - (size - before + (slot.existing ? 0 : slot.overhead))
+      const copy = await copyOf(value, Math.min(sizeRoom, maxAdded - added), limits.maxDepth - path.length, pace)
+      if (copy === undefined) throw tooLarge(maxAdded - added < sizeRoom)
       if (copy.deeper) throw refuse(`the document would nest deeper than ${limits.maxDepth} levels.`)
       size += copy.size - before + (slot.existing ? 0 : slot.overhead)
       added += copy.size

@@ -205,6 +205,14 @@ test('the size of the patched document is counted in characters of its JSON, wha
   assert.is((await refusal(big, [{ op: 'add', path: '/more', value: 'y'.repeat(50) }])).kind, 'too-large')
 })
 
+test('what a patch adds is bounded in all too, however much of it it removes again', async () => {
+  const addAndRemove = Array.from({ length: 10 }, () => [{ op: 'add', path: '/t', value: 'x'.repeat(500) }, { op: 'remove', path: '/t' }]).flat()
+  const error = await refusal({}, addAndRemove)
+  assert.is(error.kind, 'too-large')
+  assert.is(error.index, 14)
+  assert.match(error.message, /would add more than 4000 characters of JSON in all/)
+})
+
 test('moves, removals and replacements keep the count: after many of them, what fits the limit still fits', async () => {
   const document = { list: Array.from({ length: 50 }, (_, index) => `item ${index}`), other: { deep: ['a', 'b'] } }
   const moves = Array.from({ length: 400 }, (_, index) => ({ op: 'move', from: `/list/${index % 50}`, path: `/list/${(index * 7) % 50}` }))
