@@ -46,6 +46,16 @@ export const SEARCH_SEPARATOR = '\u0000'
 const ROW_BYTES = 160
 const CELL_BYTES = 16
 const POSTING_BYTES = 48
+/** About what a column and a field's postings cost beyond their cells and entries: the map entry, the array or map, the field's name. */
+const COLUMN_BYTES = 512
+const POSTINGS_BYTES = 256
+
+/**
+ * Most columns an index keeps: queries of ever new fields drop the least
+ * recently used (docs/http-api.md, "Listing queries"), which the next query
+ * of them makes again.
+ */
+export const MOST_COLUMNS = 256
 
 export class CollectionIndex {
   readonly rows = new Map<string, IndexRow>()
@@ -62,6 +72,9 @@ export class CollectionIndex {
   readonly #postings = new Map<string, Map<string, Set<number>>>()
   /** Each slot's lower-cased texts for `q`, joined by SEARCH_SEPARATOR. */
   #searchTexts: string[] | undefined
+  /** When each field's column or postings were last asked for, counted in queries: the least recently used go first. */
+  readonly #lastUse = new Map<string, number>()
+  #uses = 0
   /** An estimate of the memory held, in bytes. */
   bytes = 0
 
@@ -137,16 +150,26 @@ export class CollectionIndex {
    * the work on `pace`.
    */
   async prepare(needs: IndexNeeds, pace: Pace): Promise<void> {
+    this.#uses++
+    for (const field of needs.fields) this.#lastUse.set(field, this.#uses)
     const columns = needs.fields.filter((field) => !this.#columns.has(field))
     const postings = needs.postings.filter((field) => !this.#postings.has(field))
     const search = needs.search && !this.#searchTexts
     if (columns.length === 0 && postings.length === 0 && !search) return
+    // Room first: the columns this query does not need, least recently used first, past MOST_COLUMNS.
+    const room = MOST_COLUMNS - columns.length
+    if (this.#columns.size > room) this.dropColumns(needs.fields, { count: this.#columns.size - room })
     // Registered first: a row put meanwhile fills its own cells.
-    for (const field of columns) this.#columns.set(field, [])
-    for (const field of postings) if (!columns.includes(field)) this.#postings.set(field, new Map())
-    if (search) this.#searchTexts = []
+    for (const field of columns) {
+      this.#columns.set(field, [])
+      this.bytes += COLUMN_BYTES + field.length
+    }
     const newPostings = postings.filter((field) => columns.includes(field))
-    for (const field of newPostings) this.#postings.set(field, new Map())
+    for (const field of postings) {
+      this.#postings.set(field, new Map())
+      this.bytes += POSTINGS_BYTES + field.length
+    }
+    if (search) this.#searchTexts = []
     // Postings on a field whose column is already there come from that column.
     for (const field of postings) {
       if (columns.includes(field)) continue
@@ -168,6 +191,42 @@ export class CollectionIndex {
       const turn = pace(row.text.length)
       if (turn) await turn
     }
+  }
+
+  /** How many columns the index keeps (for tests). */
+  get columnCount(): number {
+    return this.#columns.size
+  }
+
+  /**
+   * Drops the columns (and their postings) of fields other than `keep`, least
+   * recently used first, until the index holds at most `bytes` or `count` of
+   * them are gone; a later query of a dropped field makes its column again.
+   */
+  dropColumns(keep: readonly string[], until: { bytes?: number; count?: number }): void {
+    const { bytes = -Infinity, count = Infinity } = until
+    const kept = new Set(keep)
+    const order = [...this.#columns.keys()].filter((field) => !kept.has(field)).sort((a, b) => (this.#lastUse.get(a) ?? 0) - (this.#lastUse.get(b) ?? 0))
+    let dropped = 0
+    for (const field of order) {
+      if (this.bytes <= bytes || dropped >= count) break
+      this.#dropColumn(field)
+      dropped++
+    }
+  }
+
+  #dropColumn(field: string): void {
+    const column = this.#columns.get(field)!
+    for (const row of this.rows.values()) this.bytes -= cellBytes(column[row.slot])
+    this.#columns.delete(field)
+    this.bytes -= COLUMN_BYTES + field.length
+    const postings = this.#postings.get(field)
+    if (postings) {
+      for (const [key, slots] of postings) this.bytes -= POSTING_BYTES + key.length + POSTING_BYTES * slots.size
+      this.#postings.delete(field)
+      this.bytes -= POSTINGS_BYTES + field.length
+    }
+    this.#lastUse.delete(field)
   }
 
   /** The column of a field (prepared first). */

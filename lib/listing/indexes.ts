@@ -25,8 +25,10 @@ import type { SortKey } from './sort.ts'
  *   at most, and only while the collection is being listed.
  *
  * Memory is bounded: the indexes of a data layer hold at most
- * INDEX_MEMORY_LIMIT (estimated), the least recently used going first; a
- * collection too big for it alone is listed the plain way.
+ * INDEX_MEMORY_LIMIT (estimated, columns and postings counted), the columns
+ * a query does not need going first, least recently used first, then whole
+ * indexes, least recently used first; a collection too big for it alone is
+ * listed the plain way.
  */
 
 /** How long a look at the store is trusted, for a store whose documents a person may edit (docs/http-api.md, "Listing queries"). */
@@ -78,11 +80,14 @@ export const NOT_INDEXED = Symbol('not indexed')
 export class ListingIndexes {
   readonly #documents: Documents
   readonly #entries = new Map<string, Entry>()
+  /** Most memory, estimated, these indexes hold (INDEX_MEMORY_LIMIT; smaller in tests). */
+  readonly #limit: number
   /** How many times an index was built from every document (for tests). */
   builds = 0
 
-  constructor(documents: Documents) {
+  constructor(documents: Documents, limit = INDEX_MEMORY_LIMIT) {
     this.#documents = documents
+    this.#limit = limit
     documents.subscribe((change) => this.#changed(change))
   }
 
@@ -128,7 +133,7 @@ export class ListingIndexes {
       }
       if (index === NOT_INDEXED) return NOT_INDEXED
       await index.prepare(needs, pace)
-      if (!this.#withinLimit(current)) return NOT_INDEXED
+      if (!this.#withinLimit(current, [...needs.fields])) return NOT_INDEXED
       const { rows, total } = await queryIndex(index, filters, sort, windowOf, pace)
       return { texts: rows.map((row) => row.text), total, skipped: [...index.broken.values()].map((broken) => broken.error) }
     })
@@ -162,7 +167,7 @@ export class ListingIndexes {
     const index = new CollectionIndex(this.#documents.store.fileOrder === true)
     for (let start = 0; start < names.length; start += VERSION_BATCH) {
       await this.#read(entry, index, names.slice(start, start + VERSION_BATCH), pace)
-      if (index.bytes > INDEX_MEMORY_LIMIT) {
+      if (index.bytes > this.#limit) {
         entry.refusedAt = performance.now()
         return NOT_INDEXED
       }
@@ -238,17 +243,24 @@ export class ListingIndexes {
     return store.documentChildren ? (await store.documentChildren(path, 0, undefined))?.names : store.children(path)
   }
 
-  /** Drops the least recently used indexes until all fit; false when this one alone does not. */
-  #withinLimit(current: Entry): boolean {
+  /**
+   * Drops the columns this query does not need, least recently used first,
+   * then the least recently used indexes, until all fit; false when this one
+   * alone does not.
+   */
+  #withinLimit(current: Entry, needed: readonly string[]): boolean {
     let bytes = this.bytes
-    if (bytes <= INDEX_MEMORY_LIMIT) return true
+    if (bytes <= this.#limit) return true
+    const index = current.index!
+    index.dropColumns(needed, { bytes: index.bytes - (bytes - this.#limit) })
+    bytes = this.bytes
     const others = [...this.#entries.values()].filter((entry) => entry !== current && entry.index).sort((a, b) => a.usedAt - b.usedAt)
     for (const entry of others) {
-      if (bytes <= INDEX_MEMORY_LIMIT) break
+      if (bytes <= this.#limit) break
       bytes -= entry.index!.bytes
       this.#entries.delete(JSON.stringify(entry.path))
     }
-    if (bytes <= INDEX_MEMORY_LIMIT) return true
+    if (bytes <= this.#limit) return true
     current.index = undefined
     current.refusedAt = performance.now()
     return false

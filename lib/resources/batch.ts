@@ -5,8 +5,9 @@ import { HttpError } from '../http-error.ts'
 import { readJsonBody } from '../http/body.ts'
 import { sendJson, sendNoContent } from '../http/respond.ts'
 import { toHttpError } from '../http/problem.ts'
-import { isObject, type JsonObject } from '../json/values.ts'
+import { defineValue, isObject, type JsonObject } from '../json/values.ts'
 import { queryOf, splitPath } from '../path.ts'
+import { HEAVY_STEP, pacer } from '../data/pace.ts'
 import { isStoreError } from '../store/errors.ts'
 import { StagedStore } from '../store/staged.ts'
 import type { BatchOp } from '../store/store.ts'
@@ -80,7 +81,11 @@ async function runAll(context: Context, dispatch: Dispatch, requests: readonly B
   const documents = new Documents(staged)
   const made: (string | number | undefined)[] = []
   const responses: SubResponse[] = []
+  // Staging is work on the event loop like a listing's (docs/http-api.md, "Batches"): other requests get their turn between the batch's requests.
+  const pace = pacer()
   for (const [index, request] of requests.entries()) {
+    const turn = pace(HEAVY_STEP)
+    if (turn) await turn
     const before = staged.ops.length
     let response: SubResponse
     try {
@@ -201,13 +206,17 @@ function resolvePath(path: string, made: readonly (string | number | undefined)[
   return resolved.join('/') + (query === -1 ? '' : path.slice(query))
 }
 
-/** The body with each string that is a whole `$N.id` replaced by the id request N made. */
+/**
+ * The body with each string that is a whole `$N.id` replaced by the id
+ * request N made; every key is defined as data, `__proto__` too, as a body
+ * sent alone is kept (lib/json/values.ts, defineValue).
+ */
 function resolveValues(value: unknown, made: readonly (string | number | undefined)[], index: number): unknown {
   if (typeof value === 'string') return placeholderValue(value, made, index) ?? value
   if (Array.isArray(value)) return value.map((item) => resolveValues(item, made, index))
   if (isObject(value)) {
     const copy: JsonObject = {}
-    for (const [name, item] of Object.entries(value)) copy[name] = resolveValues(item, made, index) as JsonObject[string]
+    for (const [name, item] of Object.entries(value)) defineValue(copy, name, resolveValues(item, made, index))
     return copy
   }
   return value

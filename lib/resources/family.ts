@@ -114,9 +114,9 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     }
     let merged: Doc = {}
     const outcome = await context.documents
-      .write(memberPath(resource, params), (current) => {
+      .write(memberPath(resource, params), async (current) => {
         if (!current) throw noMember(params)
-        merged = patch.apply(current.doc)
+        merged = await patch.apply(current.doc)
         refuseIdChanges(merged, params, params[idField])
         checkUniqueFields(merged)
         return withIds({ ...merged, ...arraysOf(merged) }, params)

@@ -104,9 +104,9 @@ async function patchDocument(context: Context): Promise<void> {
   const id = checkId(context.path, patch.merge ?? {})
   const outcome = await context.documents.write(
     context.path,
-    (current) => {
+    async (current) => {
       if (!current) throw new NothingStored(context.path)
-      const merged = patch.apply(current.doc)
+      const merged = await patch.apply(current.doc)
       // A JSON Patch's result is held to a PUT body's rule: its id may follow the URL, never differ.
       if (!patch.merge) return { id: checkId(context.path, merged), ...withoutId(merged) }
       // An imported numeric id stays a number unless the patch spells it otherwise.

@@ -2,7 +2,8 @@ import type { Context } from '../http/context.ts'
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { ACCEPT_PATCH, readPatchBody } from '../http/body.ts'
-import { applyJsonPatch, JsonPatchError, parseJsonPatch } from '../json/patch.ts'
+import { pacer } from '../data/pace.ts'
+import { applyJsonPatch, checkedPatchArray, JsonPatchError, parseOperation, type PatchOperation } from '../json/patch.ts'
 import { isObject, jsonKindOf, mergePatch, type JsonObject } from '../json/values.ts'
 
 /**
@@ -17,19 +18,29 @@ export interface Patch {
    * reports. None for a JSON Patch, whose result is checked as a PUT body is.
    */
   merge?: JsonObject
-  /** The document the patch makes of the stored one; a JSON Patch's failure is a 400, a failed `test` a 409. */
-  apply(current: Doc): Doc
+  /**
+   * The document the patch makes of the stored one; a JSON Patch's failure is a 400, a failed
+   * `test` a 409, a document it would make too large a 413. Its work is paced (lib/data/pace.ts).
+   */
+  apply(current: Doc): Promise<Doc>
 }
 
 export async function readPatch(context: Context): Promise<Patch> {
   const body = await readPatchBody(context.req, context.settings.bodyLimits)
-  if (body.type === 'merge') return { merge: body.patch, apply: (current) => mergePatch(current, body.patch) as Doc }
-  const operations = answerPatchError(() => parseJsonPatch(body.operations))
-  // Copies are bounded by the body limit, so a patch cannot make a document many times larger than one a client may send.
-  const limits = { maxDepth: context.settings.bodyLimits.maxDepth, maxCopiedValues: context.settings.bodyLimits.maxBody }
+  if (body.type === 'merge') return { merge: body.patch, apply: async (current) => mergePatch(current, body.patch) as Doc }
+  // One budget for the request's work on the event loop, as a listing's (docs/http-api.md, "PATCH"): checking thousands of operations is paced too.
+  const pace = pacer()
+  const operations: PatchOperation[] = []
+  for (const [index, operation] of answerPatchError(() => checkedPatchArray(body.operations)).entries()) {
+    operations.push(answerPatchError(() => parseOperation(operation, index)))
+    const turn = pace()
+    if (turn) await turn
+  }
+  // A patched document is bounded as a body is, so a patch of copies cannot make one many times larger than a client may send.
+  const limits = { maxDepth: context.settings.bodyLimits.maxDepth, maxSize: context.settings.bodyLimits.maxBody }
   return {
-    apply(current) {
-      const result = answerPatchError(() => applyJsonPatch(current, operations, limits))
+    async apply(current) {
+      const result = await answerPatchError(() => applyJsonPatch(current, operations, limits, pace))
       if (!isObject(result)) throw new HttpError(400, `The JSON Patch would leave ${jsonKindOf(result)}; a document is a JSON object. Nothing was changed.`)
       return result
     },
@@ -41,13 +52,21 @@ export function optionsHeaders(allowed: readonly string[]): Record<string, strin
   return { Allow: allowed.join(', '), ...(allowed.includes('PATCH') ? { 'Accept-Patch': ACCEPT_PATCH } : {}) }
 }
 
-/** RFC 5789 §2.2: a malformed or unapplicable patch is a 400, a conflict with the document's state (a failed `test`) a 409. */
+/**
+ * RFC 5789 §2.2: a malformed or unapplicable patch is a 400, a conflict with the document's state
+ * (a failed `test`) a 409; a document it would make larger than a body may be is a 413 (RFC 9110 §15.5.14).
+ */
 function answerPatchError<T>(run: () => T): T {
-  try {
-    return run()
-  } catch (error) {
+  const refusal = (error: unknown): never => {
     if (!(error instanceof JsonPatchError)) throw error
     if (error.kind === 'test-failed') throw new HttpError(409, `The JSON Patch's test failed, so nothing was changed. ${error.message}`)
+    if (error.kind === 'too-large') throw new HttpError(413, `The JSON Patch would make the document too large (--max-body), so nothing was changed. ${error.message}`)
     throw new HttpError(400, `The JSON Patch cannot be applied, so nothing was changed. ${error.message}`)
+  }
+  try {
+    const result = run()
+    return (result instanceof Promise ? result.catch(refusal) : result) as T
+  } catch (error) {
+    return refusal(error)
   }
 }

@@ -15,7 +15,7 @@ import { madeNode } from './node-tree.ts'
  */
 
 /** The store the view lies over: only reads. */
-export type BaseReader = Pick<Store, 'read' | 'children' | 'exists'>
+export type BaseReader = Pick<Store, 'read' | 'children' | 'exists' | 'documentChildren'>
 
 /** One node of the overlay: `doc` undefined leaves the base's, null is "no document"; `cleared` hides the base's whole subtree. */
 interface Layer {
@@ -31,6 +31,13 @@ export class StagedStore implements Store {
   readonly ops: BatchOp[] = []
   /** The changes the ops make, as the change feed will report them. */
   readonly changes: Omit<StoreChange, 'id'>[] = []
+  /**
+   * The children holding a document of each node `documentChildren` was asked
+   * about, in id order, listed once and then kept as the batch writes and
+   * removes: each POST of a batch asks for the greatest (lib/data/ids.ts), and
+   * a batch of them must not list its collection again each time.
+   */
+  readonly #documentNames = new Map<string, { path: NodePath; names: string[] }>()
 
   constructor(base: BaseReader) {
     this.#base = base
@@ -54,10 +61,17 @@ export class StagedStore implements Store {
     return [...names].sort(compareIds)
   }
 
+  async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
+    const names = await this.#documentNamesOf(path)
+    return names && { names: names.slice(start, end), total: names.length }
+  }
+
   async exists(path: NodePath): Promise<boolean> {
     const { layer, hidden } = this.#walk(path)
     if (!layer && !hidden) return this.#base.exists(path)
     if (await this.#holdsDocument(path)) return true
+    // A child the batch made is enough, without listing the base's.
+    for (const name of layer?.children.keys() ?? []) if (await this.exists([...path, name])) return true
     return ((await this.children(path)) ?? []).length > 0
   }
 
@@ -81,6 +95,10 @@ export class StagedStore implements Store {
     layer.doc = null
     layer.cleared = true
     layer.children.clear()
+    for (const known of this.#documentNames.values()) {
+      if (known.path.length === path.length - 1 && known.path.every((segment, at) => segment === path[at])) removeName(known.names, path[path.length - 1])
+      else if (known.path.length >= path.length && path.every((segment, at) => segment === known.path[at])) known.names.length = 0
+    }
     this.ops.push(conditions.expect === undefined ? { kind: 'remove', path } : { kind: 'remove', path, expect: conditions.expect })
     this.changes.push({ type: 'delete', path, data: doc ?? null })
     return doc === undefined ? { existed: true } : { existed: true, doc }
@@ -93,11 +111,37 @@ export class StagedStore implements Store {
     const etag = etagOf(text)
     const created = !(await this.#holdsDocument(path))
     this.#make(path).doc = { text, etag }
+    if (created && path.length > 0) {
+      const known = this.#documentNames.get(JSON.stringify(path.slice(0, -1)))
+      if (known) insertName(known.names, path[path.length - 1])
+    }
     // A copy: the caller may change its document after the write.
     const kept = JSON.parse(text) as Doc
     this.ops.push(conditions === undefined ? { kind: 'write', path, doc: kept } : { kind: 'write', path, doc: kept, conditions })
     this.changes.push(changeOfWrite(path, kept, conditions))
     return { created, etag }
+  }
+
+  /** The names documentChildren answers from: listed on the first question, then kept by #put and remove. */
+  async #documentNamesOf(path: NodePath): Promise<string[] | undefined> {
+    const key = JSON.stringify(path)
+    const known = this.#documentNames.get(key)
+    if (known) return known.names.length > 0 || (await this.exists(path)) ? known.names : undefined
+    if (!(await this.exists(path))) return undefined
+    const { layer, hidden } = this.#walk(path)
+    let names: string[]
+    if (hidden) names = []
+    else if (this.#base.documentChildren) names = (await this.#base.documentChildren(path, 0, undefined))?.names ?? []
+    else {
+      names = []
+      for (const name of (await this.#base.children(path)) ?? []) if ((await this.#base.read([...path, name]).catch(() => true)) !== undefined) names.push(name)
+    }
+    for (const name of layer?.children.keys() ?? []) {
+      if (await this.#holdsDocument([...path, name])) insertName(names, name)
+      else removeName(names, name)
+    }
+    this.#documentNames.set(key, { path, names })
+    return names
   }
 
   /** Whether the node holds a document; a broken one in the base counts, as it does for `exists`. */
@@ -120,6 +164,30 @@ export class StagedStore implements Store {
   #make(path: NodePath): Layer {
     return madeNode<Layer>(this.#root, path, () => ({ children: new Map() }))
   }
+}
+
+/** Puts `name` into id-ordered `names` unless it is there: at the end, the usual place of a new id, in O(1). */
+function insertName(names: string[], name: string): void {
+  const at = namePosition(names, name)
+  if (names[at] !== name) names.splice(at, 0, name)
+}
+
+function removeName(names: string[], name: string): void {
+  const at = namePosition(names, name)
+  if (names[at] === name) names.splice(at, 1)
+}
+
+/** The first position in id-ordered `names` at which `name` could stand. */
+function namePosition(names: readonly string[], name: string): number {
+  if (names.length === 0 || compareIds(names[names.length - 1], name) < 0) return names.length
+  let low = 0
+  let high = names.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (compareIds(names[middle], name) < 0) low = middle + 1
+    else high = middle
+  }
+  return low
 }
 
 /**

@@ -254,4 +254,19 @@ batch('a JSON Patch inside a batch applies with the rest, and its failed test st
   assertFailedAt(await send(server, [{ method: 'PUT', path: '/bp/x', body: [1] }]), 400, 0)
 })
 
+batch('a __proto__ key in a body inside a batch is stored as plain data, as the same PUT alone stores it', async ({ server }) => {
+  const body = '{"__proto__":{"polluted":"batch"},"nested":{"__proto__":{"deep":1}},"list":[{"__proto__":2}],"constructor":"c"}'
+  const alone = await server.request('PUT', '/proto-batch/alone', { body, headers: { 'content-type': 'application/json' } })
+  assert.is(alone.status, 201, alone.text)
+  const text = `{"requests":[{"method":"PUT","path":"/proto-batch/batched","body":${body}},{"method":"POST","path":"/proto-batch","body":${body}}]}`
+  const answer = await server.request('POST', '/?_batch', { body: text, headers: { 'content-type': 'application/json' } })
+  assert.is(answer.status, 200, answer.text)
+  const posted = answer.json.responses[1].body.id
+  const expected = (id: string) => alone.text.replace('"id":"alone"', `"id":${JSON.stringify(id)}`)
+  assert.is((await server.request('GET', '/proto-batch/batched')).text, expected('batched'))
+  assert.is((await server.request('GET', `/proto-batch/${posted}`)).text, expected(posted))
+  assert.ok(Object.hasOwn(answer.json.responses[0].body, '__proto__'), 'the batch answers the key too')
+  assert.is(({} as Record<string, unknown>).polluted, undefined)
+})
+
 batch.run()

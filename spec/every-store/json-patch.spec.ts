@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { racingStoreOptions, startServer, type Answer, type TestServer } from '../support/helpers.ts'
+import { collectGarbage, racingStoreOptions, startServer, type Answer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 
 // JSON Patch (RFC 6902) on every PATCH-able URL (docs/http-api.md, "PATCH"):
@@ -211,6 +211,81 @@ test('the json-server mode\'s PATCH takes a JSON Patch too, keeping the member\'
   assertProblem(await jsonPatch(url, [{ op: 'test', path: '/tags', value: [] }], {}, jsonServer), 409)
   assertJson(await jsonPatch(url, [{ op: 'replace', path: '/id', value: 99 }, { op: 'add', path: '/tags/-', value: 'y' }], {}, jsonServer), 200, { id: created.json.id, tags: ['x', 'y'] })
   assertJson(await jsonServer.request('GET', url), 200, { id: created.json.id, tags: ['x', 'y'] })
+})
+
+/** Megabytes the process holds now, after a collection. */
+function residentMegabytes(): number {
+  collectGarbage()
+  return process.memoryUsage().rss / 1024 / 1024
+}
+
+test('copies that would make a document larger than --max-body are a 413 before they are made: 100 copies of a 900 KB string, 11 of the whole document', async () => {
+  const before = await put('/jp/amplified', { t: 'x'.repeat(900_000) })
+  const resident = residentMegabytes()
+  const copies = Array.from({ length: 100 }, (_, index) => ({ op: 'copy', from: '/t', path: `/c${index}` }))
+  const refused = await jsonPatch('/jp/amplified', copies)
+  assertProblem(refused, 413, /^The JSON Patch would make the document too large \(--max-body\), so nothing was changed\. Operation 0 \("copy"\): the document would become larger than 1048576 characters of JSON/)
+  await assertUnchanged('/jp/amplified', before)
+  // Each whole-document copy doubles it: 11 of them, 2 048 times the document.
+  const wholeBefore = await put('/jp/doubled', { t: 'x'.repeat(300_000), list: Array.from({ length: 1000 }, (_, index) => ({ index })) })
+  const doublings = Array.from({ length: 11 }, (_, index) => ({ op: 'copy', from: '', path: `/copy${index}` }))
+  assertProblem(await jsonPatch('/jp/doubled', doublings), 413, /Operation 1 \("copy"\): the document would become larger/)
+  await assertUnchanged('/jp/doubled', wholeBefore)
+  // A fixed figure: the copies made, each a new string in the stored text, took hundreds of megabytes.
+  const grown = residentMegabytes() - resident
+  assert.ok(grown < 150, `the process grew by ${grown.toFixed(0)} MB`)
+  // What fits is copied.
+  assertJson(await jsonPatch('/jp/doubled', [{ op: 'copy', from: '/list/0', path: '/first' }]), 200)
+})
+
+test('inside a batch, a JSON Patch that would make a document larger than --max-body is the batch\'s 413, and nothing is stored', async () => {
+  const before = await put('/jp/batched', { t: 'y'.repeat(900_000) })
+  const copies = Array.from({ length: 100 }, (_, index) => ({ op: 'copy', from: '/t', path: `/c${index}` }))
+  const answer = await api.request('POST', '/?_batch', { body: { requests: [
+    { method: 'PUT', path: '/jp/batched-other', body: { a: 1 } },
+    { method: 'PATCH', path: '/jp/batched', body: copies, headers: JSON_PATCH },
+  ] } })
+  assert.is(answer.status, 413, answer.text)
+  assert.is(answer.json.index, 1)
+  assert.match(answer.json.detail, /Request 1 of the batch \(PATCH \/jp\/batched\) failed, so nothing of the batch was stored: The JSON Patch would make the document too large/)
+  await assertUnchanged('/jp/batched', before)
+  assert.is((await api.request('GET', '/jp/batched-other')).status, 404)
+})
+
+/**
+ * Sends a small GET one after another while `work` runs, and answers the
+ * slowest of them: a request that holds the event loop makes one wait for all of it.
+ */
+async function slowestGetDuring(work: Promise<Answer>): Promise<{ answer: Answer; slowest: number; count: number }> {
+  let answer: Answer | undefined
+  const running = work.then((done) => (answer = done))
+  const waits: number[] = []
+  while (answer === undefined) {
+    const sent = performance.now()
+    assert.is((await api.request('GET', '/jp/small')).status, 200)
+    waits.push(performance.now() - sent)
+  }
+  await running
+  return { answer, slowest: Math.max(...waits), count: waits.length }
+}
+
+test('a JSON Patch of many operations on a big array holds no one: a small GET meanwhile is answered within a second', async () => {
+  await put('/jp/small', { a: 1 })
+  await put('/jp/big-array', { a: Array.from({ length: 200_000 }, () => 0) })
+  // 3 000 moves from the front to the back: each shifts the whole array twice (600 of them held the server for a second).
+  const moves = Array.from({ length: 3000 }, () => ({ op: 'move', from: '/a/0', path: '/a/-' }))
+  const moved = await slowestGetDuring(jsonPatch('/jp/big-array', moves))
+  assertJson(moved.answer, 200)
+  assert.is(moved.answer.json.a.length, 200_000)
+  // 30 000 removals from the front, each shifting what is left (15 000 of them held the server for most of a second).
+  const removals = Array.from({ length: 30_000 }, () => ({ op: 'remove', path: '/a/0' }))
+  const removed = await slowestGetDuring(jsonPatch('/jp/big-array', removals))
+  assertJson(removed.answer, 200)
+  assert.is(removed.answer.json.a.length, 170_000)
+  console.log(`  moves: ${moved.count} GETs, the slowest ${moved.slowest.toFixed(0)} ms; removals: ${removed.count} GETs, the slowest ${removed.slowest.toFixed(0)} ms`)
+  // A fixed figure, not a share of the patch's time: applied in one step, either patch holds every GET for seconds.
+  assert.ok(moved.slowest < 1000, `a GET waited ${moved.slowest.toFixed(0)} ms during the moves`)
+  assert.ok(removed.slowest < 1000, `a GET waited ${removed.slowest.toFixed(0)} ms during the removals`)
 })
 
 test('a merge patch still merges, under either JSON type', async () => {

@@ -271,6 +271,17 @@ listing('a query on a document rather than a collection leaves the document whol
   assert.is(answer.json.title, 'Dune')
 })
 
+listing('a value repeated in an equality filter matches each document once, and the count says so', async ({ server }) => {
+  const once = await server.request('GET', '/books?genre=sf')
+  assert.equal(ids(once), ['b1', 'b3', 'b5'])
+  for (const query of ['genre=sf&genre=sf', 'genre:in=sf,sf', 'genre_in=sf,sf,sf', 'genre=sf&genre=sf&_sort=-year', `_where=${encodeURIComponent('{"genre":{"in":["sf","sf"]}}')}`]) {
+    const answer = await server.request('GET', `/books?${query}`)
+    assert.is(answer.status, 200, query)
+    assert.equal([...ids(answer)].sort(), ['b1', 'b3', 'b5'], query)
+    assert.is(answer.headers['x-total-count'], '3', query)
+  }
+})
+
 listing.run()
 
 const declared = suite('listing declared collections')

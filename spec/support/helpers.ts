@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { statSync, utimesSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -256,4 +258,15 @@ export function storeWaitingOnIo(inner: Store): Store {
   const afterRead = (operation: StoreOperation) =>
     operation === 'read' || operation === 'readText' ? new Promise((resolve) => setTimeout(resolve, Math.random() * 2)).then(() => {}) : turns()
   return wrapStore(inner, { before: turns, after: afterRead })
+}
+
+/**
+ * Runs a full garbage collection, so that a test's reading of the process's
+ * memory (process.memoryUsage) is of what is still held, not of garbage not yet
+ * collected. The specs run without --expose-gc: the flag is set here, and V8
+ * hands the function to a new context.
+ */
+export function collectGarbage(): void {
+  setFlagsFromString('--expose-gc')
+  ;(runInNewContext('gc') as () => void)()
 }

@@ -118,9 +118,9 @@ export async function replaceMember(context: Context): Promise<void> {
 export async function updateDocument(context: Context, keepsId: boolean): Promise<void> {
   const mergeType = /^application\/merge-patch\+json\b/i.test(context.req.headers['content-type'] ?? '')
   const patch = await readPatch(context)
-  const outcome = await context.documents.write(context.path, (current) => {
+  const outcome = await context.documents.write(context.path, async (current) => {
     if (!current) throw new NothingStored(context.path)
-    const updated = patch.merge && !mergeType ? { ...current.doc, ...patch.merge } : patch.apply(current.doc)
+    const updated = patch.merge && !mergeType ? { ...current.doc, ...patch.merge } : await patch.apply(current.doc)
     if (!keepsId) return updated
     const { idField } = context.settings
     const doc: Doc = { ...updated }

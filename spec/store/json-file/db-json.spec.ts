@@ -7,7 +7,7 @@ import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/ind
 import { seedFamilies } from '../../../lib/store/json-file/layout.ts'
 import { seedDeclarations } from '../../../lib/data/declarations.ts'
 import type { RestdirOptions } from '../../../lib/options.ts'
-import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
+import { makeTempDir, startServer, wrapStore, type TestServer } from '../../support/helpers.ts'
 import { openStream } from '../../support/event-stream.ts'
 import { seeded, seedFrom } from '../../support/random.ts'
 
@@ -283,6 +283,47 @@ test(`after 300 random writes the file is laid out as JSON.stringify lays it out
     const byId = (docs: Array<{ id: unknown }>) => Object.fromEntries(docs.map((doc) => [String(doc.id), doc]))
     assert.equal(byId(written.posts), byId(served), `step ${step}: the file's posts are the ones served`)
   }
+})
+
+test('a batch of 1,000 POSTs into a collection of 20,000 integer ids holds no one: a small GET sent meanwhile is answered within a second', async () => {
+  const posts = Array.from({ length: 20_000 }, (_, index) => ({ id: index + 1, title: `post ${index + 1}` }))
+  const folder = await makeTempDir('restdir-dbjson-')
+  folders.push(folder)
+  await writeFile(join(folder, 'db.json'), asJsonServerWrites({ posts, profile: { name: 'p' } }))
+  // Served as the command line serves a db.json: in json-server's mode, whose POSTs take the next integer id.
+  // Each listing of a collection the store is asked for is counted: the batch may list it once, not once a POST.
+  let listings = 0
+  const counted = (operation: string) => {
+    if (operation === 'children' || operation === 'documentChildren') listings++
+  }
+  const store = wrapStore(await JsonFileStore.open(join(folder, 'db.json'), { log: quiet }), { before: counted })
+  const server = await startServer({ store, jsonServer: true })
+  servers.push(server)
+  // The first write after loading lays out the whole file once; what is measured is the batch.
+  assert.is((await server.request('POST', '/posts', { body: { title: 'first' } })).json.id, 20_001)
+  const requests = Array.from({ length: 1000 }, (_, n) => ({ method: 'POST', path: '/posts', body: { n } }))
+  listings = 0
+  const started = performance.now()
+  let batchDone = 0
+  const batch = server.request('POST', '/?_batch', { body: { requests } }).then((answer) => {
+    batchDone = performance.now() - started
+    return answer
+  })
+  const waits: number[] = []
+  while (batchDone === 0) {
+    const sent = performance.now()
+    assert.is((await server.request('GET', '/profile')).status, 200)
+    waits.push(performance.now() - sent)
+  }
+  const answer = await batch
+  assert.is(answer.status, 200, answer.text)
+  // Each POST took the next integer id, as json-server gives them.
+  assert.equal(answer.json.responses.map((response: { body: { id: number } }) => response.body.id), Array.from({ length: 1000 }, (_, n) => 20_002 + n))
+  assert.ok(listings <= 4, `the store was asked for the collection's children ${listings} times`)
+  const slowest = Math.max(...waits)
+  console.log(`  batch ${batchDone.toFixed(0)} ms; ${waits.length} GETs meanwhile, the slowest ${slowest.toFixed(0)} ms`)
+  // A fixed figure: a batch that lists its collection for each POST held every GET for seconds.
+  assert.ok(slowest < 1000, `a GET waited ${slowest.toFixed(0)} ms during the batch`)
 })
 
 test.run()

@@ -98,6 +98,40 @@ test('a shape of listing answered often gets its index, and the bench page is th
   }
 })
 
+test('with the defaults, the 20th answer of a shape makes its index on a collection of 10 000 documents, and none on one of 9 999', async () => {
+  const schema = await freshSchema(postgres!.url)
+  // No options: the defaults, as the command line opens the store (docs/postgres.md, "Indexes for listings").
+  const store = await PostgresStore.open(schema.url, { log: () => {} })
+  await fillCollection(schema.url, 'books', 10_000, 10)
+  await fillCollection(schema.url, 'smaller', 9_999, 10)
+  const server = await startServer({ store })
+  const smaller = TARGET.replace('/books', '/smaller')
+  try {
+    for (let count = 1; count <= 19; count++) {
+      assert.is((await server.request('GET', TARGET)).status, 200)
+      assert.is((await server.request('GET', smaller)).status, 200)
+      await store.listingIndexes!.settled()
+    }
+    assert.equal(await indexesOf(schema.url), [], 'no index after 19 answers of the shape')
+    await server.request('GET', TARGET)
+    await store.listingIndexes!.settled()
+    assert.equal(await indexesOf(schema.url), [{ name: indexName(SHAPE), valid: true }], 'the 20th made it')
+    await server.request('GET', smaller)
+    await store.listingIndexes!.settled()
+    assert.equal(await indexesOf(schema.url), [{ name: indexName(SHAPE), valid: true }], 'a collection of 9 999 documents gets none')
+    const used = store.listingIndexes!.used
+    const answer = await server.request('GET', TARGET)
+    assert.is(store.listingIndexes!.used, used + 1, 'the next answer goes through it')
+    const expected = Array.from({ length: 10_000 }, (_, index) => filledDoc(index + 1, 10))
+      .filter((doc) => doc.author === 'author-7')
+      .sort((a, b) => b.views - a.views)
+    assert.equal(answer.json.data, expected.slice(10, 15))
+  } finally {
+    await server.close()
+    await schema.drop()
+  }
+})
+
 test('a page through a listing index is a named statement that PostgreSQL plans once per connection, and that plan walks the index', async () => {
   const schema = await freshSchema(postgres!.url)
   const store = await PostgresStore.open(schema.url, { log: () => {}, listingIndexes: { minimum: 1000 } })
