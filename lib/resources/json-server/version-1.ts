@@ -11,6 +11,7 @@ import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filter
 import { singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
+import { isKnownCollection } from './collections.ts'
 
 /*
  * json-server 1.0's answers where they differ from 0.17's (docs/json-server.md,
@@ -138,6 +139,32 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * json-server 1.0 writes only what its file has (its service.ts): a POST
+ * creates in a collection, a PUT or PATCH of a top-level name changes a
+ * singular resource, and an item is changed or deleted at `/:name/:id`. Any
+ * other write — a POST or DELETE of a singular resource, a PUT of a collection,
+ * a write of a name the file does not have, a POST to an item — answers 404.
+ * An emptied collection is still one (collections.ts).
+ */
+export async function checkWrite1(context: Context): Promise<void> {
+  const { method, path } = context
+  if (!WRITES.has(method) || path.length > 2) return
+  if (path.length === 2) {
+    if (method === 'POST') throw new NothingStored(path)
+    return
+  }
+  const isSingular = (await context.documents.store.read(path)) !== undefined
+  if (method === 'PUT' || method === 'PATCH' ? isSingular : method === 'POST' && !isSingular && (await isCollection(context, path[0]))) return
+  throw new NothingStored(path)
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+async function isCollection(context: Context, name: string): Promise<boolean> {
+  return (await context.documents.store.children([name])) !== undefined || isKnownCollection(context.documents, name)
+}
+
+/**
  * POST on a collection, as json-server 1.0 creates: the body under a new id
  * (restdir's), an `id` in the body set aside, as 1.0 sets it aside.
  */
@@ -162,13 +189,16 @@ export async function removeMember1(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
   const foreignKey = `${singular(name)}Id`
-  for (const collection of (await context.documents.store.children([])) ?? []) {
+  const { store } = context.documents
+  for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue
     const removing = dependents.includes(collection)
-    for (const item of (await context.documents.list([collection])) ?? []) {
-      const key = item[foreignKey]
-      const named = (typeof key === 'string' || typeof key === 'number') && String(key) === id
-      if (named || (removing && key === null)) await settle(context, [collection, String(item.id)], removing ? undefined : foreignKey)
+    // Each item by the name it is stored under: an item of a db.json without an id has one too (1.0 gives it an id).
+    for (const member of (await store.children([collection])) ?? []) {
+      const path = [collection, member]
+      const key = (await store.read(path))?.doc[foreignKey]
+      // 1.0 compares the key with the URL's id as it is: a number (`"postId": 1`) never names `/posts/1`.
+      if (key === id || (removing && key === null)) await settle(context, path, removing ? undefined : foreignKey)
     }
   }
   sendJson(context, 200, doc ?? {})
