@@ -140,6 +140,9 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
     '/posts?_delay=10', '/posts?_=123', '/posts?_expand=author', '/posts?callback=fn', '/posts?views:gtt=3', '/posts?constructor=1',
     // `_where` replaces the other filters; one that is not JSON is ignored.
     `/posts?_where=${encodeURIComponent('{"views":{"lt":20}}')}&title=nothing`, '/posts?_where=nonsense&views=74', `/posts?_where=${encodeURIComponent('[1]')}`,
+    // Inside `_where`, a name beside a known operator that is none is dropped.
+    `/posts?_where=${encodeURIComponent('{"views":{"gt":90,"gtt":1}}')}`, `/posts?_where=${encodeURIComponent('{"author":{"name":{"eq":"alice","like":"b"}},"views":{"lt":40}}')}`,
+    `/posts?_where=${encodeURIComponent('{"or":[{"views":{"lt":10,"below":1}},{"title":{"eq":"post 3"}}]}')}`,
     '/comments?_embed=post', '/posts?_embed=comments&_page=1&_per_page=2',
     // An item reads `_embed` alone.
     '/posts/1?_embed=comments&_foo=1', '/comments/1?_embed=post&q=x&_page=abc',

@@ -73,7 +73,7 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   // 1.0 takes any JSON object for `_where`, an array too: its items are then conditions on the fields `0`, `1`, ….
   const given = query.get('_where')
   const parsed = given === null ? undefined : parseJson(given)
-  if (isObject(parsed)) read.set('_where', given!)
+  if (isObject(parsed)) read.set('_where', withoutUnknownOperators(parsed) ? JSON.stringify(parsed) : given!)
   else if (Array.isArray(parsed)) read.set('_where', JSON.stringify({ ...parsed }))
   else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
   for (const sort of query.getAll('_sort').slice(0, 1)) read.set('_sort', sort)
@@ -85,6 +85,34 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
     read.set('_per_page', String(Number.isNaN(perPage) ? PER_PAGE : Math.min(Math.max(1, perPage), MAX_PAGE)))
   }
   return read
+}
+
+/**
+ * Drops, in place, the names beside a known operator that are none
+ * (`{"views":{"gt":1,"gtt":2}}` is `{"views":{"gt":1}}`), as 1.0's
+ * matchesWhere reads only the operators it knows once one is there; true
+ * when it dropped any. An object without a known operator stays a nested
+ * field's conditions, as restdir reads it.
+ */
+function withoutUnknownOperators(where: JsonObject): boolean {
+  let dropped = false
+  for (const [key, value] of Object.entries(where)) {
+    if (key === 'or' && Array.isArray(value)) {
+      for (const branch of value) if (isObject(branch) && withoutUnknownOperators(branch)) dropped = true
+    } else if (isObject(value)) {
+      const names = Object.keys(value)
+      if (!names.some(isOperator)) {
+        if (withoutUnknownOperators(value)) dropped = true
+        continue
+      }
+      for (const name of names) {
+        if (isOperator(name)) continue
+        delete value[name]
+        dropped = true
+      }
+    }
+  }
+  return dropped
 }
 
 /** The filters as one `_where`, within its bound of length, which a long query string could pass. */
