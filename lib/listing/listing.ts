@@ -35,6 +35,7 @@ export async function selectListing(documents: Documents, path: NodePath, listin
 
 /** The listing of a collection that does not exist yet but is known to be one (such as `/user` before the first user). */
 export function emptyListing(listing: ListingQuery): Listing {
+  clampPage(listing, 0) // any page of nothing is page 1, as json-server 1.0 answers it
   return { text: JSON.stringify(listing.page?.envelope ? pageEnvelope(listing.page, 0, []) : []), total: 0, skipped: [] }
 }
 

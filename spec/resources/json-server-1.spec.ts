@@ -327,6 +327,22 @@ hand('an emptied collection answers [] to every query and is still written to, a
   for (const target of ['/tags', '/tags?_page=1', '/tags?_page=2&_per_page=5', '/tags?label=news', '/tags?_sort=-label', `/tags?_where=${encodeURIComponent('{"label":{"eq":"news"}}')}`, '/tags/t']) {
     assertSame(await pair.both('GET', target), `GET ${target} once emptied`)
   }
+  // A store folder keeps no empty collection: the mode remembers the one it saw emptied, and answers it alike.
+  const folder = await makeTempDir('json-server-1-folder-')
+  const seeding = await startServer({ store: folder })
+  const { id } = (await seeding.request('POST', '/tags', { body: { label: 'news' } })).json
+  await seeding.close()
+  const restdir = await startServer({ store: folder, jsonServer: '1' })
+  try {
+    assert.is((await send(restdir.port, 'DELETE', `/tags/${id}`)).status, 200)
+    for (const target of ['/tags', '/tags?_page=1', '/tags?_page=2&_per_page=5', '/tags?label=news']) {
+      const [theirs, ours] = await Promise.all([send(pair.theirs.port, 'GET', target), send(restdir.port, 'GET', target)])
+      assertSame([theirs, ours], `GET ${target} once emptied, on a store folder`)
+    }
+  } finally {
+    await restdir.close()
+    await rm(folder, { recursive: true, force: true })
+  }
   const created = await pair.both('POST', '/tags', { body: { label: 'again' } })
   assert.is(created[1].status, created[0].status, created[1].text)
   assertSame(withoutIds(await pair.both('GET', '/tags')), 'GET /tags after a POST')
