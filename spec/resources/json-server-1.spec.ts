@@ -143,6 +143,10 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
     // Inside `_where`, a name beside a known operator that is none is dropped.
     `/posts?_where=${encodeURIComponent('{"views":{"gt":90,"gtt":1}}')}`, `/posts?_where=${encodeURIComponent('{"author":{"name":{"eq":"alice","like":"b"}},"views":{"lt":40}}')}`,
     `/posts?_where=${encodeURIComponent('{"or":[{"views":{"lt":10,"below":1}},{"title":{"eq":"post 3"}}]}')}`,
+    // Conditions 1.0 never holds true: a plain value, an array, null, an `or` that is no non-empty array, a branch that is no object.
+    ...['{"views":74}', '{"views":[74]}', '{"title":null}', '{"author":{"name":"alice"}}', '{"or":[]}', '{"or":{"views":{"lt":10}}}', '{"or":[1]}']
+      .map((where) => `/posts?_where=${encodeURIComponent(where)}`),
+    `/posts?_where=${encodeURIComponent('{"or":[1,{"views":{"lt":10}}],"title":{"startsWith":"post"}}')}`,
     '/comments?_embed=post', '/posts?_embed=comments&_page=1&_per_page=2',
     // An item reads `_embed` alone.
     '/posts/1?_embed=comments&_foo=1', '/comments/1?_embed=post&q=x&_page=abc',

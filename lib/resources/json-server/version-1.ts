@@ -73,9 +73,11 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   // 1.0 takes any JSON object for `_where`, an array too: its items are then conditions on the fields `0`, `1`, ….
   const given = query.get('_where')
   const parsed = given === null ? undefined : parseJson(given)
-  if (isObject(parsed)) read.set('_where', withoutUnknownOperators(parsed) ? JSON.stringify(parsed) : given!)
-  else if (Array.isArray(parsed)) read.set('_where', JSON.stringify({ ...parsed }))
-  else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
+  if (isObject(parsed) || Array.isArray(parsed)) {
+    // One past the bound of length goes as it came, to be refused with that bound named.
+    const as1 = given!.length > MAX_WHERE_TEXT ? given! : whereAs1({ ...parsed })
+    read.set('_where', as1 === NEVER ? NOTHING : typeof as1 === 'string' ? as1 : JSON.stringify(as1))
+  } else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
   for (const sort of query.getAll('_sort').slice(0, 1)) read.set('_sort', sort)
   for (const embed of query.getAll('_embed')) read.append('_embed', embed)
   const page = Number.parseInt(query.get('_page') ?? '', 10)
@@ -88,32 +90,40 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
 }
 
 /**
- * Drops, in place, the names beside a known operator that are none
- * (`{"views":{"gt":1,"gtt":2}}` is `{"views":{"gt":1}}`), as 1.0's
- * matchesWhere reads only the operators it knows once one is there; true
- * when it dropped any. An object without a known operator stays a nested
- * field's conditions, as restdir reads it.
+ * A `_where` as json-server 1.0's matchesWhere reads it, in restdir's terms
+ * (docs/json-server.md, "json-server 1.0's mode"): beside a known operator a
+ * name that is none is dropped (`{"views":{"gt":1,"gtt":2}}` is
+ * `{"views":{"gt":1}}`); a condition that is a plain value, an array or
+ * `null` (`{"views":7}`), and an `or` that is not a non-empty array, never
+ * hold, nor does an `or` branch that is not an object; an object without a
+ * known operator stays a nested field's conditions. NEVER when the whole
+ * never holds.
  */
-function withoutUnknownOperators(where: JsonObject): boolean {
-  let dropped = false
+function whereAs1(where: JsonObject): JsonObject | typeof NEVER {
+  const read: JsonObject = Object.create(null)
   for (const [key, value] of Object.entries(where)) {
-    if (key === 'or' && Array.isArray(value)) {
-      for (const branch of value) if (isObject(branch) && withoutUnknownOperators(branch)) dropped = true
-    } else if (isObject(value)) {
-      const names = Object.keys(value)
-      if (!names.some(isOperator)) {
-        if (withoutUnknownOperators(value)) dropped = true
-        continue
-      }
-      for (const name of names) {
-        if (isOperator(name)) continue
-        delete value[name]
-        dropped = true
-      }
+    if (key === 'or') {
+      const branches = Array.isArray(value) ? value.filter(isObject).map(whereAs1).filter((branch) => branch !== NEVER) : []
+      if (branches.length === 0) return NEVER
+      read.or = branches
+    } else if (!isObject(value)) return NEVER
+    else if (!Object.keys(value).some(isOperator)) {
+      const nested = whereAs1(value)
+      if (nested === NEVER) return NEVER
+      read[key] = nested
+    } else {
+      const operators: JsonObject = Object.create(null)
+      for (const name of Object.keys(value)) if (isOperator(name)) operators[name] = value[name]
+      read[key] = operators
     }
   }
-  return dropped
+  return read
 }
+
+const NEVER = Symbol('never')
+
+/** A `_where` no item passes: `in` no value. */
+const NOTHING = JSON.stringify({ id: { in: [] } })
 
 /** The filters as one `_where`, within its bound of length, which a long query string could pass. */
 function whereText(where: JsonObject): string {
