@@ -343,6 +343,9 @@ hand('an emptied collection answers [] to every query and is still written to, a
       const [theirs, ours] = await Promise.all([send(pair.theirs.port, 'GET', target), send(restdir.port, 'GET', target)])
       assertSame([theirs, ours], `GET ${target} once emptied, on a store folder`)
     }
+    const created = await Promise.all([send(pair.theirs.port, 'POST', '/tags', { body: { label: 'again' } }), send(restdir.port, 'POST', '/tags', { body: { label: 'again' } })])
+    assert.is(created[1].status, created[0].status, `POST /tags once emptied, on a store folder: ${created[1].text}`)
+    assert.is((await send(pair.ours.port, 'POST', '/tags', { body: { label: 'again' } })).status, 201)
   } finally {
     await restdir.close()
     await rm(folder, { recursive: true, force: true })

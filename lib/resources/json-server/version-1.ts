@@ -199,7 +199,7 @@ export async function checkWrite1(context: Context): Promise<void> {
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 async function isCollection(context: Context, name: string): Promise<boolean> {
-  return (await context.documents.store.children([name])) !== undefined || isKnownCollection(context.documents, name)
+  return (await context.documents.store.exists([name])) || isKnownCollection(context.documents, name)
 }
 
 /**
