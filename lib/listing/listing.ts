@@ -35,6 +35,7 @@ export async function selectListing(documents: Documents, path: NodePath, listin
 
 /** The listing of a collection that does not exist yet but is known to be one (such as `/user` before the first user). */
 export function emptyListing(listing: ListingQuery): Listing {
+  clampPage(listing, 0) // any page of nothing is page 1, as json-server 1.0 answers it
   return { text: JSON.stringify(listing.page?.envelope ? pageEnvelope(listing.page, 0, []) : []), total: 0, skipped: [] }
 }
 
@@ -204,10 +205,10 @@ async function filterDocs(docs: Doc[], filters: readonly Filter[], pace: Pace): 
  */
 async function readWindow(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
   const selection = await documents.window(path, listing.start, listing.end)
-  if (!selection || !listing.page?.envelope || listing.start < selection.total || selection.total === 0) return selection
-  // A 1.0 page past the last is the last page, as json-server answers it.
+  if (!selection || !listing.page?.envelope || listing.start < selection.total) return selection
+  // A 1.0 page past the last is the last page, as json-server answers it (of an empty collection, page 1).
   clampPage(listing, selection.total)
-  return documents.window(path, listing.start, listing.end)
+  return selection.total === 0 ? selection : documents.window(path, listing.start, listing.end)
 }
 
 /** json-server 1.0 answers a `_page` past the last with the last page; 0.17's `_page` answers `[]`. */

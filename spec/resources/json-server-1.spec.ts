@@ -140,6 +140,13 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
     '/posts?_delay=10', '/posts?_=123', '/posts?_expand=author', '/posts?callback=fn', '/posts?views:gtt=3', '/posts?constructor=1',
     // `_where` replaces the other filters; one that is not JSON is ignored.
     `/posts?_where=${encodeURIComponent('{"views":{"lt":20}}')}&title=nothing`, '/posts?_where=nonsense&views=74', `/posts?_where=${encodeURIComponent('[1]')}`,
+    // Inside `_where`, a name beside a known operator that is none is dropped.
+    `/posts?_where=${encodeURIComponent('{"views":{"gt":90,"gtt":1}}')}`, `/posts?_where=${encodeURIComponent('{"author":{"name":{"eq":"alice","like":"b"}},"views":{"lt":40}}')}`,
+    `/posts?_where=${encodeURIComponent('{"or":[{"views":{"lt":10,"below":1}},{"title":{"eq":"post 3"}}]}')}`,
+    // Conditions 1.0 never holds true: a plain value, an array, null, an `or` that is no non-empty array, a branch that is no object.
+    ...['{"views":74}', '{"views":[74]}', '{"title":null}', '{"author":{"name":"alice"}}', '{"or":[]}', '{"or":{"views":{"lt":10}}}', '{"or":[1]}']
+      .map((where) => `/posts?_where=${encodeURIComponent(where)}`),
+    `/posts?_where=${encodeURIComponent('{"or":[1,{"views":{"lt":10}}],"title":{"startsWith":"post"}}')}`,
     '/comments?_embed=post', '/posts?_embed=comments&_page=1&_per_page=2',
     // An item reads `_embed` alone.
     '/posts/1?_embed=comments&_foo=1', '/comments/1?_embed=post&q=x&_page=abc',
@@ -236,6 +243,30 @@ one('DELETE answers the deleted item, sets the foreign keys that named it to nul
   assertSame(await pair.both('DELETE', '/posts/2'), 'DELETE /posts/2 again')
 })
 
+one('a write json-server 1.0 has no route or resource for is a 404, as json-server 1.0 answers it, and nothing is written', async ({ pair }) => {
+  const requests: Array<[string, string, RequestOptions?]> = [
+    // A singular resource is changed by PUT and PATCH alone.
+    ['POST', '/profile', { body: { name: 'x' } }],
+    ['DELETE', '/profile'],
+    ['PATCH', '/profile', { body: { site: 'typicode.com' } }],
+    ['PUT', '/profile', { body: { name: 'typicode', site: 'typicode.com' } }],
+    // A collection is written to by POST alone, an item by PUT, PATCH and DELETE.
+    ['PUT', '/posts', { body: { title: 'x' } }],
+    ['PATCH', '/posts', { body: { title: 'x' } }],
+    ['DELETE', '/posts'],
+    ['POST', '/posts/3', { body: { title: 'x' } }],
+    // A name the file does not have.
+    ['POST', '/notes', { body: { text: 'x' } }],
+    ['PUT', '/notes', { body: { text: 'x' } }],
+    ['PATCH', '/notes', { body: { text: 'x' } }],
+    ['DELETE', '/notes'],
+    ['PUT', '/notes/1', { body: { text: 'x' } }],
+    ['DELETE', '/notes/1'],
+  ]
+  for (const [method, target, options] of requests) assertSame(await pair.both(method, target, options), `${method} ${target}`)
+  for (const target of ['/profile', '/posts/3', '/notes', '/posts?_page=3']) assertSame(await pair.both('GET', target), `GET ${target} after`)
+})
+
 one('a body not sent as JSON is a 415, where json-server 1.0 reads it as JSON whatever its type', async ({ pair }) => {
   const [theirs, ours] = await pair.both('POST', '/posts', { body: '{"title":"c"}', headers: { 'Content-Type': 'text/plain' } })
   assert.is(ours.status, 415, ours.text)
@@ -259,6 +290,72 @@ one('a hand edit that breaks the file is never overwritten: a write is a 503, wh
 })
 
 one.run()
+
+/** A db.json with items a person added by hand, without ids, and foreign keys of either type. */
+function dbWithoutIds() {
+  return {
+    posts: [
+      { id: '1', title: 'a' },
+      { id: '2', title: 'b' },
+    ],
+    comments: [
+      { text: 'no id, on post 1', postId: '1' },
+      { text: 'no id, a numeric key', postId: 1 },
+      { id: 'c', text: 'on post 2', postId: '2' },
+      { text: 'no id, on nothing', postId: null },
+    ],
+    tags: [{ id: 't', label: 'news' }],
+  }
+}
+
+const hand = pairSuite('--json-server 1 on a db.json edited by hand, side by side with json-server 1.0', '1.0', { jsonServer: '1' }, dbWithoutIds)
+
+/** The items without their ids: json-server 1.0 gives an item without one a random id as it reads the file. */
+function withoutIds([theirs, ours]: [Answer, Answer]): [Answer, Answer] {
+  const strip = (answer: Answer) => ({ ...answer, json: (answer.json as Array<Record<string, unknown>>).map(({ id: _id, ...rest }) => rest) })
+  return [strip(theirs), strip(ours)]
+}
+
+hand('DELETE sets the foreign keys of items without ids to null, compares them as 1.0 does, and _dependent removes them, as json-server 1.0', async ({ pair }) => {
+  assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
+  const after = await pair.both('GET', '/comments')
+  assertSame(withoutIds(after), 'GET /comments after DELETE /posts/1')
+  assert.equal(after[1].json.map((comment: { postId: unknown }) => comment.postId), [null, 1, '2', null])
+  assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
+  assertSame(withoutIds(await pair.both('GET', '/comments')), 'GET /comments after DELETE /posts/2?_dependent=comments')
+  assert.equal((await send(pair.ours.port, 'GET', '/comments')).json, [{ text: 'no id, a numeric key', postId: 1 }])
+})
+
+hand('an emptied collection answers [] to every query and is still written to, as json-server 1.0', async ({ pair }) => {
+  assertSame(await pair.both('DELETE', '/tags/t'), 'DELETE /tags/t')
+  for (const target of ['/tags', '/tags?_page=1', '/tags?_page=2&_per_page=5', '/tags?label=news', '/tags?_sort=-label', `/tags?_where=${encodeURIComponent('{"label":{"eq":"news"}}')}`, '/tags/t']) {
+    assertSame(await pair.both('GET', target), `GET ${target} once emptied`)
+  }
+  // A store folder keeps no empty collection: the mode remembers the one it saw emptied, and answers it alike.
+  const folder = await makeTempDir('json-server-1-folder-')
+  const seeding = await startServer({ store: folder })
+  const { id } = (await seeding.request('POST', '/tags', { body: { label: 'news' } })).json
+  await seeding.close()
+  const restdir = await startServer({ store: folder, jsonServer: '1' })
+  try {
+    assert.is((await send(restdir.port, 'DELETE', `/tags/${id}`)).status, 200)
+    for (const target of ['/tags', '/tags?_page=1', '/tags?_page=2&_per_page=5', '/tags?label=news']) {
+      const [theirs, ours] = await Promise.all([send(pair.theirs.port, 'GET', target), send(restdir.port, 'GET', target)])
+      assertSame([theirs, ours], `GET ${target} once emptied, on a store folder`)
+    }
+    const created = await Promise.all([send(pair.theirs.port, 'POST', '/tags', { body: { label: 'again' } }), send(restdir.port, 'POST', '/tags', { body: { label: 'again' } })])
+    assert.is(created[1].status, created[0].status, `POST /tags once emptied, on a store folder: ${created[1].text}`)
+    assert.is((await send(pair.ours.port, 'POST', '/tags', { body: { label: 'again' } })).status, 201)
+  } finally {
+    await restdir.close()
+    await rm(folder, { recursive: true, force: true })
+  }
+  const created = await pair.both('POST', '/tags', { body: { label: 'again' } })
+  assert.is(created[1].status, created[0].status, created[1].text)
+  assertSame(withoutIds(await pair.both('GET', '/tags')), 'GET /tags after a POST')
+})
+
+hand.run()
 
 const seventeen = pairSuite('the json-server mode beside json-server 0.17', '0.17', {}, db017)
 

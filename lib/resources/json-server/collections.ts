@@ -46,6 +46,11 @@ export function knowCollections(documents: Documents): void {
   knownOf(documents)
 }
 
+/** Whether `name` is a collection the mode knows, emptied or not (json-server 1.0's mode writes only to names the store has). */
+export function isKnownCollection(documents: Documents, name: string): boolean {
+  return knownOf(documents).has(name)
+}
+
 /** The known collections that hold nothing now (for `GET /db`), given the names the store holds. */
 export function emptiedCollections(documents: Documents, held: readonly string[]): string[] {
   return [...knownOf(documents)].filter((name) => !held.includes(name))

@@ -7,7 +7,7 @@ import { replaceSingular, sendSingular } from './singular.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
-import { createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
+import { checkWrite1, createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { readCollection } from './collections.ts'
 
@@ -26,8 +26,9 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
     const reads = method === 'GET' || method === 'HEAD'
     // json-server 1.0's answers where they differ from 0.17's (version-1.ts); it has no /db and no nested routes.
     if (version === '1') {
+      await checkWrite1(context)
       if (method === 'DELETE' && path.length === 2) return removeMember1(context)
-      if (method === 'POST' && path.length === 1 && !(await context.documents.store.read(path))) return createMember1(context, path, requireOwners)
+      if (method === 'POST' && path.length === 1) return createMember1(context, path, requireOwners)
       if (path.length > 2) return handleGeneric(context, requireOwners)
       if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
     }

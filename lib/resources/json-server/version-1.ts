@@ -11,6 +11,7 @@ import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filter
 import { singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
+import { isKnownCollection } from './collections.ts'
 
 /*
  * json-server 1.0's answers where they differ from 0.17's (docs/json-server.md,
@@ -72,9 +73,11 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   // 1.0 takes any JSON object for `_where`, an array too: its items are then conditions on the fields `0`, `1`, ….
   const given = query.get('_where')
   const parsed = given === null ? undefined : parseJson(given)
-  if (isObject(parsed)) read.set('_where', given!)
-  else if (Array.isArray(parsed)) read.set('_where', JSON.stringify({ ...parsed }))
-  else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
+  if (isObject(parsed) || Array.isArray(parsed)) {
+    // One past the bound of length goes as it came, to be refused with that bound named.
+    const as1 = given!.length > MAX_WHERE_TEXT ? given! : whereAs1({ ...parsed })
+    read.set('_where', as1 === NEVER ? NOTHING : typeof as1 === 'string' ? as1 : JSON.stringify(as1))
+  } else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
   for (const sort of query.getAll('_sort').slice(0, 1)) read.set('_sort', sort)
   for (const embed of query.getAll('_embed')) read.append('_embed', embed)
   const page = Number.parseInt(query.get('_page') ?? '', 10)
@@ -85,6 +88,42 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   }
   return read
 }
+
+/**
+ * A `_where` as json-server 1.0's matchesWhere reads it, in restdir's terms
+ * (docs/json-server.md, "json-server 1.0's mode"): beside a known operator a
+ * name that is none is dropped (`{"views":{"gt":1,"gtt":2}}` is
+ * `{"views":{"gt":1}}`); a condition that is a plain value, an array or
+ * `null` (`{"views":7}`), and an `or` that is not a non-empty array, never
+ * hold, nor does an `or` branch that is not an object; an object without a
+ * known operator stays a nested field's conditions. NEVER when the whole
+ * never holds.
+ */
+function whereAs1(where: JsonObject): JsonObject | typeof NEVER {
+  const read: JsonObject = Object.create(null)
+  for (const [key, value] of Object.entries(where)) {
+    if (key === 'or') {
+      const branches = Array.isArray(value) ? value.filter(isObject).map(whereAs1).filter((branch) => branch !== NEVER) : []
+      if (branches.length === 0) return NEVER
+      read.or = branches
+    } else if (!isObject(value)) return NEVER
+    else if (!Object.keys(value).some(isOperator)) {
+      const nested = whereAs1(value)
+      if (nested === NEVER) return NEVER
+      read[key] = nested
+    } else {
+      const operators: JsonObject = Object.create(null)
+      for (const name of Object.keys(value)) if (isOperator(name)) operators[name] = value[name]
+      read[key] = operators
+    }
+  }
+  return read
+}
+
+const NEVER = Symbol('never')
+
+/** A `_where` no item passes: `in` no value. */
+const NOTHING = JSON.stringify({ id: { in: [] } })
 
 /** The filters as one `_where`, within its bound of length, which a long query string could pass. */
 function whereText(where: JsonObject): string {
@@ -138,6 +177,32 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * json-server 1.0 writes only what its file has (its service.ts): a POST
+ * creates in a collection, a PUT or PATCH of a top-level name changes a
+ * singular resource, and an item is changed or deleted at `/:name/:id`. Any
+ * other write — a POST or DELETE of a singular resource, a PUT of a collection,
+ * a write of a name the file does not have, a POST to an item — answers 404.
+ * An emptied collection is still one (collections.ts).
+ */
+export async function checkWrite1(context: Context): Promise<void> {
+  const { method, path } = context
+  if (!WRITES.has(method) || path.length > 2) return
+  if (path.length === 2) {
+    if (method === 'POST') throw new NothingStored(path)
+    return
+  }
+  const isSingular = (await context.documents.store.read(path)) !== undefined
+  if (method === 'PUT' || method === 'PATCH' ? isSingular : method === 'POST' && !isSingular && (await isCollection(context, path[0]))) return
+  throw new NothingStored(path)
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+async function isCollection(context: Context, name: string): Promise<boolean> {
+  return (await context.documents.store.exists([name])) || isKnownCollection(context.documents, name)
+}
+
+/**
  * POST on a collection, as json-server 1.0 creates: the body under a new id
  * (restdir's), an `id` in the body set aside, as 1.0 sets it aside.
  */
@@ -162,13 +227,16 @@ export async function removeMember1(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
   const foreignKey = `${singular(name)}Id`
-  for (const collection of (await context.documents.store.children([])) ?? []) {
+  const { store } = context.documents
+  for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue
     const removing = dependents.includes(collection)
-    for (const item of (await context.documents.list([collection])) ?? []) {
-      const key = item[foreignKey]
-      const named = (typeof key === 'string' || typeof key === 'number') && String(key) === id
-      if (named || (removing && key === null)) await settle(context, [collection, String(item.id)], removing ? undefined : foreignKey)
+    // Each item by the name it is stored under: an item of a db.json without an id has one too (1.0 gives it an id).
+    for (const member of (await store.children([collection])) ?? []) {
+      const path = [collection, member]
+      const key = (await store.read(path))?.doc[foreignKey]
+      // 1.0 compares the key with the URL's id as it is: a number (`"postId": 1`) never names `/posts/1`.
+      if (key === id || (removing && key === null)) await settle(context, path, removing ? undefined : foreignKey)
     }
   }
   sendJson(context, 200, doc ?? {})
