@@ -8,6 +8,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
 import { importDatabase } from '../../lib/data/import.ts'
+import * as restdirJsonServer from '../../lib/json-server.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
 import { makeTempDir, openTestStore, send, startServer, type Answer, type RequestOptions } from './helpers.ts'
 import { freePort, root, type Exit } from './process.ts'
@@ -63,7 +64,7 @@ export interface JsonServerStart {
   /** The module of 0.17 in this process: the router's foreignKeySuffix (its --foreignKeySuffix). */
   foreignKeySuffix?: string
   /** The module of 0.17 in this process: the app to serve, built from the module and the file (else create(), defaults(), router()). */
-  app?: (jsonServer: any, file: string) => { listen(port: number, host: string, ready: () => void): Server }
+  app?: App
 }
 
 /** How restdir is started. */
@@ -75,7 +76,12 @@ export interface RestdirStart {
   args?: string[]
   /** 'file' (the default): it serves the db.json; 'this pass': the db.json is imported into the store of this pass of the specs (see helpers.ts's testStoreKind). */
   store?: 'file' | 'this pass'
+  /** In this process: the app to serve instead, built from restdir's json-server module (`restdir/json-server`, lib/json-server.ts) and the file. */
+  app?: App
 }
+
+/** An app built from a json-server module (json-server's own, or restdir's) and the db.json it serves. */
+export type App = (jsonServer: any, file: string) => { listen(port: number, host: string, ready: () => void): Server }
 
 export interface Pair {
   jsonServer: Side
@@ -159,6 +165,7 @@ export async function startRestdir(source: string, start: RestdirStart & { cwd?:
     const running = await startProgram('restdir', [source, ...(start.args ?? []), '--port', String(port)], cwd, port)
     return { ...sideOn(port, file), stdout: running.stdout, stderr: running.stderr, close: async () => void (await running.stop()) }
   }
+  if (start.app) return listenOn(start.app(restdirJsonServer, file), file)
   const server = await startServer({ ...start.options, store: file })
   return { ...sideOn(server.port, file), stdout: () => '', stderr: () => '', close: () => server.close() }
 }
@@ -217,7 +224,11 @@ function sideOn(port: number, file: string) {
 /** json-server 0.17.4's module as its command line uses it (lib/cli/run.js: create(), defaults(), router(file, { foreignKeySuffix }), `router.db._.id = argv.id`), or the test's own app. */
 async function startJsonServer017Module(file: string, start: JsonServerStart): Promise<Side> {
   const jsonServer = createRequire(path.join(root, 'package.json'))('json-server')
-  const app = start.app?.(jsonServer, file) ?? defaultApp(jsonServer, file, start)
+  return listenOn(start.app?.(jsonServer, file) ?? defaultApp(jsonServer, file, start), file)
+}
+
+/** Serves `app` on port 0 of 127.0.0.1, in this process. */
+async function listenOn(app: ReturnType<App>, file: string): Promise<Side> {
   const server: Server = await new Promise((resolve) => {
     const listening: Server = app.listen(0, '127.0.0.1', () => resolve(listening))
   })
