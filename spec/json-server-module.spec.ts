@@ -8,6 +8,7 @@ import * as restdirJsonServer from '../lib/json-server.ts'
 import { makeTempDir, send, type Answer } from './support/helpers.ts'
 import { builtCommand, root, spawnCli, stopAll } from './support/process.ts'
 import { startPair, type Pair } from './support/side-by-side.ts'
+import { categorizedPosts as database } from './support/fixtures/categorized-posts.ts'
 
 // json-server 0.17 README's module examples ("Module": the simple one, custom routes, access control,
 // the rewriter, mounting on /api), each written once as a function of the module, and run twice in
@@ -32,18 +33,6 @@ interface JsonServerModule {
   defaults(options?: object): unknown
   rewriter(rules: Record<string, string>): unknown
   bodyParser: unknown
-}
-
-const database = {
-  posts: [
-    { id: 1, title: 'json-server', author: 'typicode', category: 'javascript' },
-    { id: 2, title: 'restdir', author: 'someone', category: 'node' },
-  ],
-  comments: [
-    { id: 1, body: 'some comment', postId: 1 },
-    { id: 2, body: 'another', postId: 2 },
-  ],
-  profile: { name: 'typicode' },
 }
 
 /** A README example: builds its app from the module it is given and the db.json it serves. */

@@ -6,24 +6,13 @@ import path from 'node:path'
 import { makeTempDir, type Answer } from '../support/helpers.ts'
 import { runCli, stopAll } from '../support/process.ts'
 import { startPair, type Pair } from '../support/side-by-side.ts'
+import { categorizedPosts as database } from '../support/fixtures/categorized-posts.ts'
 import { readCommandLine, textsOf } from '../../lib/cli/args.ts'
 
 // `--routes` and `--middlewares` side by side with json-server 0.17.4's own command
 // (node_modules/json-server/lib/cli/bin.js), each on its own copy of one db.json, given the
 // same rules file and middleware files: the same requests go to both, and their statuses and
 // bodies are compared (a refusal's body is restdir's problem+json, docs/json-server.md says why).
-
-const database = {
-  posts: [
-    { id: 1, title: 'json-server', author: 'typicode', category: 'javascript' },
-    { id: 2, title: 'restdir', author: 'someone', category: 'node' },
-  ],
-  comments: [
-    { id: 1, body: 'some comment', postId: 1 },
-    { id: 2, body: 'another', postId: 2 },
-  ],
-  profile: { name: 'typicode' },
-}
 
 /** json-server 0.17 README's routes.json ("Add custom routes"), every form it shows, its last pattern escaped as JSON must escape it. */
 const readmeRules = {

@@ -7,10 +7,9 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
-import { importDatabase } from '../../lib/data/import.ts'
 import * as restdirJsonServer from '../../lib/json-server.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
-import { makeTempDir, openTestStore, send, startServer, type Answer, type RequestOptions } from './helpers.ts'
+import { makeTempDir, send, startServer, startServerWithData, type Answer, type RequestOptions } from './helpers.ts'
 import { freePort, root, type Exit } from './process.ts'
 
 /*
@@ -172,9 +171,7 @@ export async function startRestdir(source: string, start: RestdirStart & { cwd?:
 
 /** restdir in this process on a fresh store of this pass's kind, `db` imported into it: it has no file to read back. */
 export async function startRestdirOnThisPass(db: object, start: Pick<RestdirStart, 'options'> = {}): Promise<Side> {
-  const { store, dispose } = await openTestStore()
-  await importDatabase(store, structuredClone(db))
-  const server = await startServer({ store, ...start.options })
+  const server = await startServerWithData(db, start.options)
   return {
     ...sideOn(server.port, ''),
     data: () => {
@@ -182,10 +179,7 @@ export async function startRestdirOnThisPass(db: object, start: Pick<RestdirStar
     },
     stdout: () => '',
     stderr: () => '',
-    async close() {
-      await server.close()
-      await dispose()
-    },
+    close: () => server.close(),
   }
 }
 
