@@ -13,7 +13,7 @@ import { startCli, stopAll } from '../support/process.ts'
 // few deliberate differences beside json-server 0.17.4 and 1.0
 // (docs/json-server.md, "json-server 1.0's mode" and "What still differs").
 // Each side serves its own copy of the same db.json: json-server as its users
-// start it (`json-server db.json`, bench/json-server.ts; 1.0 is installed in
+// start it (`json-server db.json`, spec/support/side-by-side.ts; 1.0 is installed in
 // bench/json-server-1/ on first use, and runs without its watch of the file,
 // whose re-reads of its own writes race the next request), restdir on the file
 // itself. Each request goes to both, exactly as written, and the answers are compared.

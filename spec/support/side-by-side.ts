@@ -93,13 +93,13 @@ export interface Pair {
 }
 
 /**
- * json-server and restdir, each in a folder of its own holding a copy of `db` (a db.json's
- * text, or its data, written with two spaces as json-server writes it) named `name`.
+ * json-server and restdir, each in a folder of its own holding a copy of `db` as db.json (a
+ * db.json's text, or its data, written with two spaces as json-server writes it).
  */
-export async function startPair(db: string | object, start: { jsonServer?: JsonServerStart; restdir?: RestdirStart; name?: string } = {}): Promise<Pair> {
+export async function startPair(db: string | object, start: { jsonServer?: JsonServerStart; restdir?: RestdirStart } = {}): Promise<Pair> {
   const text = typeof db === 'string' ? db : JSON.stringify(db, null, 2)
   const dir = await makeTempDir('restdir-side-by-side-')
-  const [theirFile, ourFile] = ['json-server', 'restdir'].map((side) => path.join(dir, side, start.name ?? 'db.json'))
+  const [theirFile, ourFile] = ['json-server', 'restdir'].map((side) => path.join(dir, side, 'db.json'))
   for (const file of [theirFile, ourFile]) {
     await mkdir(path.dirname(file))
     await writeFile(file, text)
