@@ -1,15 +1,14 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises'
 import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import * as restdirJsonServer from '../lib/json-server.ts'
-import { createServer } from '../lib/server.ts'
-import { makeTempDir, send, type Answer, type RequestOptions } from './support/helpers.ts'
+import { makeTempDir, send, type Answer } from './support/helpers.ts'
 import { builtCommand, root, spawnCli, stopAll } from './support/process.ts'
+import { startPair, type Pair } from './support/side-by-side.ts'
+import { categorizedPosts as database } from './support/fixtures/categorized-posts.ts'
 
 // json-server 0.17 README's module examples ("Module": the simple one, custom routes, access control,
 // the rewriter, mounting on /api), each written once as a function of the module, and run twice in
@@ -20,8 +19,6 @@ import { builtCommand, root, spawnCli, stopAll } from './support/process.ts'
 process.env.NODE_ENV = 'test'
 
 const require = createRequire(path.join(root, 'package.json'))
-/** json-server 0.17.4 itself, as `require('json-server')` loads it. */
-const jsonServer017 = require('json-server') as JsonServerModule
 const express = require('express') as () => ExpressApp
 
 interface ExpressApp {
@@ -36,20 +33,6 @@ interface JsonServerModule {
   defaults(options?: object): unknown
   rewriter(rules: Record<string, string>): unknown
   bodyParser: unknown
-}
-
-const restdirModule = restdirJsonServer as unknown as JsonServerModule
-
-const database = {
-  posts: [
-    { id: 1, title: 'json-server', author: 'typicode', category: 'javascript' },
-    { id: 2, title: 'restdir', author: 'someone', category: 'node' },
-  ],
-  comments: [
-    { id: 1, body: 'some comment', postId: 1 },
-    { id: 2, body: 'another', postId: 2 },
-  ],
-  profile: { name: 'typicode' },
 }
 
 /** A README example: builds its app from the module it is given and the db.json it serves. */
@@ -132,37 +115,9 @@ const inMemory: Example = (jsonServer) => {
   return server
 }
 
-interface Pair {
-  ask(method: string, target: string, options?: RequestOptions): Promise<[Answer, Answer]>
-  /** The db.json each side serves, as it is on disk now. */
-  files(): [unknown, unknown]
-  close(): Promise<void>
-}
-
 /** The example in Express twice, json-server's module and restdir's, each on its own db.json. */
-async function sideBySide(example: Example): Promise<Pair> {
-  const dir = await makeTempDir('restdir-module-')
-  const dbFiles = ['json-server', 'restdir'].map((name) => path.join(dir, `${name}-db.json`))
-  for (const file of dbFiles) writeFileSync(file, JSON.stringify(database, null, 2))
-  const servers = await Promise.all([jsonServer017, restdirModule].map((module, index) => listen(example(module, dbFiles[index]))))
-  const ports = servers.map((server) => (server.address() as AddressInfo).port)
-  return {
-    async ask(method, target, options) {
-      const [theirs, ours] = await Promise.all(ports.map((port) => send(port, method, target, options)))
-      return [theirs, ours]
-    },
-    files: () => dbFiles.map((file) => JSON.parse(readFileSync(file, 'utf8'))) as [unknown, unknown],
-    async close() {
-      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
-      await rm(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-function listen(app: ExpressApp): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(server))
-  })
+function sideBySide(example: Example): Promise<Pair> {
+  return startPair(database, { jsonServer: { how: 'module', app: example }, restdir: { app: example } })
 }
 
 /** The same status, and the same JSON body (a refusal: both JSON or both not, restdir's a problem+json). */
@@ -193,15 +148,15 @@ test('the simple example serves db.json, reads and writes, with the defaults\' n
     const pair = await sideBySide(simple)
     try {
       for (const target of ['/posts', '/posts/1', '/posts?category=node', '/posts?_sort=id&_order=desc', '/comments?postId=1', '/posts/1?_embed=comments', '/profile', '/db', '/posts/9']) {
-        const answers = await pair.ask('GET', target)
+        const answers = await pair.both('GET', target)
         assertSame(answers, `GET ${target}`)
         assert.is(answers[1].headers['cache-control'], answers[0].headers['cache-control'], `GET ${target}: Cache-Control`)
       }
-      assertSame(await pair.ask('POST', '/posts', { body: { title: 'new' } }), 'POST /posts')
-      assertSame(await pair.ask('PATCH', '/posts/1', { body: { title: 'changed' } }), 'PATCH /posts/1')
-      assertSame(await pair.ask('DELETE', '/posts/2'), 'DELETE /posts/2')
-      assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the writes')
-      const [theirFile, ourFile] = pair.files()
+      assertSame(await pair.both('POST', '/posts', { body: { title: 'new' } }), 'POST /posts')
+      assertSame(await pair.both('PATCH', '/posts/1', { body: { title: 'changed' } }), 'PATCH /posts/1')
+      assertSame(await pair.both('DELETE', '/posts/2'), 'DELETE /posts/2')
+      assertSame(await pair.both('GET', '/posts'), 'GET /posts after the writes')
+      const [theirFile, ourFile] = await pair.files()
       assert.equal(ourFile, theirFile, 'both db.json files hold the same data after the writes')
     } finally {
       await pair.close()
@@ -214,17 +169,17 @@ test('the custom routes example: the echo route before the router, and bodyParse
   await logged(async () => {
     const pair = await sideBySide(customRoutes)
     try {
-      assertSame(await pair.ask('GET', '/echo?a=1&b=2&b=3'), 'GET /echo')
-      const created = await pair.ask('POST', '/posts', { body: { title: 'stamped' } })
+      assertSame(await pair.both('GET', '/echo?a=1&b=2&b=3'), 'GET /echo')
+      const created = await pair.both('POST', '/posts', { body: { title: 'stamped' } })
       assertSame(created, 'POST /posts (JSON)')
       assert.is(created[1].json.createdAt, 1700000000000)
-      const form = await pair.ask('POST', '/comments', { body: 'body=from+a+form&postId=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      const form = await pair.both('POST', '/comments', { body: 'body=from+a+form&postId=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
       assertSame(form, 'POST /comments (a form)')
       assert.is(form[1].json.createdAt, 1700000000000)
-      assertSame(await pair.ask('PUT', '/posts/1', { body: { title: 'replaced' } }), 'PUT /posts/1')
-      assertSame(await pair.ask('POST', '/posts', { body: '{"title": ', headers: { 'content-type': 'application/json' } }), 'POST of broken JSON')
-      assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the writes')
-      const [theirFile, ourFile] = pair.files()
+      assertSame(await pair.both('PUT', '/posts/1', { body: { title: 'replaced' } }), 'PUT /posts/1')
+      assertSame(await pair.both('POST', '/posts', { body: '{"title": ', headers: { 'content-type': 'application/json' } }), 'POST of broken JSON')
+      assertSame(await pair.both('GET', '/posts'), 'GET /posts after the writes')
+      const [theirFile, ourFile] = await pair.files()
       assert.equal(ourFile, theirFile)
     } finally {
       await pair.close()
@@ -236,14 +191,14 @@ test('the access control example refuses without the token (401) and serves with
   await logged(async () => {
     const pair = await sideBySide(accessControl)
     try {
-      const refused = await pair.ask('GET', '/posts')
+      const refused = await pair.both('GET', '/posts')
       assertSame(refused, 'GET /posts without the token')
       assert.is(refused[1].status, 401)
       assert.is(refused[1].text, refused[0].text, 'both say Unauthorized')
-      assertSame(await pair.ask('POST', '/posts', { body: { title: 'x' } }), 'POST /posts without the token')
+      assertSame(await pair.both('POST', '/posts', { body: { title: 'x' } }), 'POST /posts without the token')
       const token = { authorization: 'Bearer letmein' }
-      assertSame(await pair.ask('GET', '/posts', { headers: token }), 'GET /posts with the token')
-      assertSame(await pair.ask('POST', '/posts', { body: { title: 'x' }, headers: token }), 'POST /posts with the token')
+      assertSame(await pair.both('GET', '/posts', { headers: token }), 'GET /posts with the token')
+      assertSame(await pair.both('POST', '/posts', { body: { title: 'x' }, headers: token }), 'POST /posts with the token')
     } finally {
       await pair.close()
     }
@@ -255,12 +210,12 @@ test('the rewriter example rewrites /api/* and /blog/:resource/:id/show before t
     const pair = await sideBySide(rewriterExample)
     try {
       for (const target of ['/api/posts', '/api/posts/1', '/api/posts?category=node', '/blog/posts/2/show', '/blog/comments/1/show/', '/posts/1', '/__rules']) {
-        const answers = await pair.ask('GET', target)
+        const answers = await pair.both('GET', target)
         assertSame(answers, `GET ${target}`)
         assert.is(answers[1].status, 200, `GET ${target} is found`)
       }
-      assertSame(await pair.ask('POST', '/api/posts', { body: { title: 'through the rewrite' } }), 'POST /api/posts')
-      assertSame(await pair.ask('GET', '/posts/3'), 'GET /posts/3, made through /api/posts')
+      assertSame(await pair.both('POST', '/api/posts', { body: { title: 'through the rewrite' } }), 'POST /api/posts')
+      assertSame(await pair.both('GET', '/posts/3'), 'GET /posts/3, made through /api/posts')
     } finally {
       await pair.close()
     }
@@ -271,12 +226,12 @@ test('mounted on /api, the router answers below it, and hands out URLs below it'
   await logged(async () => {
     const pair = await sideBySide(mounted)
     try {
-      for (const target of ['/api/posts', '/api/posts/2', '/api/profile', '/api/posts/1/comments', '/api/nothing']) assertSame(await pair.ask('GET', target), `GET ${target}`)
-      assertSame(await pair.ask('GET', '/api/posts?_page=1&_limit=1'), 'a page')
-      const [theirs, ours] = await pair.ask('GET', '/api/posts?_page=1&_limit=1')
+      for (const target of ['/api/posts', '/api/posts/2', '/api/profile', '/api/posts/1/comments', '/api/nothing']) assertSame(await pair.both('GET', target), `GET ${target}`)
+      assertSame(await pair.both('GET', '/api/posts?_page=1&_limit=1'), 'a page')
+      const [theirs, ours] = await pair.both('GET', '/api/posts?_page=1&_limit=1')
       assert.ok(String(ours.headers.link).includes('/api/posts?_page=2'), `Link is below /api: ${ours.headers.link}`)
       assert.is(ours.headers['x-total-count'], theirs.headers['x-total-count'])
-      assertSame(await pair.ask('POST', '/api/posts', { body: { title: 'mounted' } }), 'POST /api/posts')
+      assertSame(await pair.both('POST', '/api/posts', { body: { title: 'mounted' } }), 'POST /api/posts')
     } finally {
       await pair.close()
     }
@@ -286,10 +241,10 @@ test('mounted on /api, the router answers below it, and hands out URLs below it'
 test('router(object) serves the object from memory, seeded with a copy of it', async () => {
   const pair = await sideBySide(inMemory)
   try {
-    for (const target of ['/posts', '/posts/2', '/profile', '/comments?postId=2']) assertSame(await pair.ask('GET', target), `GET ${target}`)
-    assertSame(await pair.ask('POST', '/posts', { body: { title: 'kept in memory' } }), 'POST /posts')
-    assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the write')
-    const [theirFile, ourFile] = pair.files()
+    for (const target of ['/posts', '/posts/2', '/profile', '/comments?postId=2']) assertSame(await pair.both('GET', target), `GET ${target}`)
+    assertSame(await pair.both('POST', '/posts', { body: { title: 'kept in memory' } }), 'POST /posts')
+    assertSame(await pair.both('GET', '/posts'), 'GET /posts after the write')
+    const [theirFile, ourFile] = await pair.files()
     assert.equal(ourFile, database, 'no file was written')
     assert.equal(theirFile, database)
   } finally {
@@ -304,33 +259,31 @@ test('createServer takes rewrite rules and middlewares as options, as json-serve
     if (req.method === 'POST') req.body.createdAt = 1700000000000
     next()
   }
-  const dir = await makeTempDir('restdir-module-options-')
-  const [theirFile, ourFile] = ['json-server', 'restdir'].map((name) => path.join(dir, `${name}-db.json`))
-  for (const file of [theirFile, ourFile]) writeFileSync(file, JSON.stringify(database, null, 2))
-  const app = jsonServer017.create() as ExpressApp
-  app.use(jsonServer017.bodyParser)
-  app.use(jsonServer017.rewriter(rules))
-  app.use(stamp)
-  app.use(jsonServer017.router(theirFile))
-  const theirs = await listen(app)
-  const ours = createServer({ store: ourFile, routes: rules, middlewares: [stamp], quiet: true })
-  await ours.ready
-  await new Promise<void>((resolve) => ours.listen(0, '127.0.0.1', resolve))
-  const ask = (method: string, target: string, options?: RequestOptions) =>
-    Promise.all([theirs, ours].map((server) => send((server.address() as AddressInfo).port, method, target, options))) as Promise<[Answer, Answer]>
+  const pair = await startPair(database, {
+    jsonServer: {
+      how: 'module',
+      app: (jsonServer: JsonServerModule, file: string) => {
+        const app = jsonServer.create() as ExpressApp
+        app.use(jsonServer.bodyParser)
+        app.use(jsonServer.rewriter(rules))
+        app.use(stamp)
+        app.use(jsonServer.router(file))
+        return app
+      },
+    },
+    restdir: { options: { routes: rules, middlewares: [stamp] } },
+  })
   try {
     for (const target of ['/api/posts', '/api/posts/1', '/posts/2/show', '/posts/node', '/articles?id=2', '/__rules']) {
-      const answers = await ask('GET', target)
+      const answers = await pair.both('GET', target)
       assertSame(answers, `GET ${target}`)
       if (target !== '/__rules') assert.is(answers[1].headers['x-hello'], 'World', `GET ${target} went through the middleware`)
     }
-    const created = await ask('POST', '/api/comments', { body: { body: 'stamped', postId: 2 } })
+    const created = await pair.both('POST', '/api/comments', { body: { body: 'stamped', postId: 2 } })
     assertSame(created, 'POST /api/comments')
     assert.is(created[1].json.createdAt, 1700000000000)
   } finally {
-    await new Promise((resolve) => theirs.close(resolve))
-    await ours.shutdown()
-    await rm(dir, { recursive: true, force: true })
+    await pair.close()
   }
 })
 

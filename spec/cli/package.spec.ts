@@ -123,13 +123,7 @@ test('installed offline, `npx restdir` starts and answers over HTTP, with the bu
   assert.is(imported.status, 0, imported.stderr)
   assert.match(imported.stdout, /imported 2 documents/)
 
-  server = spawn('npx', ['--offline', 'restdir', '--port', '0', '--store', 'data', '--prefix', '/api', '--quiet'], {
-    cwd: app,
-    // Its own process group: npx runs restdir in a child, and the test stops (or, failing, kills) both at once.
-    detached: true,
-    env: { ...process.env, npm_config_cache: join(work, 'npm-cache'), npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  server = npxOffline(['restdir', '--port', '0', '--store', 'data', '--prefix', '/api', '--quiet'], app)
   const port = await listeningPort(server)
 
   const page = await send(port, 'GET', '/')
@@ -142,17 +136,7 @@ test('installed offline, `npx restdir` starts and answers over HTTP, with the bu
   assert.is(created.headers.location, `/api/user/${created.json.user_id}`)
 
   // npx passes SIGTERM on; restdir finishes, closes the store (its lock goes) and lets go of the output pipe.
-  const closed = new Promise<boolean>((done) => {
-    const timer = setTimeout(() => done(false), 15_000)
-    server?.stdout?.once('close', () => {
-      clearTimeout(timer)
-      done(true)
-    })
-  })
-  process.kill(-(server.pid as number), 'SIGTERM')
-  const stopped = await closed
-  if (stopped) server = undefined
-  assert.ok(stopped, 'SIGTERM stops it within 15 s')
+  await assertStopsOnSigterm(server)
   assert.not.ok(existsSync(join(app, 'data', '@lock')), 'the store lock was released')
 })
 
@@ -164,30 +148,14 @@ test('`npx ./restdir-<version>.tgz db.json` in a folder holding only the tarball
   assert.match(readFileSync(join(repository, 'README.md'), 'utf8'), `npx ./${name} db.json`, 'the README shows it, with the version npm pack names')
   copyFileSync(tarball, join(folder, name))
   writeFileSync(join(folder, 'db.json'), JSON.stringify({ posts: [{ id: 1, title: 'packed' }], profile: { name: 'typicode' } }, null, 2))
-  const child = spawn('npx', ['--offline', '--yes', `./${name}`, 'db.json', '--port', '0', '--quiet'], {
-    cwd: folder,
-    // Its own process group: npx runs restdir in a child, and the test stops (or, failing, kills) both at once.
-    detached: true,
-    env: { ...process.env, npm_config_cache: join(work, 'npm-cache'), npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = npxOffline(['--yes', `./${name}`, 'db.json', '--port', '0', '--quiet'], folder)
   server = child
   const port = await listeningPort(child)
   assert.equal((await send(port, 'GET', '/posts')).json, [{ id: 1, title: 'packed' }])
   const created = await send(port, 'POST', '/posts', { body: { title: 'written back' } })
   assert.is(created.status, 201)
   assert.equal(JSON.parse(readFileSync(join(folder, 'db.json'), 'utf8')).posts[1], created.json)
-  const closed = new Promise<boolean>((done) => {
-    const timer = setTimeout(() => done(false), 15_000)
-    child.stdout?.once('close', () => {
-      clearTimeout(timer)
-      done(true)
-    })
-  })
-  process.kill(-(child.pid as number), 'SIGTERM')
-  const stopped = await closed
-  if (stopped) server = undefined
-  assert.ok(stopped, 'SIGTERM stops it within 15 s')
+  await assertStopsOnSigterm(child)
   assert.equal(readdirSync(folder).sort(), ['db.json', name], 'nothing else was left in the folder')
 })
 
@@ -324,6 +292,32 @@ test('with --sync the command widens Node\'s thread pool, so flushes overlap; a 
   // Node's own helper threads vary by a few; 32 pool threads do not hide among them.
   assert.ok(chosen < plain + 16, `UV_THREADPOOL_SIZE=6 kept: ${chosen} threads, ${plain} with Node's 4`)
 })
+
+/** `npx --offline ...args` in `cwd`, from the test's own npm cache, never the registry. */
+function npxOffline(args: string[], cwd: string): ChildProcess {
+  return spawn('npx', ['--offline', ...args], {
+    cwd,
+    // Its own process group: npx runs restdir in a child, and the test stops (or, failing, kills) both at once.
+    detached: true,
+    env: { ...process.env, npm_config_cache: join(work, 'npm-cache'), npm_config_offline: 'true', npm_config_registry: 'http://127.0.0.1:9/', npm_config_update_notifier: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+/** SIGTERM to the process group of `child` ends it, output pipe closed, within 15 s; then the test no longer holds it. */
+async function assertStopsOnSigterm(child: ChildProcess): Promise<void> {
+  const closed = new Promise<boolean>((done) => {
+    const timer = setTimeout(() => done(false), 15_000)
+    child.stdout?.once('close', () => {
+      clearTimeout(timer)
+      done(true)
+    })
+  })
+  process.kill(-(child.pid as number), 'SIGTERM')
+  const stopped = await closed
+  if (stopped) server = undefined
+  assert.ok(stopped, 'SIGTERM stops it within 15 s')
+}
 
 /** Waits for the "listening on http://host:port/" line. */
 function listeningPort(child: ChildProcess): Promise<number> {

@@ -3,26 +3,16 @@ import * as assert from 'uvu/assert'
 import { writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
-import { makeTempDir, send, type Answer, type RequestOptions } from '../support/helpers.ts'
-import { freePort, runCli, spawnCli, startCli, stopAll } from '../support/process.ts'
+import { makeTempDir, type Answer } from '../support/helpers.ts'
+import { runCli, stopAll } from '../support/process.ts'
+import { startPair, type Pair } from '../support/side-by-side.ts'
+import { categorizedPosts as database } from '../support/fixtures/categorized-posts.ts'
 import { readCommandLine, textsOf } from '../../lib/cli/args.ts'
 
 // `--routes` and `--middlewares` side by side with json-server 0.17.4's own command
 // (node_modules/json-server/lib/cli/bin.js), each on its own copy of one db.json, given the
 // same rules file and middleware files: the same requests go to both, and their statuses and
 // bodies are compared (a refusal's body is restdir's problem+json, docs/json-server.md says why).
-
-const database = {
-  posts: [
-    { id: 1, title: 'json-server', author: 'typicode', category: 'javascript' },
-    { id: 2, title: 'restdir', author: 'someone', category: 'node' },
-  ],
-  comments: [
-    { id: 1, body: 'some comment', postId: 1 },
-    { id: 2, body: 'another', postId: 2 },
-  ],
-  profile: { name: 'typicode' },
-}
 
 /** json-server 0.17 README's routes.json ("Add custom routes"), every form it shows, its last pattern escaped as JSON must escape it. */
 const readmeRules = {
@@ -32,46 +22,12 @@ const readmeRules = {
   '/articles\\?id=:id': '/posts/:id',
 }
 
-interface Pair {
-  ask(method: string, target: string, options?: RequestOptions): Promise<[Answer, Answer]>
-  stderr(): string
-  close(): Promise<void>
-}
-
-/** json-server 0.17.4's command and restdir's, each on a copy of `database`, given the same further arguments (files in `dir`). */
-async function bothCommands(dir: string, args: string[]): Promise<Pair> {
-  const theirFile = path.join(dir, 'json-server-db.json')
-  const ourFile = path.join(dir, 'restdir-db.json')
-  for (const file of [theirFile, ourFile]) writeFileSync(file, JSON.stringify(database, null, 2))
-  const theirPort = await freePort()
-  const theirs = spawnCli([theirFile, ...args, '--port', String(theirPort), '--host', '127.0.0.1', '--quiet'], {
-    command: [process.execPath, 'node_modules/json-server/lib/cli/bin.js'],
-    env: { NODE_ENV: 'test' },
+/** json-server 0.17.4's command and restdir's, each on a copy of `database`, given the same further arguments (restdir `restdirArgs` where its own differ). */
+function bothCommands(args: string[], restdirArgs = args): Promise<Pair> {
+  return startPair(database, {
+    jsonServer: { args: [...args, '--quiet'], env: { NODE_ENV: 'test' } },
+    restdir: { how: 'command', args: [...restdirArgs, '--quiet'] },
   })
-  const ours = await startCli([ourFile, ...args, '--port', '0', '--quiet'])
-  // json-server prints nothing with --quiet; it listens once its port answers.
-  await waitUntilAnswering(theirPort, theirs.exited)
-  return {
-    async ask(method, target, options) {
-      return Promise.all([send(theirPort, method, target, options), send(ours.port, method, target, options)])
-    },
-    stderr: () => ours.stderr(),
-    async close() {
-      theirs.child.kill()
-      await Promise.all([theirs.exited, ours.stop()])
-    },
-  }
-}
-
-async function waitUntilAnswering(port: number, exited: Promise<unknown>): Promise<void> {
-  let gone = false
-  exited.then(() => (gone = true))
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (gone) throw new Error('json-server exited before it listened')
-    if (await send(port, 'GET', '/db').then(() => true, () => false)) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`json-server did not listen on ${port} within 20 s`)
 }
 
 /** The same status, and the same JSON body when it is not a refusal (restdir's refusals are problem+json). */
@@ -85,7 +41,7 @@ const routes = suite<{ dir: string; pair: Pair }>('--routes', { dir: '', pair: u
 routes.before(async (context) => {
   context.dir = await makeTempDir('restdir-routes-')
   writeFileSync(path.join(context.dir, 'routes.json'), JSON.stringify(readmeRules, null, 2))
-  context.pair = await bothCommands(context.dir, ['--routes', path.join(context.dir, 'routes.json')])
+  context.pair = await bothCommands(['--routes', path.join(context.dir, 'routes.json')])
 })
 routes.after(async ({ dir, pair }) => {
   await pair?.close()
@@ -98,28 +54,28 @@ routes('each rewrite of json-server\'s README answers as json-server answers it'
   // /posts/javascript → /posts?category=javascript, /articles?id=1 → /posts/1 (the rules apply in turn,
   // so /posts/1, once rewritten, is also taken by /posts/:category, in json-server as here).
   for (const target of ['/api/posts', '/api/posts/1', '/posts/1/show', '/posts/javascript', '/posts/node', '/articles?id=1', '/articles?id=2']) {
-    assertSame(await pair.ask('GET', target), `GET ${target}`)
+    assertSame(await pair.both('GET', target), `GET ${target}`)
   }
 })
 
 routes('a rewritten URL keeps the rest of its query, and a URL no rule takes is served as it is', async ({ pair }) => {
   for (const target of ['/api/posts?_sort=id&_order=desc', '/api/comments?postId=2', '/API/posts', '/api/profile/', '/comments', '/comments/2', '/profile', '/api/nothing']) {
-    const answers = await pair.ask('GET', target)
+    const answers = await pair.both('GET', target)
     assertSame(answers, `GET ${target}`)
   }
 })
 
 routes('GET /__rules answers the rules as json-server does', async ({ pair }) => {
-  const answers = await pair.ask('GET', '/__rules')
+  const answers = await pair.both('GET', '/__rules')
   assertSame(answers, 'GET /__rules')
   assert.equal(answers[1].json, readmeRules)
 })
 
 routes('writes go through the rules too', async ({ pair }) => {
-  assertSame(await pair.ask('POST', '/api/comments', { body: { body: 'through /api', postId: 1 } }), 'POST /api/comments')
-  assertSame(await pair.ask('PATCH', '/comments/3/show', { body: { body: 'patched' } }), 'PATCH /comments/3/show')
-  assertSame(await pair.ask('GET', '/api/comments/3'), 'GET /api/comments/3')
-  assertSame(await pair.ask('DELETE', '/api/comments/3'), 'DELETE /api/comments/3')
+  assertSame(await pair.both('POST', '/api/comments', { body: { body: 'through /api', postId: 1 } }), 'POST /api/comments')
+  assertSame(await pair.both('PATCH', '/comments/3/show', { body: { body: 'patched' } }), 'PATCH /comments/3/show')
+  assertSame(await pair.both('GET', '/api/comments/3'), 'GET /api/comments/3')
+  assertSame(await pair.both('DELETE', '/api/comments/3'), 'DELETE /api/comments/3')
 })
 
 routes.run()
@@ -204,74 +160,60 @@ middlewares.after(async ({ dir }) => {
 /** The pair of commands with the middlewares: restdir takes the ES module where json-server takes its CommonJS twin. */
 async function withMiddlewares(dir: string, run: (pair: Pair) => Promise<void>): Promise<void> {
   const file = (name: string) => path.join(dir, name)
-  const theirFile = path.join(dir, 'json-server-db.json')
-  const ourFile = path.join(dir, 'restdir-db.json')
-  for (const db of [theirFile, ourFile]) writeFileSync(db, JSON.stringify(database, null, 2))
-  const theirPort = await freePort()
-  const theirs = spawnCli([theirFile, '--middlewares', file('hello.js'), file('guard.cjs'), file('faults.js'), '--port', String(theirPort), '--host', '127.0.0.1', '--quiet'], {
-    command: [process.execPath, 'node_modules/json-server/lib/cli/bin.js'],
-    env: { NODE_ENV: 'test' },
-  })
-  const ours = await startCli([ourFile, '-m', file('hello.js'), file('guard.mjs'), '-m', file('faults.js'), '--port', '0', '--quiet'])
-  await waitUntilAnswering(theirPort, theirs.exited)
+  const pair = await bothCommands(['--middlewares', file('hello.js'), file('guard.cjs'), file('faults.js')], ['-m', file('hello.js'), file('guard.mjs'), '-m', file('faults.js')])
   try {
-    await run({
-      ask: (method, target, options) => Promise.all([send(theirPort, method, target, options), send(ours.port, method, target, options)]),
-      stderr: () => ours.stderr(),
-      close: async () => {},
-    })
+    await run(pair)
   } finally {
-    theirs.child.kill()
-    await Promise.all([theirs.exited, ours.stop()])
+    await pair.close()
   }
 }
 
 middlewares('they run in order before the API, CommonJS and ES modules, with req.body parsed as json-server parses it', async ({ dir }) => {
   await withMiddlewares(dir, async (pair) => {
-    const read = await pair.ask('GET', '/posts')
+    const read = await pair.both('GET', '/posts')
     assertSame(read, 'GET /posts')
     for (const answer of read) assert.is(answer.headers['x-hello'], 'World')
     assert.is(read[1].headers['x-body-seen'], read[0].headers['x-body-seen'], 'req.body of a GET')
 
-    const created = await pair.ask('POST', '/posts', { body: { title: 'from a client' } })
+    const created = await pair.both('POST', '/posts', { body: { title: 'from a client' } })
     assertSame(created, 'POST /posts (JSON)')
     assert.is(created[1].json.createdAt, 1700000000000, 'what a middleware added to req.body is stored')
     assert.is(created[1].headers['x-body-seen'], created[0].headers['x-body-seen'], 'the next middleware saw the changed req.body')
 
-    const form = await pair.ask('POST', '/comments', { body: 'body=a+form&postId=2&tag=a&tag=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = await pair.both('POST', '/comments', { body: 'body=a+form&postId=2&tag=a&tag=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     assertSame(form, 'POST /comments (a form)')
     assert.is(form[1].headers['x-body-seen'], form[0].headers['x-body-seen'], 'req.body of a form')
 
-    assertSame(await pair.ask('PATCH', '/posts/1', { body: { title: 'patched' } }), 'PATCH /posts/1')
-    assertSame(await pair.ask('PUT', '/posts/2', { body: { title: 'replaced' } }), 'PUT /posts/2')
-    assertSame(await pair.ask('GET', '/posts'), 'GET /posts after the writes')
-    assertSame(await pair.ask('GET', '/comments'), 'GET /comments after the writes')
+    assertSame(await pair.both('PATCH', '/posts/1', { body: { title: 'patched' } }), 'PATCH /posts/1')
+    assertSame(await pair.both('PUT', '/posts/2', { body: { title: 'replaced' } }), 'PUT /posts/2')
+    assertSame(await pair.both('GET', '/posts'), 'GET /posts after the writes')
+    assertSame(await pair.both('GET', '/comments'), 'GET /comments after the writes')
   })
 })
 
 middlewares('a middleware that answers itself ends the request, and nothing is stored', async ({ dir }) => {
   await withMiddlewares(dir, async (pair) => {
-    const refused = await pair.ask('POST', '/posts', { body: { title: 'x', secret: 'no' } })
+    const refused = await pair.both('POST', '/posts', { body: { title: 'x', secret: 'no' } })
     assert.is(refused[0].status, 403)
     assert.is(refused[1].status, 403)
     assert.equal(refused[1].json, refused[0].json)
-    const stamped = await pair.ask('GET', '/stamp?value=7')
+    const stamped = await pair.both('GET', '/stamp?value=7')
     assertSame(stamped, 'GET /stamp')
     assert.equal(stamped[1].json, { stamped: '7', order: 'World' })
-    assertSame(await pair.ask('GET', '/posts'), 'GET /posts: nothing was stored')
+    assertSame(await pair.both('GET', '/posts'), 'GET /posts: nothing was stored')
   })
 })
 
 middlewares('next(error) and a thrown error are a 500 (an error\'s own 4xx status as Express takes it), and the server keeps serving', async ({ dir }) => {
   await withMiddlewares(dir, async (pair) => {
     for (const target of ['/next-error', '/thrown', '/refused']) {
-      const answers = await pair.ask('GET', target)
+      const answers = await pair.both('GET', target)
       assertSame(answers, `GET ${target}`)
       assert.not.match(answers[1].text, /at .*faults\.js|thrown\)|handed on/, 'no stack, no file path, no internal message in a 500')
     }
-    assert.match((await pair.ask('GET', '/refused'))[1].json.detail, /not for you/)
-    assertSame(await pair.ask('GET', '/posts/1'), 'GET /posts/1 afterwards')
-    assertSame(await pair.ask('POST', '/posts', { body: '{"title": ', headers: { 'content-type': 'application/json' } }), 'POST of broken JSON')
+    assert.match((await pair.both('GET', '/refused'))[1].json.detail, /not for you/)
+    assertSame(await pair.both('GET', '/posts/1'), 'GET /posts/1 afterwards')
+    assertSame(await pair.both('POST', '/posts', { body: '{"title": ', headers: { 'content-type': 'application/json' } }), 'POST of broken JSON')
   })
 })
 

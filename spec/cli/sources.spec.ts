@@ -1,16 +1,16 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
 import { makeTempDir, send, type Answer } from '../support/helpers.ts'
-import { freePort, root, spawnCli, startCli, stopAll, type RunningCli } from '../support/process.ts'
+import { freePort, root, spawnCli, startCli, stopAll } from '../support/process.ts'
+import { startJsonServer, startRestdir, type Side } from '../support/side-by-side.ts'
 
 // The sources json-server takes besides a db.json (docs/json-server.md, "A URL
 // or a seed.js" and "Serving a db.json5"), each run side by side with
@@ -20,8 +20,6 @@ import { freePort, root, spawnCli, startCli, stopAll, type RunningCli } from '..
 
 /** restdir's command run from any folder: tsx named by its path, as the folder has no node_modules. */
 const restdirCommand = [process.execPath, '--import', pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href]
-
-const jsonServer017Bin = join(root, 'node_modules', 'json-server', 'lib', 'cli', 'bin.js')
 
 function database() {
   return {
@@ -61,11 +59,6 @@ const requests: Array<[string, string, unknown?]> = [
   ['GET', '/profile'],
 ]
 
-interface Side {
-  port: number
-  stop(): Promise<void>
-}
-
 /** Both servers' answers to `requests`, status and JSON body, one request at a time. */
 async function answersOf(port: number): Promise<Array<{ request: string; status: number; body: unknown }>> {
   const answers = []
@@ -75,54 +68,6 @@ async function answersOf(port: number): Promise<Array<{ request: string; status:
     answers.push({ request: `${method} ${target}`, status: answer.status, body: answer.status < 400 ? answer.json : 'an error' })
   }
   return answers
-}
-
-/** json-server 0.17.4 as its command line starts it, on a port of its own; ready once it answers. */
-async function startJsonServer017(source: string, cwd: string): Promise<Side> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [jsonServer017Bin, source, '--port', String(port), '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-  return ready(child, port, /Home/)
-}
-
-/** json-server 1.0 as its command line (lib/bin.js) starts it, installed on first use into bench/json-server-1/. */
-async function startJsonServer1(file: string, cwd: string): Promise<Side> {
-  const port = await freePort()
-  const bin = join(await jsonServer1Package(), 'lib', 'bin.js')
-  // NODE_ENV=production turns off its watch of the file, which reads the file again after each of its own
-  // writes and, when the next write lands meanwhile, takes back the older data (a PUT lost now and then);
-  // in production its static files come from ./public, which must then exist.
-  mkdirSync(join(cwd, 'public'), { recursive: true })
-  const child = spawn(process.execPath, [bin, file, '--port', String(port), '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } })
-  return ready(child, port, /JSON Server started/)
-}
-
-function ready(child: ChildProcess, port: number, banner: RegExp): Promise<Side> {
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('close', resolve))
-    child.kill('SIGKILL')
-    await exited
-  }
-  return new Promise((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => {
-      void stop()
-      reject(new Error(`json-server printed no ${banner} within 20 s:\n${output}`))
-    }, 20_000)
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (banner.test(output)) {
-        clearTimeout(timer)
-        resolve({ port, stop })
-      }
-    }
-    child.stdout!.on('data', seen)
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`json-server exited (${code}) before it was ready:\n${output}`))
-    })
-  })
 }
 
 /** A plain HTTP server on 127.0.0.1 answering `body` at /db.json (and 404 elsewhere), counting the requests it gets. */
@@ -142,11 +87,6 @@ async function serveRemote(body: string, type = 'application/json'): Promise<{ u
       return new Promise((resolve) => server.close(() => resolve()))
     },
   }
-}
-
-/** restdir's command on `source`, run in `cwd`, on port 0, quiet. */
-function startRestdir(source: string, cwd: string): Promise<RunningCli> {
-  return startCli([join(root, 'bin', 'restdir.ts'), source, '--port', '0', '--quiet'], { command: restdirCommand, cwd })
 }
 
 /** restdir's command on `source` run to its end (it fails to start). */
@@ -173,10 +113,10 @@ remote('the same requests get the same answers from restdir and json-server 0.17
   const dir = await makeTempDir('restdir-remote-')
   const source = await serveRemote(JSON.stringify(database(), null, 2))
   let jsonServer: Side | undefined
-  const restdir = await startRestdir(source.url, dir)
+  const restdir = await startRestdir(source.url, { how: 'command', cwd: dir, args: ['--quiet'] })
   try {
     assert.is(source.hits(), 1, 'restdir loaded it once')
-    jsonServer = await startJsonServer017(source.url, dir)
+    jsonServer = await startJsonServer(source.url, { cwd: dir })
     assert.is(source.hits(), 2, 'and so did json-server')
     const ours = await answersOf(restdir.port)
     const theirs = await answersOf(jsonServer.port)
@@ -184,8 +124,8 @@ remote('the same requests get the same answers from restdir and json-server 0.17
     assert.is(source.hits(), 2, 'neither went back to the URL')
     assert.equal(readdirSync(dir), [], 'nothing was made on disk: no folder named http:, no store')
   } finally {
-    await restdir.stop()
-    await jsonServer?.stop()
+    await restdir.close()
+    await jsonServer?.close()
     await source.close()
     await rm(dir, { recursive: true, force: true })
   }
@@ -269,16 +209,16 @@ seed('a CommonJS module exporting a function: the same requests get the same ans
   const dir = await makeTempDir('restdir-seed-')
   writeFileSync(join(dir, 'seed.js'), `module.exports = () => (${JSON.stringify(database())})\n`)
   let jsonServer: Side | undefined
-  const restdir = await startRestdir('seed.js', dir)
+  const restdir = await startRestdir('seed.js', { how: 'command', cwd: dir, args: ['--quiet'] })
   try {
-    jsonServer = await startJsonServer017('seed.js', dir)
+    jsonServer = await startJsonServer('seed.js', { cwd: dir })
     const ours = await answersOf(restdir.port)
     const theirs = await answersOf(jsonServer.port)
     for (let index = 0; index < requests.length; index++) assert.equal(ours[index], theirs[index], ours[index].request)
     assert.equal(readdirSync(dir), ['seed.js'], 'nothing else was made on disk')
   } finally {
-    await restdir.stop()
-    await jsonServer?.stop()
+    await restdir.close()
+    await jsonServer?.close()
     await rm(dir, { recursive: true, force: true })
   }
 })
@@ -290,19 +230,19 @@ seed('an ES module (.mjs), a .cjs and a module exporting the data itself (or an 
   writeFileSync(join(dir, 'seed.mjs'), `export default async () => (${data})\n`)
   writeFileSync(join(dir, 'seed.cjs'), `module.exports = ${data}\n`)
   const expected = await (async () => {
-    const restdir = await startRestdir('function.js', dir)
+    const restdir = await startRestdir('function.js', { how: 'command', cwd: dir, args: ['--quiet'] })
     try {
       return await answersOf(restdir.port)
     } finally {
-      await restdir.stop()
+      await restdir.close()
     }
   })()
   for (const file of ['seed.mjs', 'seed.cjs']) {
-    const restdir = await startRestdir(file, dir)
+    const restdir = await startRestdir(file, { how: 'command', cwd: dir, args: ['--quiet'] })
     try {
       assert.equal(await answersOf(restdir.port), expected, file)
     } finally {
-      await restdir.stop()
+      await restdir.close()
     }
   }
   await rm(dir, { recursive: true, force: true })
@@ -373,8 +313,8 @@ json5('the same requests get the same answers, and both write back a JSON5 file 
   writeFileSync(join(ours, 'db.json5'), json5Text)
   writeFileSync(join(theirs, 'db.json5'), json5Text)
   const JSON5 = createRequire(join(await jsonServer1Package(), 'package.json'))('json5') as { parse(text: string): any; stringify(value: unknown, replacer: null, space: number): string }
-  const restdir = await startRestdir('db.json5', ours)
-  const jsonServer = await startJsonServer1('db.json5', theirs)
+  const restdir = await startRestdir('db.json5', { how: 'command', cwd: ours, args: ['--quiet'] })
+  const jsonServer = await startJsonServer('db.json5', { version: '1.0', cwd: theirs, watch: false })
   try {
     for (const [method, target, body] of json5Requests) {
       const [a, b] = await Promise.all([restdir.port, jsonServer.port].map((port) => send(port, method, target, body === undefined ? {} : { body })))
@@ -397,8 +337,8 @@ json5('the same requests get the same answers, and both write back a JSON5 file 
     assert.is(ourText, JSON5.stringify(JSON5.parse(ourText), null, 2) + '\n')
     assert.match(ourText, /^\{\n {2}posts: \[\n {4}\{\n {6}id: '1',\n/)
   } finally {
-    await restdir.stop()
-    await jsonServer.stop()
+    await restdir.close()
+    await jsonServer.close()
     await rm(ours, { recursive: true, force: true })
     await rm(theirs, { recursive: true, force: true })
   }

@@ -1,8 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { importDatabase } from '../../lib/data/import.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
-import { openTestStore, startServer, type TestServer } from '../support/helpers.ts'
+import { startServerWithData, type TestServer } from '../support/helpers.ts'
 
 // A DELETE that takes the documents pointing at the deleted one along (docs/json-server.md,
 // "The json-server mode"; `_dependent`, docs/http-api.md) is one batch of the store: every
@@ -12,18 +11,15 @@ const DEPENDENTS = 600
 const OTHERS = 50
 
 async function withCascade(options: RestdirOptions, run: (server: TestServer) => Promise<void>): Promise<void> {
-  const { store, dispose } = await openTestStore()
   const comments = [
     ...Array.from({ length: DEPENDENTS }, (_, index) => ({ id: index + 1, postId: 1, text: `on one ${index}` })),
     ...Array.from({ length: OTHERS }, (_, index) => ({ id: DEPENDENTS + index + 1, postId: 2, text: `on two ${index}` })),
   ]
-  await importDatabase(store, { posts: [{ id: 1, title: 'one' }, { id: 2, title: 'two' }], comments })
-  const server = await startServer({ store, ...options })
+  const server = await startServerWithData({ posts: [{ id: 1, title: 'one' }, { id: 2, title: 'two' }], comments }, options)
   try {
     await run(server)
   } finally {
     await server.close()
-    await dispose()
   }
 }
 

@@ -1,15 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { writeFileSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { importDatabase } from '../../lib/data/import.ts'
-import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
-import { makeTempDir, openTestStore, send, startServer, type Answer, type TestServer } from '../support/helpers.ts'
+import { send, type Answer } from '../support/helpers.ts'
+import { startPair as startSideBySide, type Pair } from '../support/side-by-side.ts'
 
 // json-server 1.0's own answers, recorded by this run: the same db.json is
 // served by json-server@1.0.0-beta.15 (installed in bench/json-server-1/ on
@@ -72,55 +64,8 @@ const documented = [
   where({ or: [{ title: { startsWith: 'hello' } }, { views: { lte: 5 } }] }),
 ]
 
-interface Pair {
-  restdir: TestServer
-  jsonServer: { port: number; close(): Promise<void> }
-  close(): Promise<void>
-}
-
-/** json-server 1.0 as its command line starts it (lib/bin.js), but on port 0, in this process. */
-async function startJsonServer(): Promise<{ port: number; close(): Promise<void> }> {
-  const dir = await makeTempDir('json-server-')
-  const file = join(dir, 'db.json')
-  writeFileSync(file, JSON.stringify(db, null, 2))
-  const own = createRequire(join(await jsonServer1Package(), 'package.json'))
-  const load = (specifier: string) => import(pathToFileURL(own.resolve(specifier)).href)
-  const { createApp } = await load('./lib/app.js')
-  const { NormalizedAdapter } = await load('./lib/adapters/normalized-adapter.js')
-  const { Observer } = await load('./lib/adapters/observer.js')
-  const { Low } = await load('lowdb')
-  const { JSONFile } = await load('lowdb/node')
-  const database = new Low(new Observer(new NormalizedAdapter(new JSONFile(file))), {})
-  await database.read()
-  const app = createApp(database, { logger: false })
-  const server: Server = await new Promise((resolve) => {
-    const listening: Server = app.listen(0, () => resolve(listening), '127.0.0.1')
-  })
-  return {
-    port: (server.address() as AddressInfo).port,
-    async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await rm(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-async function startPair(): Promise<Pair> {
-  const { store, dispose } = await openTestStore()
-  await importDatabase(store, structuredClone(db))
-  const restdir = await startServer({ store })
-  const jsonServer = await startJsonServer()
-  return {
-    restdir,
-    jsonServer,
-    async close() {
-      await restdir.close()
-      await dispose()
-      await jsonServer.close()
-    },
-  }
-}
+/** json-server 1.0's module as its command line uses it, on port 0 in this process, beside restdir on this pass's store. */
+const startPair = () => startSideBySide(db, { jsonServer: { version: '1.0', how: 'module' }, restdir: { store: 'this pass' } })
 
 const compared = suite<{ pair: Pair }>('the same requests to json-server 1.0 and to restdir', { pair: undefined as unknown as Pair })
 compared.before(async (context) => {

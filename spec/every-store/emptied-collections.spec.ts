@@ -1,11 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { importDatabase } from '../../lib/data/import.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
-import { makeTempDir, openTestStore, send, startServer, type Answer, type TestServer } from '../support/helpers.ts'
-import { startJsonServer017, type JsonServer017 } from '../support/json-server-017.ts'
+import type { Answer } from '../support/helpers.ts'
+import { listingQueries, startPair, startRestdirOnThisPass, type Side } from '../support/side-by-side.ts'
 
 // A collection whose last item is deleted, on every store (docs/json-server.md, "The json-server
 // mode"): in the mode it is still a collection, `200 []` to every query as json-server 0.17.4 answers
@@ -19,41 +16,15 @@ const db = {
 }
 
 /** Every kind of listing query json-server 0.17 takes. */
-const listings = (name: string) => [
-  `/${name}`,
-  `/${name}?_start=0&_end=10`,
-  `/${name}?_start=1&_limit=2`,
-  `/${name}?_page=1`,
-  `/${name}?_page=2&_limit=5`,
-  `/${name}?_limit=3`,
-  `/${name}?_sort=body`,
-  `/${name}?_sort=body&_order=desc&_page=1&_limit=2`,
-  `/${name}?postId=1`,
-  `/${name}?body_like=a`,
-  `/${name}?id_gte=1`,
-  `/${name}?q=a`,
-  `/posts/1/${name}`,
-]
+const listings = (name: string) => listingQueries(name)
 
 const closing: Array<() => Promise<void>> = []
 test.after.each(async () => {
   for (const close of closing.splice(0).reverse()) await close()
 })
 
-async function restdirOn(options: RestdirOptions): Promise<TestServer> {
-  const { store, dispose } = await openTestStore()
-  closing.push(dispose)
-  await importDatabase(store, structuredClone(db))
-  const server = await startServer({ store, ...options })
-  closing.push(() => server.close())
-  return server
-}
-
-async function jsonServerOn(): Promise<JsonServer017> {
-  const folder = await makeTempDir('json-server-017-')
-  closing.push(() => rm(folder, { recursive: true, force: true }))
-  await writeFile(join(folder, 'db.json'), JSON.stringify(db, null, 2))
-  const server = await startJsonServer017(join(folder, 'db.json'))
+async function restdirOn(options: RestdirOptions): Promise<Side> {
+  const server = await startRestdirOnThisPass(db, { options })
   closing.push(() => server.close())
   return server
 }
@@ -64,11 +35,10 @@ function assertSame(theirs: Answer, ours: Answer, what: string): void {
 }
 
 test('in the json-server mode, a collection whose last item was deleted answers 200 [] to every query, as json-server 0.17.4, index or not', async () => {
-  const restdir = await restdirOn({ jsonServer: true })
-  const jsonServer = await jsonServerOn()
+  const pair = await startPair(db, { restdir: { store: 'this pass', options: { jsonServer: true } } })
+  closing.push(() => pair.close())
   const both = async (method: string, target: string) => {
-    const theirs = await send(jsonServer.port, method, target)
-    const ours = await send(restdir.port, method, target)
+    const [theirs, ours] = await pair.both(method, target)
     assertSame(theirs, ours, `${method} ${target}`)
   }
   // `comments` is listed filtered and sorted first, so restdir keeps a listing index of it; `notes` never is.

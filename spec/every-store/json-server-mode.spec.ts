@@ -1,8 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { importDatabase } from '../../lib/data/import.ts'
 import { jsonServerModeFor, type RestdirOptions } from '../../lib/options.ts'
-import { openTestStore, startServer, type TestServer } from '../support/helpers.ts'
+import { startServerWithData, type TestServer } from '../support/helpers.ts'
 
 // The json-server mode's own rules beyond json-server 0.17.4's tests
 // (docs/json-server.md, "The json-server mode"): what it leaves alone, and races.
@@ -13,14 +12,11 @@ const db = {
 }
 
 async function withServer(options: RestdirOptions, run: (server: TestServer) => Promise<void>): Promise<void> {
-  const { store, dispose } = await openTestStore()
-  await importDatabase(store, structuredClone(db))
-  const server = await startServer({ store, ...options })
+  const server = await startServerWithData(db, options)
   try {
     await run(server)
   } finally {
     await server.close()
-    await dispose()
   }
 }
 

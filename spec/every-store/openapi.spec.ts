@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process'
 import { writeFile, rm } from 'node:fs/promises'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { register } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { validate, compileErrors } from '@readme/openapi-parser'
@@ -16,20 +15,12 @@ import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
 import { DeclarationError, MAX_DECLARATION_DEPTH, MAX_DECLARED_FIELDS, MAX_DECLARED_NAMES, MAX_FAMILIES, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
+// openapi-typescript's imports of `typescript` get typescript5 (see the module).
+import '../support/typescript5.ts'
 
 // The API description (docs/http-api.md, "Describing the API"): OpenAPI 3.1 at the API
 // root's reserved `?_openapi`, checked by a real validator and turned into
 // TypeScript types a client compiles against.
-
-// openapi-typescript runs on the TypeScript 5 compiler API; the project's own
-// `typescript` is the native compiler, which has none. Its imports get typescript5.
-register(
-  'data:text/javascript,' +
-    encodeURIComponent(`export async function resolve(specifier, context, next) {
-  if (specifier === 'typescript' && context.parentURL?.includes('/openapi-typescript/')) return next('typescript5', context)
-  return next(specifier, context)
-}`),
-)
 
 const run = promisify(execFile)
 

@@ -2,25 +2,16 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFile } from 'node:child_process'
 import { rm, symlink, writeFile } from 'node:fs/promises'
-import { register } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 import { root } from '../support/process.ts'
+// openapi-typescript's imports of `typescript` get typescript5 (see the module).
+import '../support/typescript5.ts'
 
 // The API description (docs/http-api.md, "Describing the API") as a typed client is made of it:
 // openapi-typescript's types and openapi-fetch's client, written as openapi-fetch's README writes
 // one, checked by `tsc --strict` and run against the server; and `redocly lint` finds no error.
-
-// openapi-typescript runs on the TypeScript 5 compiler API; the project's own `typescript` is the
-// native compiler, which has none. Its imports get typescript5 (as spec/every-store/openapi.spec.ts does).
-register(
-  'data:text/javascript,' +
-    encodeURIComponent(`export async function resolve(specifier, context, next) {
-  if (specifier === 'typescript' && context.parentURL?.includes('/openapi-typescript/')) return next('typescript5', context)
-  return next(specifier, context)
-}`),
-)
 
 const run = promisify(execFile)
 const TOKEN = 'typed-client-token'

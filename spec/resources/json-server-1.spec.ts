@@ -1,19 +1,19 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startJsonServer, type JsonServer, type JsonServerVersion } from '../../bench/json-server.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
 import { readCommandLine, serverOptions } from '../../lib/cli/args.ts'
 import { UsageError } from '../../lib/cli/usage.ts'
 import { makeTempDir, send, startServer, type Answer, type RequestOptions } from '../support/helpers.ts'
+import { startPair as startSideBySide, type JsonServerVersion, type Pair } from '../support/side-by-side.ts'
 import { startCli, stopAll } from '../support/process.ts'
 
 // `--json-server 1` beside json-server 1.0 itself, and the json-server mode's
 // few deliberate differences beside json-server 0.17.4 and 1.0
 // (docs/json-server.md, "json-server 1.0's mode" and "What still differs").
 // Each side serves its own copy of the same db.json: json-server as its users
-// start it (`json-server db.json`, bench/json-server.ts; 1.0 is installed in
+// start it (`json-server db.json`, spec/support/side-by-side.ts; 1.0 is installed in
 // bench/json-server-1/ on first use, and runs without its watch of the file,
 // whose re-reads of its own writes race the next request), restdir on the file
 // itself. Each request goes to both, exactly as written, and the answers are compared.
@@ -54,49 +54,12 @@ function db017() {
   }
 }
 
-interface Side {
-  port: number
-  file: string
-}
-
-interface Pair {
-  theirs: Side
-  ours: Side
-  both(method: string, target: string, options?: RequestOptions): Promise<[Answer, Answer]>
-  close(): Promise<void>
-}
-
-/** json-server `version` and restdir (`options`) side by side, each on its own copy of `db` as a db.json. */
-async function startPair(version: JsonServerVersion, options: RestdirOptions, db: object): Promise<Pair> {
-  const dir = await makeTempDir('json-server-side-by-side-')
-  const files = [join(dir, 'json-server', 'db.json'), join(dir, 'restdir', 'db.json')]
-  for (const file of files) {
-    await mkdir(join(file, '..'))
-    await writeFile(file, JSON.stringify(db, null, 2))
-  }
-  // Without its watch (NODE_ENV=production), json-server 1.0 reads its ./public folder at start and stops without one.
-  await mkdir(join(dir, 'json-server', 'public'))
-  let jsonServer: JsonServer | undefined
-  try {
-    jsonServer = await startJsonServer(version, files[0], '/posts', { watch: false })
-    const restdir = await startServer({ store: files[1], ...options })
-    const theirs = { port: jsonServer.port, file: files[0] }
-    const ours = { port: restdir.port, file: files[1] }
-    return {
-      theirs,
-      ours,
-      both: async (method, target, requestOptions) => [await send(theirs.port, method, target, requestOptions), await send(ours.port, method, target, requestOptions)],
-      async close() {
-        await restdir.close()
-        await jsonServer!.stop()
-        await rm(dir, { recursive: true, force: true })
-      },
-    }
-  } catch (error) {
-    await jsonServer?.stop()
-    await rm(dir, { recursive: true, force: true })
-    throw error
-  }
+/**
+ * json-server `version` and restdir (`options`) side by side, each on its own copy of `db` as a db.json;
+ * json-server as its users start it, without its watch of the file.
+ */
+function startPair(version: JsonServerVersion, options: RestdirOptions, db: object): Promise<Pair> {
+  return startSideBySide(db, { jsonServer: { version, watch: false, args: version === '0.17' ? ['--quiet'] : [] }, restdir: { options } })
 }
 
 /** Asserts that both answered alike: the same status, and the same JSON. */
@@ -157,7 +120,7 @@ one('the listing queries where 1.0 and 0.17 differ answer what json-server 1.0 a
 one('filters past the listing\'s bounds are a 400 that names the bound, never a crash', async ({ pair }) => {
   const long = Array.from({ length: 30 }, (_, index) => `f${index}=${'x'.repeat(200)}`).join('&')
   for (const [target, detail] of [['/posts?a.b.c.d.e.f.g.h.i=1', /"a\.b\.c\.d\.e\.f\.g\.h\.i" names a field more than 8 levels deep/], [`/posts?${long}`, /filters come to more than 4096 characters/]] as const) {
-    const answer = await send(pair.ours.port, 'GET', target)
+    const answer = await send(pair.restdir.port, 'GET', target)
     assert.is(answer.status, 400, answer.text)
     assert.match(answer.json.detail, detail)
   }
@@ -203,7 +166,7 @@ one('CORS: a loopback origin is let in as json-server lets it in; another origin
   assertSame(foreign, 'GET with another Origin')
   assert.is(foreign[0].headers['access-control-allow-origin'], '*')
   assert.is(foreign[1].headers['access-control-allow-origin'], undefined)
-  const widened = await startServer({ store: join(pair.ours.file, '..', 'widened.json'), jsonServer: '1', cors: '*' })
+  const widened = await startServer({ store: join(pair.restdir.file, '..', 'widened.json'), jsonServer: '1', cors: '*' })
   try {
     assert.is((await widened.request('GET', '/', { headers: { Origin: 'https://app.example' } })).headers['access-control-allow-origin'], 'https://app.example')
   } finally {
@@ -226,9 +189,9 @@ one('POST gives the item a new id and sets a body\'s own id aside, as json-serve
     assert.is.not(answer.json.id, '7')
     assert.equal({ ...answer.json, id: undefined }, { title: 'new', id: undefined })
   }
-  assert.equal((await send(pair.ours.port, 'GET', `/posts/${ours.json.id}`)).json, ours.json)
-  assert.is((await send(pair.ours.port, 'GET', '/posts/7')).json.title, 'post 7')
-  for (const answer of [theirs, ours]) assert.is((await send(answer === ours ? pair.ours.port : pair.theirs.port, 'DELETE', `/posts/${answer.json.id}`)).status, 200)
+  assert.equal((await send(pair.restdir.port, 'GET', `/posts/${ours.json.id}`)).json, ours.json)
+  assert.is((await send(pair.restdir.port, 'GET', '/posts/7')).json.title, 'post 7')
+  for (const answer of [theirs, ours]) assert.is((await send(answer === ours ? pair.restdir.port : pair.jsonServer.port, 'DELETE', `/posts/${answer.json.id}`)).status, 200)
 })
 
 one('DELETE answers the deleted item, sets the foreign keys that named it to null, and _dependent removes those, as json-server 1.0', async ({ pair }) => {
@@ -236,10 +199,10 @@ one('DELETE answers the deleted item, sets the foreign keys that named it to nul
   assertSame(deleted, 'DELETE /posts/1')
   assert.is(deleted[1].json.title, 'post 1')
   for (const target of ['/comments', '/likes']) assertSame(await pair.both('GET', target), `${target} after DELETE /posts/1`)
-  assert.equal((await send(pair.ours.port, 'GET', '/likes/1')).json, { id: '1', postId: null })
+  assert.equal((await send(pair.restdir.port, 'GET', '/likes/1')).json, { id: '1', postId: null })
   assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
   for (const target of ['/comments', '/likes', '/posts?_page=1']) assertSame(await pair.both('GET', target), `${target} after DELETE /posts/2?_dependent=comments`)
-  assert.equal((await send(pair.ours.port, 'GET', '/comments')).json.map((comment: { id: string }) => comment.id), ['4'])
+  assert.equal((await send(pair.restdir.port, 'GET', '/comments')).json.map((comment: { id: string }) => comment.id), ['4'])
   assertSame(await pair.both('DELETE', '/posts/2'), 'DELETE /posts/2 again')
 })
 
@@ -272,21 +235,21 @@ one('a body not sent as JSON is a 415, where json-server 1.0 reads it as JSON wh
   assert.is(ours.status, 415, ours.text)
   assert.is(ours.json.error, ours.json.detail)
   assert.is(theirs.status, 201, 'json-server 1.0 takes it')
-  assert.is((await send(pair.theirs.port, 'DELETE', `/posts/${theirs.json.id}`)).status, 200)
+  assert.is((await send(pair.jsonServer.port, 'DELETE', `/posts/${theirs.json.id}`)).status, 200)
   assertSame(await pair.both('GET', '/posts'), 'GET /posts after')
 })
 
 one('a hand edit that breaks the file is never overwritten: a write is a 503, where json-server 1.0 writes its last good state over it', async ({ pair }) => {
-  const broken = (await readFile(pair.ours.file, 'utf8')).replace('"post 3"', '"post 3"!')
-  assert.is.not(broken, await readFile(pair.ours.file, 'utf8'))
-  for (const side of [pair.theirs, pair.ours]) await writeFile(side.file, broken)
+  const broken = (await readFile(pair.restdir.file, 'utf8')).replace('"post 3"', '"post 3"!')
+  assert.is.not(broken, await readFile(pair.restdir.file, 'utf8'))
+  for (const side of [pair.jsonServer, pair.restdir]) await writeFile(side.file, broken)
   const [theirs, ours] = await pair.both('POST', '/posts', { body: { title: 'new' } })
   assert.is(ours.status, 503, ours.text)
   assert.is(ours.headers['retry-after'], '1')
   assert.is(ours.json.error, ours.json.detail)
-  assert.is(await readFile(pair.ours.file, 'utf8'), broken)
+  assert.is(await readFile(pair.restdir.file, 'utf8'), broken)
   assert.is(theirs.status, 201, 'json-server 1.0 takes the write')
-  assert.is.not(await readFile(pair.theirs.file, 'utf8'), broken, 'json-server 1.0 wrote over the hand edit')
+  assert.is.not(await readFile(pair.jsonServer.file, 'utf8'), broken, 'json-server 1.0 wrote over the hand edit')
 })
 
 one.run()
@@ -402,11 +365,11 @@ seventeen('0.17 stays the default for a db.json: a DELETE answers {}, _page alon
 })
 
 seventeen('a body not sent as JSON is a 415, where json-server 0.17 takes it as no body, and nothing is created', async ({ pair }) => {
-  const before = (await send(pair.ours.port, 'GET', '/posts')).json.length
+  const before = (await send(pair.restdir.port, 'GET', '/posts')).json.length
   const [theirs, ours] = await pair.both('POST', '/posts', { body: '{"title":"c"}', headers: { 'Content-Type': 'text/plain' } })
   assert.is(ours.status, 415, ours.text)
   assert.is(theirs.status, 201, 'json-server 0.17 creates an item without the body')
-  assert.is((await send(pair.ours.port, 'GET', '/posts')).json.length, before)
+  assert.is((await send(pair.restdir.port, 'GET', '/posts')).json.length, before)
 })
 
 seventeen.run()

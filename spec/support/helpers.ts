@@ -8,6 +8,7 @@ import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createServer, type RestdirServer } from '../../lib/server.ts'
 import type { RestdirOptions } from '../../lib/options.ts'
+import { importDatabase } from '../../lib/data/import.ts'
 import { FileStore, MemoryStore, PostgresStore, type Store } from '../../lib/store/index.ts'
 import { freshSchema } from './postgres.ts'
 import type { NodePath } from '../../lib/store/store.ts'
@@ -118,6 +119,23 @@ export async function startServer(options: RestdirOptions = {}, listenHost = '12
       await server.shutdown()
       if (!keep && typeof options.store !== 'string') await rm(dir, { recursive: true, force: true })
       if (!keep) await postgres?.dispose()
+    },
+  }
+}
+
+/**
+ * Starts restdir (as startServer, with `options`) on a fresh store of this run's kind (openTestStore)
+ * holding `db`, imported as `restdir --import db.json` imports it; `close` disposes of the store too.
+ */
+export async function startServerWithData(db: object, options: RestdirOptions = {}): Promise<TestServer> {
+  const { store, dispose } = await openTestStore()
+  await importDatabase(store, structuredClone(db))
+  const server = await startServer({ store, ...options })
+  return {
+    ...server,
+    async close() {
+      await server.close()
+      await dispose()
     },
   }
 }

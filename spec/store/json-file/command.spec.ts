@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send } from '../../support/helpers.ts'
 import { runCli, startCli, stopAll } from '../../support/process.ts'
-import { startJsonServer017 } from '../../support/json-server-017.ts'
+import { startJsonServer } from '../../support/side-by-side.ts'
 
 // `restdir db.json` (docs/json-server.md, "Serving a db.json"), run as a real child process.
 
@@ -36,7 +36,7 @@ test('the banner lists the file\'s own resources as json-server 0.17.4\'s does, 
   folders.push(folder)
   const db = { posts: [{ id: 1 }], user: { name: 'ann' }, comments: [], $schema: './schema.json', playlist: [{ id: 1, userId: 1 }] }
   for (const name of ['restdir.json', 'json-server.json']) await writeFile(join(folder, name), JSON.stringify(db, null, 2))
-  const jsonServer = await startJsonServer017(join(folder, 'json-server.json'))
+  const jsonServer = await startJsonServer(join(folder, 'json-server.json'))
   const theirs = [...(/Resources\n([\s\S]*?)\n\n/.exec(jsonServer.stdout())?.[1] ?? '').matchAll(/http:\/\/[^/\s]+(\/\S*)/g)].map((match) => match[1])
   await jsonServer.close()
   const server = await startCli([join(folder, 'restdir.json'), '--port', '0'])

@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import jsonServerProvider from 'ra-data-json-server'
 import simpleRest from '@refinedev/simple-rest'
-import { startPair, type Pair } from '../../support/json-server-pair.ts'
+import { startPair, type Pair } from '../../support/side-by-side.ts'
 
 // react-admin's `ra-data-json-server` and refine's `@refinedev/simple-rest`,
 // the json-server data providers, run as they ship (with Node's fetch and
@@ -32,7 +32,7 @@ const blog = () => ({
 
 let pair: Pair
 test.before(async () => {
-  pair = await startPair(JSON.stringify(blog(), null, 2))
+  pair = await startPair(JSON.stringify(blog(), null, 2), { jsonServer: { how: 'module' } })
 })
 test.after(() => pair.close())
 

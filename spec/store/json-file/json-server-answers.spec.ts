@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send, touchLater, type Answer } from '../../support/helpers.ts'
 import { runCli, startCli } from '../../support/process.ts'
-import { startPair, type Pair } from '../../support/json-server-pair.ts'
+import { startPair, type Pair } from '../../support/side-by-side.ts'
 
 // `restdir db.json` answers as json-server 0.17.4 answers (docs/json-server.md,
 // "The json-server mode"): each request goes to json-server itself and to
@@ -18,7 +18,7 @@ test.after.each(async () => {
 })
 
 async function pairOn(db: unknown): Promise<Pair> {
-  const pair = await startPair(JSON.stringify(db, null, 2))
+  const pair = await startPair(JSON.stringify(db, null, 2), { jsonServer: { how: 'module' } })
   pairs.push(pair)
   return pair
 }
@@ -204,7 +204,7 @@ test('listings follow the file\'s order unless sorted, through the listing index
 
 test('an item without an id is served as it is, at no URL, never written back with one, and the next POST gets the next integer', async () => {
   const text = JSON.stringify({ posts: [{ title: 'no id' }, { id: 1, title: 'one' }, { id: 2, title: 'two' }, { title: 'no id either' }] }, null, 2)
-  const pair = await startPair(text)
+  const pair = await startPair(text, { jsonServer: { how: 'module' } })
   pairs.push(pair)
   const [theirs, ours] = await pair.both('GET', '/posts')
   assert.equal(answerOf(ours), answerOf(theirs))
@@ -255,7 +255,7 @@ test('--foreignKeySuffix names foreign keys as json-server\'s does: nested route
       { id: 3, postId: 1, body: 'the default suffix, not a foreign key here' },
     ],
   }
-  const pair = await startPair(JSON.stringify(db, null, 2), { foreignKeySuffix: '_id', restdir: { foreignKeySuffix: '_id' } })
+  const pair = await startPair(JSON.stringify(db, null, 2), { jsonServer: { how: 'module', foreignKeySuffix: '_id' }, restdir: { options: { foreignKeySuffix: '_id' } } })
   pairs.push(pair)
   const requests: Array<[string, string, unknown?]> = [
     ['GET', '/posts/1/comments'],
@@ -282,7 +282,7 @@ test('--id names each item by another field, as json-server\'s does: URLs, POST,
     posts: [{ _id: 1, id: 'x', title: 'one' }, { _id: 2, title: 'two' }, { id: 5, title: 'only id' }],
     comments: [{ _id: 1, postId: 1 }, { _id: 2, postId: 2 }],
   }
-  const pair = await startPair(JSON.stringify(db, null, 2), { id: '_id', restdir: { idField: '_id' } })
+  const pair = await startPair(JSON.stringify(db, null, 2), { jsonServer: { how: 'module', id: '_id' }, restdir: { options: { idField: '_id' } } })
   pairs.push(pair)
   const requests: Array<[string, string, unknown?]> = [
     ['GET', '/posts'],
