@@ -286,7 +286,7 @@ hand('DELETE sets the foreign keys of items without ids to null, compares them a
   assert.equal(after[1].json.map((comment: { postId: unknown }) => comment.postId), [null, 1, '2', null])
   assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
   assertSame(withoutIds(await pair.both('GET', '/comments')), 'GET /comments after DELETE /posts/2?_dependent=comments')
-  assert.equal((await send(pair.ours.port, 'GET', '/comments')).json, [{ text: 'no id, a numeric key', postId: 1 }])
+  assert.equal((await send(pair.restdir.port, 'GET', '/comments')).json, [{ text: 'no id, a numeric key', postId: 1 }])
 })
 
 hand('an emptied collection answers [] to every query and is still written to, as json-server 1.0', async ({ pair }) => {
@@ -303,12 +303,12 @@ hand('an emptied collection answers [] to every query and is still written to, a
   try {
     assert.is((await send(restdir.port, 'DELETE', `/tags/${id}`)).status, 200)
     for (const target of ['/tags', '/tags?_page=1', '/tags?_page=2&_per_page=5', '/tags?label=news']) {
-      const [theirs, ours] = await Promise.all([send(pair.theirs.port, 'GET', target), send(restdir.port, 'GET', target)])
+      const [theirs, ours] = await Promise.all([send(pair.jsonServer.port, 'GET', target), send(restdir.port, 'GET', target)])
       assertSame([theirs, ours], `GET ${target} once emptied, on a store folder`)
     }
-    const created = await Promise.all([send(pair.theirs.port, 'POST', '/tags', { body: { label: 'again' } }), send(restdir.port, 'POST', '/tags', { body: { label: 'again' } })])
+    const created = await Promise.all([send(pair.jsonServer.port, 'POST', '/tags', { body: { label: 'again' } }), send(restdir.port, 'POST', '/tags', { body: { label: 'again' } })])
     assert.is(created[1].status, created[0].status, `POST /tags once emptied, on a store folder: ${created[1].text}`)
-    assert.is((await send(pair.ours.port, 'POST', '/tags', { body: { label: 'again' } })).status, 201)
+    assert.is((await send(pair.restdir.port, 'POST', '/tags', { body: { label: 'again' } })).status, 201)
   } finally {
     await restdir.close()
     await rm(folder, { recursive: true, force: true })
