@@ -9,7 +9,7 @@ import { defineValue, isObject, type JsonObject } from '../json/values.ts'
 import { queryOf, splitPath } from '../path.ts'
 import { HEAVY_STEP, pacer } from '../data/pace.ts'
 import { isStoreError } from '../store/errors.ts'
-import { StagedStore } from '../store/staged.ts'
+import { BATCH_TEXT_FACTOR, StagedStore } from '../store/staged.ts'
 import type { BatchOp } from '../store/store.ts'
 
 /**
@@ -63,7 +63,7 @@ export async function answerBatch(context: Context, dispatch: Dispatch): Promise
   const requests = parseBatch(await readJsonBody(context.req, context.settings.bodyLimits))
   if (!context.documents.store.batch) throw new HttpError(501, 'This store cannot apply a batch as one step (its Store has no batch method).')
   for (let attempt = 1; ; attempt++) {
-    const staged = new StagedStore(context.documents.store)
+    const staged = new StagedStore(context.documents.store, BATCH_TEXT_FACTOR * context.settings.bodyLimits.maxBody)
     const responses = await runAll(context, dispatch, requests, staged)
     try {
       await context.documents.batch(staged.ops, staged.changes)

@@ -4,6 +4,7 @@ import type { Claim } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
 import { compareIds, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 import { madeNode } from './node-tree.ts'
+import { HttpError } from '../http-error.ts'
 
 /*
  * A batch's view of a store (docs/http-api.md, "Batches"): the store as it is,
@@ -24,6 +25,9 @@ interface Layer {
   readonly children: Map<string, Layer>
 }
 
+/** What a batch's documents may come to in all, in multiples of the body limit (docs/http-api.md, "Batches"). */
+export const BATCH_TEXT_FACTOR = 16
+
 export class StagedStore implements Store {
   readonly #base: BaseReader
   readonly #root: Layer = { children: new Map() }
@@ -39,8 +43,14 @@ export class StagedStore implements Store {
    */
   readonly #documentNames = new Map<string, { path: NodePath; names: string[] }>()
 
-  constructor(base: BaseReader) {
+  /** Characters of the documents the batch has written so far, held to `#maxText` (docs/http-api.md, "Batches"). */
+  #text = 0
+  readonly #maxText: number
+
+  /** `maxText`: the most characters of documents the batch may write in all; a write past it is a `413`. */
+  constructor(base: BaseReader, maxText = Infinity) {
     this.#base = base
+    this.#maxText = maxText
   }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -108,6 +118,11 @@ export class StagedStore implements Store {
 
   async #put(path: NodePath, doc: Doc, conditions: WriteConditions | undefined): Promise<WriteResult> {
     const text = serializeDoc(doc)
+    // Each document is within its own bound already (the body limit, a patch's); this bounds what the batch holds of them together.
+    this.#text += text.length
+    if (this.#text > this.#maxText) {
+      throw new HttpError(413, `The batch's documents would come to more than ${this.#maxText} characters in all (${BATCH_TEXT_FACTOR} times --max-body); send it as smaller batches.`)
+    }
     const etag = etagOf(text)
     const created = !(await this.#holdsDocument(path))
     this.#make(path).doc = { text, etag }

@@ -1,4 +1,4 @@
-import { suite } from 'uvu'
+import { suite, test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { racingStoreOptions, startServer, type Answer, type TestServer } from '../support/helpers.ts'
 import { openStream } from '../support/event-stream.ts'
@@ -270,3 +270,24 @@ batch('a __proto__ key in a body inside a batch is stored as plain data, as the 
 })
 
 batch.run()
+
+test('the documents a batch writes come to at most 16 times --max-body in all: past it the batch is a 413 naming the request, and nothing is stored', async () => {
+  const server = await startServer({ maxBody: 64 * 1024 })
+  try {
+    // 20 documents of 60 000 characters, each within the 64 KiB body limit; PATCHing all of them stages 1.2 million characters, past 16 × 64 KiB.
+    for (let index = 0; index < 20; index++) assert.is((await server.request('PUT', `/big/d${index}`, { body: { text: 'x'.repeat(60_000) } })).status, 201)
+    const patches = (count: number) => Array.from({ length: count }, (_, index) => ({ method: 'PATCH', path: `/big/d${index}`, body: { n: 1 } }))
+    const refused = await send(server, patches(20))
+    assert.is(refused.status, 413, refused.text)
+    assert.is(refused.json.index, 17, refused.text)
+    assert.match(refused.json.detail, /16 times --max-body/)
+    assert.equal((await server.request('GET', '/big/d0')).json, { id: 'd0', text: 'x'.repeat(60_000) }, 'nothing of the refused batch is stored')
+    const accepted = await send(server, patches(10))
+    assert.is(accepted.status, 200, accepted.text)
+    assert.is((await server.request('GET', '/big/d9')).json.n, 1)
+  } finally {
+    await server.close()
+  }
+})
+
+test.run()
