@@ -128,11 +128,20 @@ export class FileStore implements Store {
     const found = await this.#load(path)
     if (found === undefined) return undefined
     if ('doc' in found) return { json: JSON.stringify(found.doc), etag: found.etag }
-    if (!found.compact) {
-      found.text = JSON.stringify(JSON.parse(found.text))
-      found.compact = true
-    }
-    return { json: found.text, etag: found.etag }
+    return answerOf(found)
+  }
+
+  /**
+   * A hit, or no document file, is told after the same stat as every read,
+   * with nothing to wait for: a GET of a hot document is answered in the turn
+   * it arrived. A miss, or a node a batch is being placed at, waits as readText does.
+   */
+  readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
+    if (this.#applying.settled(path)) return this.readText(path)
+    const found = this.#lookUp(path)
+    if (found === undefined) return undefined
+    if ('file' in found) return this.#readMissed(path, found).then((read) => read && { json: JSON.stringify(read.doc), etag: read.etag })
+    return answerOf(found)
   }
 
   /**
@@ -148,6 +157,12 @@ export class FileStore implements Store {
    * directory put in its place is another inode too.
    */
   async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
+    const found = this.#lookUp(path)
+    return found !== undefined && 'file' in found ? this.#readMissed(path, found) : found
+  }
+
+  /** The stat every read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. */
+  #lookUp(path: NodePath): CacheEntry | MissedFile | undefined {
     const directory = this.#directoryOf(path)
     const file = this.#below(directory, DOC_FILE)
     const stats = statDocument(file, path)
@@ -156,8 +171,11 @@ export class FileStore implements Store {
       this.#checkStoreFolder(path)
       return undefined
     }
-    const cached = this.#cache.entry(file, versionOf(stats))
-    if (cached) return cached
+    return this.#cache.entry(file, versionOf(stats)) ?? { directory, file }
+  }
+
+  /** A document file the cache did not hold, read, parsed and cached (see #load). */
+  async #readMissed(path: NodePath, { directory, file }: MissedFile): Promise<StoredDoc | undefined> {
     const read = await this.#readFile(path, directory, file)
     if (read === undefined) return undefined
     const { bytes, stats: readStats } = read
@@ -565,6 +583,22 @@ export class FileStore implements Store {
   #tempPath(directory: string): string {
     return join(directory, `@tmp-${this.#runId}-${++this.#tempCount}`)
   }
+}
+
+/** A document file whose version the cache does not hold, and its folder. */
+interface MissedFile {
+  directory: string
+  file: string
+}
+
+/** A cache entry's text as answered: made compact once, then one object while the entry lasts (CacheEntry.answered). */
+function answerOf(entry: CacheEntry): StoredText {
+  if (entry.answered !== undefined) return entry.answered
+  if (!entry.compact) {
+    entry.text = JSON.stringify(JSON.parse(entry.text))
+    entry.compact = true
+  }
+  return (entry.answered = { json: entry.text, etag: entry.etag, sent: null })
 }
 
 /**
