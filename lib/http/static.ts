@@ -328,7 +328,7 @@ export class TopNames {
   /** False only when no entry at the top of the folder can be `name`. */
   mayHold(name: string): boolean {
     const known = this.#answers.get(name)
-    if (known !== undefined && this.#names !== undefined) return known
+    if (known !== undefined) return known
     const names = this.#current()
     if (names === undefined) return true
     const answer = names.has(fold(name))
