@@ -61,16 +61,26 @@ export function sendDocument(context: Context, stored: StoredDoc | StoredText, s
 /**
  * A document the store keeps (StoredText.sent): its answer's bytes are made
  * once per form and kept with it, the same bytes sendJsonText would make.
+ * Only a small one's, so what is kept stays within about the store cache's
+ * own bound, each in a buffer of its own: a slice of Node's shared pool kept
+ * for long would hold on to the whole pool slab.
  */
 function sendKept(context: Context, stored: StoredText, status: number, headers: Record<string, string>): void {
   const form = context.settings.jsonServer ? 'indented' : 'compact'
   let sent = stored.sent
   if (sent?.form !== form) {
-    const bytes = Buffer.from(bodyOf(context, stored.json))
-    stored.sent = sent = { form, bytes, length: String(bytes.length) }
+    const body = bodyOf(context, stored.json)
+    const length = Buffer.byteLength(body)
+    if (length > KEPT_BODY_BYTES) return sendBody(context, status, body, String(length), headers)
+    const bytes = Buffer.allocUnsafeSlow(length)
+    bytes.write(body)
+    stored.sent = sent = { form, bytes, length: String(length) }
   }
   sendBody(context, status, sent.bytes, sent.length, headers)
 }
+
+/** The largest answer whose bytes are kept with its document (see sendKept). */
+const KEPT_BODY_BYTES = 16 * 1024
 
 export function sendNoContent(context: Context, headers: Record<string, string> = {}): void {
   context.res.writeHead(204, withHeaders(context.headers, headers))

@@ -31,16 +31,19 @@ const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/
 /**
  * Names made lately, by segment: every request encodes its path again, and a
  * server meets the same collection names and hot ids over and over. A look-up
- * here costs a fraction of the two tests below. Bounded: emptied when full.
+ * here costs a fraction of the two tests below. Bounded in count and in the
+ * length of what is kept (a few hundred KiB at most): emptied when full.
  */
 const madeNames = new Map<string, string>()
-const MOST_MADE_NAMES = 10_000
+const MOST_MADE_NAMES = 4096
+const LONGEST_MADE_NAME_KEPT = 64
 
 /** The directory name for one decoded URL segment. */
 export function encodeSegment(segment: string): string {
   const made = madeNames.get(segment)
   if (made !== undefined) return made
   const name = nameOf(segment)
+  if (segment.length > LONGEST_MADE_NAME_KEPT) return name
   if (madeNames.size >= MOST_MADE_NAMES) madeNames.clear()
   madeNames.set(segment, name)
   return name
