@@ -109,3 +109,13 @@ export class DocumentCache {
     return this.#entries.size
   }
 }
+
+/** A cache entry's text as answered: made compact once, then one object while the entry lasts (CacheEntry.answered). */
+export function answerOf(entry: CacheEntry): StoredText {
+  if (entry.answered !== undefined) return entry.answered
+  if (!entry.compact) {
+    entry.text = JSON.stringify(JSON.parse(entry.text))
+    entry.compact = true
+  }
+  return (entry.answered = { json: entry.text, etag: entry.etag, sent: null })
+}

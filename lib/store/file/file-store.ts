@@ -3,11 +3,11 @@ import { realpathSync, statSync, type Stats } from 'node:fs'
 import { access, mkdir, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
-import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './document-cache.ts'
+import { answerOf, DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './document-cache.ts'
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS, statDocument } from './document-file.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from './fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -131,11 +131,7 @@ export class FileStore implements Store {
     return answerOf(found)
   }
 
-  /**
-   * A hit, or no document file, is told after the same stat as every read,
-   * with nothing to wait for: a GET of a hot document is answered in the turn
-   * it arrived. A miss, or a node a batch is being placed at, waits as readText does.
-   */
+  /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
   readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
     if (this.#applying.settled(path)) return this.readText(path)
     const found = this.#lookUp(path)
@@ -586,35 +582,7 @@ export class FileStore implements Store {
 }
 
 /** A document file whose version the cache does not hold, and its folder. */
-interface MissedFile {
-  directory: string
-  file: string
-}
-
-/** A cache entry's text as answered: made compact once, then one object while the entry lasts (CacheEntry.answered). */
-function answerOf(entry: CacheEntry): StoredText {
-  if (entry.answered !== undefined) return entry.answered
-  if (!entry.compact) {
-    entry.text = JSON.stringify(JSON.parse(entry.text))
-    entry.compact = true
-  }
-  return (entry.answered = { json: entry.text, etag: entry.etag, sent: null })
-}
-
-/**
- * Stats a document file, or undefined when it is not there. Synchronous on
- * purpose: this runs on every read, and for a file the kernel has cached it
- * costs about 3 µs, where an async stat costs some 20 µs of CPU across
- * threads and a round trip through the thread pool (measured in bench/).
- */
-function statDocument(file: string, path: NodePath): Stats | undefined {
-  try {
-    return statSync(file, { throwIfNoEntry: false })
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw toStoreError(error, path)
-  }
-}
+type MissedFile = { directory: string; file: string }
 
 function exists(directory: string): boolean {
   try {
