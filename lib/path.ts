@@ -82,6 +82,21 @@ export function checkNewChildPath(target: string, idLength: number, limits: Path
 }
 
 /**
+ * The query of every target without one: most requests have none, and one
+ * shared object spares each of them a URLSearchParams. Nothing can be added
+ * to it (deleting from it or sorting it changes nothing anyway).
+ */
+const NO_QUERY: URLSearchParams = new (class EmptyQuery extends URLSearchParams {
+  override append(): never {
+    throw new TypeError('A request without a query shares this empty one: copy it (new URLSearchParams(query)) to add to it.')
+  }
+
+  override set(): never {
+    return this.append()
+  }
+})()
+
+/**
  * The query string of a request target, without a fragment: a client never
  * sends one (RFC 9112 §3.2), and when a raw one does, it takes no part in the
  * query, as it takes none in the path. Decoded strictly (decodeUrlEncoded).
@@ -89,7 +104,7 @@ export function checkNewChildPath(target: string, idLength: number, limits: Path
 export function queryOf(target: string): URLSearchParams {
   const start = target.indexOf('?')
   const hash = target.indexOf('#')
-  if (start === -1 || (hash !== -1 && hash < start)) return new URLSearchParams()
+  if (start === -1 || (hash !== -1 && hash < start)) return NO_QUERY
   return decodeUrlEncoded(target.slice(start + 1, hash === -1 ? undefined : hash), 'query parameter')
 }
 

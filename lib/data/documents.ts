@@ -112,6 +112,15 @@ export class Documents {
     return this.store.read(path).then((stored) => stored && { json: JSON.stringify(stored.doc), etag: stored.etag })
   }
 
+  /**
+   * As `readText`, at once (not a promise) where the store can tell without
+   * waiting (Store.readTextNow): a hot document's GET then waits for nothing.
+   * May throw what `readText` would reject with.
+   */
+  readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
+    return this.store.readTextNow ? this.store.readTextNow(path) : this.readText(path)
+  }
+
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
   async list(path: NodePath): Promise<Doc[] | undefined> {
     return (await this.listing(path))?.docs

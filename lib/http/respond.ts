@@ -23,11 +23,21 @@ export function sendJson(context: Context, status: number, body: unknown, header
  * (docs/http-api.md, "Requests and errors").
  */
 export function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
-  // The json-server mode answers as json-server lays JSON out (`json spaces` 2); an ETag is the stored
-  // version's, and the mode's bytes are a function of that version, so the tag stays true to them.
-  const body = `${context.settings.jsonServer ? indentJson(text) : text}\n`
+  const body = bodyOf(context, text)
+  sendBody(context, status, body, String(Buffer.byteLength(body)), headers)
+}
+
+/**
+ * The json-server mode answers as json-server lays JSON out (`json spaces` 2); an ETag is the stored
+ * version's, and the mode's bytes are a function of that version, so the tag stays true to them.
+ */
+function bodyOf(context: Context, text: string): string {
+  return `${context.settings.jsonServer ? indentJson(text) : text}\n`
+}
+
+function sendBody(context: Context, status: number, body: string | Buffer, length: string, headers: Record<string, string>): void {
   const list = withHeaders(context.headers, headers)
-  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body)))
+  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', length)
   context.res.writeHead(status, list)
   context.res.end(context.method === 'HEAD' ? undefined : body)
 }
@@ -43,9 +53,34 @@ export function sendDocument(context: Context, stored: StoredDoc | StoredText, s
     context.res.end()
     return
   }
+  if ('json' in stored && stored.sent !== undefined) return sendKept(context, stored, status, { ...headers, ETag: stored.etag })
   const text = 'json' in stored ? stored.json : JSON.stringify(stored.doc)
   sendJsonText(context, status, text, { ...headers, ETag: stored.etag })
 }
+
+/**
+ * A document the store keeps (StoredText.sent): its answer's bytes are made
+ * once per form and kept with it, the same bytes sendJsonText would make.
+ * Only a small one's, so what is kept stays within about the store cache's
+ * own bound, each in a buffer of its own: a slice of Node's shared pool kept
+ * for long would hold on to the whole pool slab.
+ */
+function sendKept(context: Context, stored: StoredText, status: number, headers: Record<string, string>): void {
+  const form = context.settings.jsonServer ? 'indented' : 'compact'
+  let sent = stored.sent
+  if (sent?.form !== form) {
+    const body = bodyOf(context, stored.json)
+    const length = Buffer.byteLength(body)
+    if (length > KEPT_BODY_BYTES) return sendBody(context, status, body, String(length), headers)
+    const bytes = Buffer.allocUnsafeSlow(length)
+    bytes.write(body)
+    stored.sent = sent = { form, bytes, length: String(length) }
+  }
+  sendBody(context, status, sent.bytes, sent.length, headers)
+}
+
+/** The largest answer whose bytes are kept with its document (see sendKept). */
+const KEPT_BODY_BYTES = 16 * 1024
 
 export function sendNoContent(context: Context, headers: Record<string, string> = {}): void {
   context.res.writeHead(204, withHeaders(context.headers, headers))

@@ -40,6 +40,8 @@ export class StaticFiles {
 
   /** A quick, synchronous "maybe" (see mayBeFile); a file answered before is a "yes" with no system call. */
   mayServe(segments: readonly string[]): boolean {
+    // Most data URLs stop here. What is kept was found under a top name, and is forgotten with the names (one watch).
+    if (segments.length > 0 && !this.#topNames.mayHold(segments[0])) return false
     if (this.#cache?.has(segments.join('/')) && segments.every(isSafeSegment)) return true
     return mayBeFile(segments, this.root, this.#topNames)
   }
@@ -287,8 +289,8 @@ interface FoundFile {
  * True means only "maybe": whatever exists, or cannot be told, gets the full checks.
  */
 export function mayBeFile(segments: readonly string[], root: string, topNames?: TopNames): boolean {
-  if (!segments.every(isSafeSegment)) return false
   if (topNames && segments.length > 0 && !topNames.mayHold(segments[0])) return false
+  if (!segments.every(isSafeSegment)) return false
   try {
     return statSync(join(root, ...segments), { throwIfNoEntry: false }) !== undefined
   } catch (error) {
@@ -308,16 +310,31 @@ export function mayBeFile(segments: readonly string[], root: string, topNames?: 
 export class TopNames {
   readonly #watch: FolderWatch
   #names: Set<string> | undefined
+  /**
+   * The answers given, by the name as asked: a data API sees the same few
+   * collection names on every request, and folding one (its NFC form) costs
+   * more than the rest of the look. Forgotten with the names; bounded.
+   */
+  readonly #answers = new Map<string, boolean>()
 
   constructor(watch: FolderWatch) {
     this.#watch = watch
-    watch.onChange(() => (this.#names = undefined))
+    watch.onChange(() => {
+      this.#names = undefined
+      this.#answers.clear()
+    })
   }
 
   /** False only when no entry at the top of the folder can be `name`. */
   mayHold(name: string): boolean {
+    const known = this.#answers.get(name)
+    if (known !== undefined) return known
     const names = this.#current()
-    return names === undefined || names.has(fold(name))
+    if (names === undefined) return true
+    const answer = names.has(fold(name))
+    if (this.#answers.size >= MAX_KEPT_ANSWERS) this.#answers.clear()
+    this.#answers.set(name, answer)
+    return answer
   }
 
   #current(): Set<string> | undefined {
@@ -331,6 +348,9 @@ export class TopNames {
     return this.#names
   }
 }
+
+/** Names whose answer TopNames keeps at most (one per collection a client reads, in practice). */
+const MAX_KEPT_ANSWERS = 1000
 
 function fold(name: string): string {
   return name.normalize('NFC').toLowerCase()

@@ -64,9 +64,18 @@ function exposeAsJsonServer(query: URLSearchParams, headers: Record<string, stri
  * (`/posts/1?_embed=comments`), which makes it more than the stored document,
  * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
  */
-export async function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
-  // Most GETs have no query: nothing to check or join.
-  if (context.query.size === 0) return sendDocument(context, stored)
+export function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+  // Most GETs have no query: nothing to check or join, and nothing to wait for.
+  if (context.query.size === 0) {
+    sendDocument(context, stored)
+    return SENT
+  }
+  return sendWithRelations(context, path, stored)
+}
+
+const SENT = Promise.resolve()
+
+async function sendWithRelations(context: Context, path: NodePath, stored: StoredText): Promise<void> {
   checkParameters(context.query)
   const relations = parseRelations(context.query, undefined, context.settings)
   if (relations.length === 0) return sendDocument(context, stored)

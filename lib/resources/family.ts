@@ -83,7 +83,7 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     // `?_children` names the member's children (a user's `playlist`), as on any node.
     const path = memberPath(resource, context.params)
     if (context.query.has('_children')) return readNode(context, path)
-    const stored = await context.documents.readText(path)
+    const stored = await context.documents.readTextNow(path) // a hot member without waiting on the store
     if (!stored) throw noMember(context.params)
     await sendStoredDocument(context, path, stored)
   }

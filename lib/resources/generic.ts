@@ -1,6 +1,6 @@
 import type { Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
-import type { NodePath } from '../store/store.ts'
+import type { NodePath, StoredText } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { readJsonBody } from '../http/body.ts'
@@ -29,7 +29,13 @@ export type RequireOwners = (context: Context, parent: NodePath) => Promise<Node
 /** The root takes reads and POST only: replacing or deleting the whole store by one request is refused. */
 const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
 
-export async function handleGeneric(context: Context, requireOwners: RequireOwners): Promise<void> {
+export function handleGeneric(context: Context, requireOwners: RequireOwners): Promise<void> {
+  // Reads first, with no frame of their own: a hot document is answered in the turn it was asked for.
+  if (context.method === 'GET' || context.method === 'HEAD') return readNode(context)
+  return answerOtherMethods(context, requireOwners)
+}
+
+async function answerOtherMethods(context: Context, requireOwners: RequireOwners): Promise<void> {
   const { method, path } = context
   const allowed = path.length === 0 ? rootMethods : genericMethods
   if (method === 'OPTIONS') return sendNoContent(context, optionsHeaders(allowed))
@@ -37,9 +43,6 @@ export async function handleGeneric(context: Context, requireOwners: RequireOwne
     throw new HttpError(405, `${method} is not allowed on ${joinPath(path)}.`, { Allow: allowed.join(', ') })
   }
   switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return readNode(context)
     case 'POST':
       return createChild(context, requireOwners)
     case 'PUT':
@@ -51,15 +54,30 @@ export async function handleGeneric(context: Context, requireOwners: RequireOwne
   }
 }
 
-/** GET of any node: its document, else its children's documents, else 404. Shared with declared collections. */
-export async function readNode(context: Context, path: NodePath = context.path): Promise<void> {
-  if (context.query.has('_children')) {
-    const names = await context.documents.store.children(path)
-    if (names) return sendJson(context, 200, names)
-    if (path.length === 0) return sendJson(context, 200, [])
-    throw new NothingStored(path)
+/**
+ * GET of any node: its document, else its children's documents, else 404. Shared with declared collections.
+ * A document the store can tell at once (Documents.readTextNow) is sent before this returns.
+ */
+export function readNode(context: Context, path: NodePath = context.path): Promise<void> {
+  if (context.query.has('_children')) return readChildNames(context, path)
+  try {
+    const stored = context.documents.readTextNow(path)
+    if (stored !== undefined && !('then' in stored)) return sendStoredDocument(context, path, stored)
+    return readNodeLater(context, path, stored)
+  } catch (error) {
+    return Promise.reject(error)
   }
-  const stored = await context.documents.readText(path)
+}
+
+async function readChildNames(context: Context, path: NodePath): Promise<void> {
+  const names = await context.documents.store.children(path)
+  if (names) return sendJson(context, 200, names)
+  if (path.length === 0) return sendJson(context, 200, [])
+  throw new NothingStored(path)
+}
+
+async function readNodeLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<void> {
+  const stored = await reading
   if (stored) return sendStoredDocument(context, path, stored)
   if (await sendCollection(context, path)) return
   // The root always exists: an empty store is an empty collection, not a 404.

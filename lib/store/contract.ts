@@ -336,9 +336,28 @@ const checks: Check[] = [
     const doc: Doc = { b: 1, a: [1, { c: 'é\u2028' }], z: null }
     await store.write(['t'], doc)
     const stored = await store.read(['t'])
-    assert.deepEqual(await store.readText(['t']), { json: JSON.stringify(stored!.doc), etag: stored!.etag })
+    const text = await store.readText(['t'])
+    assert.deepEqual({ json: text?.json, etag: text?.etag }, { json: JSON.stringify(stored!.doc), etag: stored!.etag })
     assert.equal(JSON.stringify(stored!.doc), JSON.stringify(doc), 'key order is kept')
     assert.equal(await store.readText(['none']), undefined)
+  }],
+
+  ['readTextNow, where the store has it, answers as readText, at once or not, and follows each write', async (store) => {
+    if (!store.readTextNow) return
+    const textOf = async (path: string[]) => {
+      const text = await store.readTextNow!(path)
+      return text && { json: text.json, etag: text.etag }
+    }
+    for (const doc of [{ n: 1 }, { n: 2, list: ['é'] }]) {
+      await store.write(['t'], doc)
+      for (let read = 0; read < 3; read++) {
+        const expected = await store.readText!(['t'])
+        assert.deepEqual(await textOf(['t']), { json: JSON.stringify(doc), etag: expected!.etag })
+      }
+    }
+    assert.equal(await store.readTextNow(['none']), undefined)
+    await store.remove(['t'])
+    assert.equal(await store.readTextNow(['t']), undefined)
   }],
 
   ['subscribe, where the store has it, reports every change in order, one id more each', async (store) => {

@@ -26,6 +26,20 @@ export interface StoredDoc {
 export interface StoredText {
   json: string
   etag: string
+  /**
+   * Present (null at first) when the store hands out this very object for as
+   * long as it keeps this version, as the file store's cache does: whoever
+   * sends `json` may keep here the bytes it made of it, for the next answer.
+   */
+  sent?: SentText | null
+}
+
+/** The bytes made of a StoredText's `json` for an answer, in one form (compact, indented…): another form makes its own. */
+export interface SentText {
+  form: string
+  bytes: Buffer
+  /** `bytes.length` as a header value. */
+  length: string
 }
 
 export interface WriteResult {
@@ -93,6 +107,13 @@ export interface Store {
    * parse and the serialisation; without it, the data layer does both.
    */
   readText?(path: NodePath): Promise<StoredText | undefined>
+  /**
+   * Optional, with readText: the same answer, given at once (not a promise)
+   * when the store can tell without waiting, as for a document it keeps in
+   * memory and has just checked is still the one stored; else readText's
+   * promise. Throws what readText would reject with.
+   */
+  readTextNow?(path: NodePath): StoredText | undefined | Promise<StoredText | undefined>
   /**
    * Set by a store whose children keep the order of its file (a json-server
    * db.json: its arrays' order, new items last): `children` and

@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Router } from '../../lib/http/router.ts'
-import { splitPath } from '../../lib/path.ts'
+import { queryOf, splitPath } from '../../lib/path.ts'
 import { HttpError } from '../../lib/http-error.ts'
 
 function declaredRoutes(): Router<string> {
@@ -133,3 +133,18 @@ test('splitPath refuses a target that is not a path', () => {
 })
 
 test.run()
+
+test('targets without a query share one empty query that nothing can be added to, so no request sees another\'s parameters', () => {
+  const first = queryOf('/notes/a')
+  assert.is(first, queryOf('/notes/b#x?y=1'), 'one shared object')
+  assert.is(first.size, 0)
+  assert.throws(() => first.append('_delay', '5'), (error: Error) => error instanceof TypeError)
+  assert.throws(() => first.set('q', 'a'), (error: Error) => error instanceof TypeError)
+  first.delete('_delay')
+  assert.is(queryOf('/notes/c').size, 0)
+  const own = queryOf('/notes?')
+  assert.is.not(own, first, 'a target with a `?` gets its own')
+  own.append('q', 'a')
+  assert.is(own.get('q'), 'a')
+  assert.equal([...new URLSearchParams(first)], [], 'a copy can be added to')
+})

@@ -1,5 +1,5 @@
 import type { Stats } from 'node:fs'
-import type { Doc, StoredDoc } from '../store.ts'
+import type { Doc, StoredDoc, StoredText } from '../store.ts'
 import { ClockCache } from '../clock-cache.ts'
 
 /**
@@ -31,6 +31,11 @@ export interface CacheEntry {
   recent: boolean
   etag: string
   version: FileVersion
+  /**
+   * Once `text` is compact, what a read of it answers: one object while the
+   * entry lasts, so the bytes an answer made of it are kept with it (StoredText.sent).
+   */
+  answered?: StoredText
 }
 
 export interface CacheLimits {
@@ -54,7 +59,7 @@ export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 1
  * change as it likes (the Store contract), and text is the smallest form.
  * A GET asks for the compact text it answers with; once made, it replaces
  * the file's pretty text, so a hot document is sent without a parse or a
- * stringify. Sizes are counted as the file's, which the compact form never exceeds.
+ * stringify, and the bytes of its answer are kept with it. Sizes are counted as the file's, which the compact form never exceeds.
  */
 export class DocumentCache {
   readonly #entries: ClockCache<CacheEntry>
@@ -103,4 +108,14 @@ export class DocumentCache {
   get size(): number {
     return this.#entries.size
   }
+}
+
+/** A cache entry's text as answered: made compact once, then one object while the entry lasts (CacheEntry.answered). */
+export function answerOf(entry: CacheEntry): StoredText {
+  if (entry.answered !== undefined) return entry.answered
+  if (!entry.compact) {
+    entry.text = JSON.stringify(JSON.parse(entry.text))
+    entry.compact = true
+  }
+  return (entry.answered = { json: entry.text, etag: entry.etag, sent: null })
 }

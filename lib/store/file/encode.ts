@@ -28,8 +28,28 @@ const PLAIN_NAME = /^[a-z0-9_-](?:[a-z0-9._-]*[a-z0-9_-])?$/
  */
 const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\.|$)/
 
+/**
+ * Names made lately, by segment: every request encodes its path again, and a
+ * server meets the same collection names and hot ids over and over. A look-up
+ * here costs a fraction of the two tests below. Bounded in count and in the
+ * length of what is kept (a few hundred KiB at most): emptied when full.
+ */
+const madeNames = new Map<string, string>()
+const MOST_MADE_NAMES = 4096
+const LONGEST_MADE_NAME_KEPT = 64
+
 /** The directory name for one decoded URL segment. */
 export function encodeSegment(segment: string): string {
+  const made = madeNames.get(segment)
+  if (made !== undefined) return made
+  const name = nameOf(segment)
+  if (segment.length > LONGEST_MADE_NAME_KEPT) return name
+  if (madeNames.size >= MOST_MADE_NAMES) madeNames.clear()
+  madeNames.set(segment, name)
+  return name
+}
+
+function nameOf(segment: string): string {
   // An empty segment cannot come from a URL, but must never alias its parent;
   // a lone `!` is never produced otherwise.
   if (segment === '') return '!'

@@ -3,11 +3,11 @@ import { realpathSync, statSync, type Stats } from 'node:fs'
 import { access, mkdir, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
 import { fsyncDirectory, placeFile, writeTempFile } from './atomic.ts'
-import { DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './document-cache.ts'
+import { answerOf, DocumentCache, defaultCacheLimits, versionOf, type CacheEntry, type CacheLimits } from './document-cache.ts'
 import { DirectoryFlusher } from './flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS, statDocument } from './document-file.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from './fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -128,11 +128,16 @@ export class FileStore implements Store {
     const found = await this.#load(path)
     if (found === undefined) return undefined
     if ('doc' in found) return { json: JSON.stringify(found.doc), etag: found.etag }
-    if (!found.compact) {
-      found.text = JSON.stringify(JSON.parse(found.text))
-      found.compact = true
-    }
-    return { json: found.text, etag: found.etag }
+    return answerOf(found)
+  }
+
+  /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
+  readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
+    if (this.#applying.settled(path)) return this.readText(path)
+    const found = this.#lookUp(path)
+    if (found === undefined) return undefined
+    if ('file' in found) return this.#readMissed(path, found).then((read) => read && { json: JSON.stringify(read.doc), etag: read.etag })
+    return answerOf(found)
   }
 
   /**
@@ -148,6 +153,12 @@ export class FileStore implements Store {
    * directory put in its place is another inode too.
    */
   async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
+    const found = this.#lookUp(path)
+    return found !== undefined && 'file' in found ? this.#readMissed(path, found) : found
+  }
+
+  /** The stat every read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. */
+  #lookUp(path: NodePath): CacheEntry | MissedFile | undefined {
     const directory = this.#directoryOf(path)
     const file = this.#below(directory, DOC_FILE)
     const stats = statDocument(file, path)
@@ -156,8 +167,11 @@ export class FileStore implements Store {
       this.#checkStoreFolder(path)
       return undefined
     }
-    const cached = this.#cache.entry(file, versionOf(stats))
-    if (cached) return cached
+    return this.#cache.entry(file, versionOf(stats)) ?? { directory, file }
+  }
+
+  /** A document file the cache did not hold, read, parsed and cached (see #load). */
+  async #readMissed(path: NodePath, { directory, file }: MissedFile): Promise<StoredDoc | undefined> {
     const read = await this.#readFile(path, directory, file)
     if (read === undefined) return undefined
     const { bytes, stats: readStats } = read
@@ -567,20 +581,8 @@ export class FileStore implements Store {
   }
 }
 
-/**
- * Stats a document file, or undefined when it is not there. Synchronous on
- * purpose: this runs on every read, and for a file the kernel has cached it
- * costs about 3 µs, where an async stat costs some 20 µs of CPU across
- * threads and a round trip through the thread pool (measured in bench/).
- */
-function statDocument(file: string, path: NodePath): Stats | undefined {
-  try {
-    return statSync(file, { throwIfNoEntry: false })
-  } catch (error) {
-    if (isMissing(error)) return undefined
-    throw toStoreError(error, path)
-  }
-}
+/** A document file whose version the cache does not hold, and its folder. */
+type MissedFile = { directory: string; file: string }
 
 function exists(directory: string): boolean {
   try {

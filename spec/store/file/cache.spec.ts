@@ -1,9 +1,11 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startServerOnFolder, touchLater, type TestServer } from '../../support/helpers.ts'
+import { makeTempDir, startServer, startServerOnFolder, touchLater, type TestServer } from '../../support/helpers.ts'
 import { DocumentCache } from '../../../lib/store/file/document-cache.ts'
+import { FileStore } from '../../../lib/store/file/file-store.ts'
 
 // The file store keeps hot documents in memory; the files stay the truth (docs/storage.md, "Where the data goes").
 
@@ -286,6 +288,49 @@ test('the cache answers only for the version it was given, and each read gets it
   const first = cache.get('a', version(1))!
   ;(first.doc.list as number[]).push(2)
   assert.equal(cache.get('a', version(1))!.doc, { list: [1] })
+})
+
+test('the bytes kept with a hot document are each form\'s own: one store answered plainly and in the json-server mode', async () => {
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir)
+  const plain = await startServer({ store })
+  const indented = await startServer({ store, jsonServer: true })
+  try {
+    await plain.request('PUT', '/notes/a', { body: { list: [1, 2], text: 'é' } })
+    const compact = '{"id":"a","list":[1,2],"text":"é"}\n'
+    const laidOut = `${JSON.stringify({ id: 'a', list: [1, 2], text: 'é' }, null, 2)}\n`
+    // A late file-system event of the PUT may make one read a miss; most are hits, each form's after the other's.
+    let hits = 0
+    for (let round = 0; round < 4; round++) {
+      for (const [server, text] of [[plain, compact], [indented, laidOut]] as const) {
+        const answer = await getCounted(server, '/notes/a')
+        assert.is(answer.text, text)
+        assert.is(answer.headers['content-length'], String(Buffer.byteLength(text)))
+        if (answer.fromCache) hits++
+        const head = await server.request('HEAD', '/notes/a')
+        assert.is(head.headers['content-length'], String(Buffer.byteLength(text)))
+        assert.is(head.text, '')
+      }
+    }
+    assert.ok(hits >= 4, `the document was answered from the cache (${hits} of 8 reads)`)
+    // One too large to keep the bytes of is answered the same way each time.
+    const large = { id: 'big', text: 'é'.repeat(20_000) }
+    await plain.request('PUT', '/notes/big', { body: large })
+    for (let round = 0; round < 2; round++) {
+      assert.is((await plain.request('GET', '/notes/big')).text, `${JSON.stringify(large)}\n`)
+      const answer = await indented.request('GET', '/notes/big')
+      assert.is(answer.text, `${JSON.stringify(large, null, 2)}\n`)
+      assert.is(answer.headers['content-length'], String(Buffer.byteLength(answer.text)))
+    }
+    writeFileSync(fileOf(dir, 'a'), JSON.stringify({ id: 'a', text: 'edited by a person' }))
+    assert.is((await plain.request('GET', '/notes/a')).text, '{"id":"a","text":"edited by a person"}\n')
+    assert.is((await indented.request('GET', '/notes/a')).text, `${JSON.stringify({ id: 'a', text: 'edited by a person' }, null, 2)}\n`)
+  } finally {
+    await plain.server.shutdown()
+    await indented.server.shutdown()
+    await store.close()
+    await rm(dir, { recursive: true, force: true })
+  }
 })
 
 test.run()
