@@ -193,8 +193,9 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
       answer.status = status
       return capture
     },
-    end(body?: string) {
-      if (typeof body === 'string') answer.body = body
+    // A kept answer's bytes come as a Buffer (respond.ts, sendKept).
+    end(body?: string | Buffer) {
+      if (body !== undefined) answer.body = body.toString()
     },
     setHeader() {},
     removeHeader() {},
