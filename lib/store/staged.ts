@@ -2,7 +2,7 @@ import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { changeOfWrite } from './feed.ts'
 import type { Claim } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { compareIds, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 import { madeNode } from './node-tree.ts'
 import { HttpError } from '../http-error.ts'
 
@@ -194,15 +194,9 @@ function removeName(names: string[], name: string): void {
 
 /** The first position in id-ordered `names` at which `name` could stand. */
 function namePosition(names: readonly string[], name: string): number {
+  // A new id most often goes last: no search for it.
   if (names.length === 0 || compareIds(names[names.length - 1], name) < 0) return names.length
-  let low = 0
-  let high = names.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (compareIds(names[middle], name) < 0) low = middle + 1
-    else high = middle
-  }
-  return low
+  return idInsertionPoint(names, name)
 }
 
 /**

@@ -19,6 +19,14 @@ export interface DocumentBytes {
   stats: Stats
 }
 
+/** Why a document file could not be opened: missing (undefined), or not a file to read (a link, a directory); anything else is thrown. */
+function openRefused(error: unknown): string | undefined {
+  if (isMissing(error)) return undefined
+  if (errorCode(error) === 'ELOOP') return 'is a link, which the store does not follow'
+  if (errorCode(error) === 'EISDIR') return 'is a directory'
+  throw error
+}
+
 /**
  * Reads a document file only if it is a regular file reached without a link:
  * the bytes, undefined when there is none, or a sentence saying what is in
@@ -30,10 +38,7 @@ export async function readDocumentFile(file: string): Promise<DocumentBytes | st
   try {
     handle = await open(file, SAFE_READ)
   } catch (error) {
-    if (isMissing(error)) return undefined
-    if (errorCode(error) === 'ELOOP') return 'is a link, which the store does not follow'
-    if (errorCode(error) === 'EISDIR') return 'is a directory'
-    throw error
+    return openRefused(error)
   }
   try {
     const stats = await handle.stat()
@@ -57,10 +62,7 @@ export function readDocumentFileSync(file: string): DocumentBytes | string | und
   try {
     fd = openSync(file, SAFE_READ)
   } catch (error) {
-    if (isMissing(error)) return undefined
-    if (errorCode(error) === 'ELOOP') return 'is a link, which the store does not follow'
-    if (errorCode(error) === 'EISDIR') return 'is a directory'
-    throw error
+    return openRefused(error)
   }
   try {
     const stats = fstatSync(fd)
