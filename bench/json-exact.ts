@@ -1,6 +1,6 @@
 /**
  * `node --import tsx bench/json-exact.ts`: what the exact-number and
- * duplicate-key check (lib/data/json-syntax.ts, inexactJson) adds to JSON.parse,
+ * duplicate-key check (lib/json/syntax.ts, inexactJson) adds to JSON.parse,
  * on a typical 1 KB body and on a 1 MB one (numbers, strings, nesting).
  */
 import { inexactJson } from '../lib/json/syntax.ts'

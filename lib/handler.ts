@@ -8,15 +8,15 @@ import { answersNotFound, sendProblem, toHttpError } from './http/problem.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
 import { Router, type ListedRoute } from './http/router.ts'
 import { optionDefaults, resolveSettings, type RestdirOptions, type Settings } from './options.ts'
-import { StaticFolders } from './http/static-folders.ts'
-import { eventsSent, serveChanges, wantsChanges } from './http/events.ts'
+import { StaticFolders } from './static/static-folders.ts'
+import { eventsSent, serveChanges, wantsChanges } from './resources/events.ts'
 import { keepChanges } from './data/changes.ts'
 import { applyHeaders, sendNoContent } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
 import { knowCollections } from './resources/json-server/collections.ts'
-import { pushHandEdits } from './http/hand-edits.ts'
+import { pushHandEdits } from './data/hand-edits.ts'
 import { takeJsonServerParameters } from './resources/json-server/query.ts'
 import { withErrorMember } from './resources/json-server/version-1.ts'
 import { answerByGuards, originFormOf } from './http/guards.ts'
@@ -26,12 +26,13 @@ import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
 import { answerReset } from './resources/reset.ts'
 import { answerBatch } from './resources/batch.ts'
-import { answerOpenApi } from './http/openapi.ts'
-import { describeStore, storeHeaderValue, type StoreDescription } from './http/store-header.ts'
+import { answerOpenApi } from './resources/openapi.ts'
+import { describeStore, storeHeaderValue, type StoreDescription } from './static/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { answerRules, asksForRules, rewriteTarget } from './http/rewrite.ts'
-import { runMiddlewares } from './http/middlewares.ts'
+import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
+import { runMiddlewares } from './middleware/middlewares.ts'
+import { parseBodyForMiddlewares } from './http/body.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -134,7 +135,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       const mayBeStatic = prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && www.mayServe(segments)
       if (mayBeStatic && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
       applyHeaders(res, headers)
-      if (await runMiddlewares(settings.middlewares, req, res, settings.bodyLimits)) return
+      await parseBodyForMiddlewares(req, settings.bodyLimits)
+      if (await runMiddlewares(settings.middlewares, req, res)) return
       // A middleware may send the request elsewhere (`req.url = …`), as in json-server.
       if (req.url !== target) {
         target = originFormOf(req)
@@ -254,7 +256,7 @@ function belowPrefix(segments: string[], prefix: string[]): string[] | undefined
 
 /**
  * Static files tell the page where the API is (`X-Restdir-Api`), so the playground works with or without a prefix or mount path,
- * and what keeps the documents (`X-Restdir-Store`, lib/http/store-header.ts), so it can show where each one lives.
+ * and what keeps the documents (`X-Restdir-Store`, lib/static/store-header.ts), so it can show where each one lives.
  */
 async function serveStaticFile(req: IncomingMessage, res: ServerResponse, segments: string[], www: StaticFolders, base: string, store: StoreDescription, cors: string[]): Promise<boolean> {
   const headers = [...cors, 'X-Restdir-Api', base || '/', 'X-Restdir-Store', storeHeaderValue(store, req.socket.remoteAddress)]

@@ -7,14 +7,14 @@ import type { RestdirOptions } from './options.ts'
 import { packageRoot } from './package.ts'
 import { MemoryStore } from './store/index.ts'
 import { importDatabase } from './data/import.ts'
-import { answerRules, asksForRules, compileRewriteRules, rewriteTarget, type RewriteRules } from './http/rewrite.ts'
+import { answerRules, asksForRules, compileRewriteRules, rewriteTarget, type RewriteRules } from './middleware/rewrite.ts'
 import { defaultBodyLimits, parseBodyForMiddlewares } from './http/body.ts'
 import { answerByGuards, parseCorsList } from './http/guards.ts'
 import { applyHeaders } from './http/respond.ts'
-import { StaticFiles } from './http/static.ts'
+import { StaticFiles } from './static/static.ts'
 import { sendProblem, toHttpError } from './http/problem.ts'
 import { HttpError } from './http-error.ts'
-import { queryObject } from './http/express-like.ts'
+import { queryObject } from './middleware/express-like.ts'
 import { splitPath } from './path.ts'
 
 /**
@@ -27,7 +27,7 @@ import { splitPath } from './path.ts'
 /** A Connect/Express middleware, as Express's `app.use` takes it. */
 export type ConnectMiddleware = (req: IncomingMessage, res: ServerResponse, next: Next) => void
 
-/** json-server's bodyParser limit for JSON bodies (its lib/server/body-parser.js: `limit: '10mb'`). */
+/** json-server's bodyParser limit for JSON bodies (its json-server/lib/server/body-parser.js: `limit: '10mb'`). */
 const BODY_LIMITS = { ...defaultBodyLimits, maxBody: 10 * 1024 * 1024 }
 
 /** json-server's router serves no static files (its defaults() do): a www folder that does not exist serves none. */
@@ -165,7 +165,7 @@ export function defaults(options: DefaultsOptions = {}): ConnectMiddleware[] {
 /**
  * json-server's rewriter(rules): each rule rewrites `req.url` (and `req.originalUrl`, as
  * express-urlrewrite does) in order, and `GET /__rules` answers the rules. A rule that cannot work
- * throws here, naming it (lib/http/rewrite.ts).
+ * throws here, naming it (lib/middleware/rewrite.ts).
  */
 export function rewriter(rules: RewriteRules): ConnectMiddleware {
   const compiled = compileRewriteRules(rules, 'rewriter')

@@ -7,10 +7,10 @@ import { parseCorsList } from './http/guards.ts'
 import { packageRoot } from './package.ts'
 import { defaultListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow } from './data/changes.ts'
-import { defaultStaticCache } from './http/static-cache.ts'
+import { defaultStaticCache } from './static/static-cache.ts'
 import { loadDeclarations, type Declarations } from './data/declarations.ts'
-import { loadRewriteRules, type RewriteRules } from './http/rewrite.ts'
-import type { Middleware } from './http/middlewares.ts'
+import { loadRewriteRules, type RewriteRules } from './middleware/rewrite.ts'
+import type { Middleware } from './middleware/middlewares.ts'
 import { isJsonFileLocation } from './store/open.ts'
 import { JsonFileStore } from './store/json-file/json-file-store.ts'
 
@@ -32,7 +32,7 @@ export interface RestdirOptions {
   /**
    * What is kept in memory of the www folder's files (docs/speed.md, "Speed"): file contents up to
    * `maxBytes` in all, each up to `maxFileBytes` (defaults: `defaultStaticCache`,
-   * lib/http/static-cache.ts); `false` keeps nothing and checks the disk on every request.
+   * lib/static/static-cache.ts); `false` keeps nothing and checks the disk on every request.
    */
   wwwCache?: { maxBytes?: number; maxFileBytes?: number } | false
   /** URL prefix of the data API, e.g. `/api` (none: the API is at `/`). */

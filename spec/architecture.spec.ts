@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 import { root } from './support/process.ts'
 
@@ -16,7 +16,9 @@ const layers: ReadonlyArray<readonly string[]> = [
   ['lib/handler.ts'],
   ['lib/options.ts'],
   ['lib/resources/'],
+  ['lib/static/'],
   ['lib/http/'],
+  ['lib/middleware/'],
   ['lib/listing/'],
   ['lib/data/'],
   ['lib/store/'],
@@ -86,6 +88,46 @@ test('no files of lib/ or bin/ import each other in a circle', () => {
 test('no file in lib/ or bin/ is over 600 lines', () => {
   const long = files.map((file) => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 600)
   assert.equal(long, [])
+})
+
+/** The files of lib/ that docs/architecture.md names: a whole path, or a bare name after a path of its folder on the same line. */
+function filesNamedIn(text: string): Set<string> {
+  const named = new Set<string>()
+  for (const line of text.split('\n')) {
+    let folder: string | undefined
+    for (const match of line.matchAll(/`((?:lib|bin)\/[^`\s]+\.(?:ts|cjs|mjs))`|`([\w.-]+\.(?:ts|cjs|mjs))`/g)) {
+      if (match[1] !== undefined) {
+        named.add(match[1])
+        folder = dirname(match[1])
+      } else if (folder !== undefined) named.add(`${folder}/${match[2]}`)
+    }
+  }
+  return named
+}
+
+test('docs/architecture.md names every file of lib/', () => {
+  const named = filesNamedIn(readFileSync(join(root, 'docs/architecture.md'), 'utf8'))
+  const missing = sourceFiles('lib').filter((file) => !named.has(file))
+  assert.equal(missing, [])
+})
+
+/** Where the project names a file of its own in prose: code comments, docs, the README, SECURITY.md. */
+const PROSE = ['lib', 'bin', 'spec', 'bench', 'www', 'docs'].flatMap((folder) =>
+  readdirSync(join(root, folder), { recursive: true })
+    .map((name) => `${folder}/${String(name).split('\\').join('/')}`)
+    .filter((name) => /\.(ts|cjs|mjs|js|md|html)$/.test(name) && !name.includes('node_modules') && !name.startsWith('bench/json-server-1/')),
+).concat(['README.md', 'SECURITY.md'])
+
+test('every file of the project that a comment or a doc names exists', () => {
+  const gone: string[] = []
+  for (const file of PROSE) {
+    if (file === 'spec/architecture.spec.ts') continue // its own examples name files that need not exist
+    const text = readFileSync(join(root, file), 'utf8')
+    for (const match of text.matchAll(/(?<![\w./-])((?:lib|bin|spec|bench|www|docs)\/[\w./-]*\w\.(?:ts|cjs|mjs|js|md|json|html|css))\b/g)) {
+      if (!existsSync(join(root, match[1]))) gone.push(`${file}: ${match[1]}`)
+    }
+  }
+  assert.equal(gone, [])
 })
 
 test.run()

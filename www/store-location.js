@@ -2,7 +2,7 @@
  * Where a document lives in the store the server runs on, as the page shows it
  * under an exchange. The server names its store's kind, and to a client on its
  * own machine the folder or db.json (`X-Restdir-Store` on the page's answer,
- * lib/http/store-header.ts). Pure functions, no DOM: spec/www/store-location.spec.ts
+ * lib/static/store-header.ts). Pure functions, no DOM: spec/www/store-location.spec.ts
  * checks the folder spelling against the server's own (lib/store/file/encode.ts).
  */
 

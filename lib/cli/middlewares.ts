@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { Middleware } from '../http/middlewares.ts'
+import type { Middleware } from '../middleware/middlewares.ts'
 import { UsageError } from './usage.ts'
 
 /**

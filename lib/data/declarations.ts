@@ -133,7 +133,7 @@ function parseLevel(json: unknown, source: string, where: string, parent: Family
     arrays.forEach((field, index) => {
       if (unique.includes(field)) fail(`${at}.arrays[${index}]`, `"${field}" is also unique, and a unique field holds a string; keep it in one list.`)
     })
-    // The names a declaration gives, in all: the API description repeats each a few times (lib/http/openapi.ts).
+    // The names a declaration gives, in all: the API description repeats each a few times (lib/resources/openapi.ts).
     count.names += [collection, id, ...unique, ...arrays].reduce((sum, name) => sum + name.length, 0)
     if (count.names > MAX_DECLARED_NAMES) fail(at, `brings the names of collections and fields declared past ${MAX_DECLARED_NAMES} characters (256 KiB), the limit of a declaration; declare fewer or shorter.`)
     const family: Family = { collection, idField: id, unique, arrays, parent }

@@ -124,7 +124,7 @@ const bytesSent = new WeakMap<IncomingMessage, Buffer>()
 
 /**
  * json-server 0.17's bodyParser (body-parser 1.x's `json({ limit: '10mb' })` and `urlencoded({ extended:
- * false })`), for the app's own middlewares (lib/http/middlewares.ts): `req.body` is `{}`, or, for a
+ * false })`), for the app's own middlewares (lib/middleware/middlewares.ts): `req.body` is `{}`, or, for a
  * request with an `application/json` or form body, that body parsed (a JSON object or array, a form
  * as node's querystring reads it: a repeated field an array). Another type is left unread, for
  * restdir's own reading to refuse or take. The bytes are kept, once: the API reads the body from

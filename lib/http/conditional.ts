@@ -4,7 +4,7 @@ import { quotedHeader } from './problem.ts'
 
 /*
  * Conditional requests (RFC 9110 §13), for documents (lib/http/respond.ts, and the
- * writes of lib/resources/) and static files (lib/http/static.ts) alike: entity-tags
+ * writes of lib/resources/) and static files (lib/static/static.ts) alike: entity-tags
  * are parsed and compared here and nowhere else, each rule a small function.
  */
 

@@ -4,8 +4,8 @@ import type { PathLimits } from '../path.ts'
 import type { ListingLimits } from '../listing/filters.ts'
 import type { ChangeWindow } from '../data/changes.ts'
 import type { Family } from '../data/declarations.ts'
-import type { RewriteRule } from './rewrite.ts'
-import type { Middleware } from './middlewares.ts'
+import type { RewriteRule } from '../middleware/rewrite.ts'
+import type { Middleware } from '../middleware/middlewares.ts'
 
 /** What a server runs by: its options resolved, every default applied (lib/options.ts, resolveSettings). */
 export interface Settings {
@@ -36,9 +36,9 @@ export interface Settings {
   changeWindow: ChangeWindow
   maxStreamBuffer: number
   log?: (line: string) => void
-  /** json-server's rewrite rules, in order (lib/http/rewrite.ts); none: nothing is rewritten. */
+  /** json-server's rewrite rules, in order (lib/middleware/rewrite.ts); none: nothing is rewritten. */
   rewrites: readonly RewriteRule[]
-  /** The user's own middlewares, run in order before the data API (lib/http/middlewares.ts). */
+  /** The user's own middlewares, run in order before the data API (lib/middleware/middlewares.ts). */
   middlewares: readonly Middleware[]
 }
 

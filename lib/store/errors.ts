@@ -3,7 +3,7 @@ import type { NodePath } from './store.ts'
 /**
  * What can go wrong below the store, named without HTTP: the store throws a
  * StoreError with a kind, the node it was working on and, for a broken file,
- * what is wrong with it; the handler layer alone (lib/http/errors.ts
+ * what is wrong with it; the handler layer alone (lib/http/problem.ts
  * `toHttpError`) decides what a client hears. Nothing here holds a file path
  * (a db.json store names its file by its base name, as the user gave it).
  */

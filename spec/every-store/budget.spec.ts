@@ -4,7 +4,7 @@ import { validate, compileErrors } from '@readme/openapi-parser'
 import { startServer, type TestServer } from '../support/helpers.ts'
 import { assertJson, assertProblem } from '../support/assertions.ts'
 import { MAX_JOINED_TEXT } from '../../lib/listing/relations.ts'
-import { MAX_FIELDS, MAX_FIELDS_PER_OBJECT } from '../../lib/http/openapi.ts'
+import { MAX_FIELDS, MAX_FIELDS_PER_OBJECT } from '../../lib/resources/openapi.ts'
 
 // No single request holds the server, whatever the size of the documents it
 // works on (docs/http-api.md, "Listing queries" and "Describing the API"): the work is

@@ -10,7 +10,7 @@ import { validate, compileErrors } from '@readme/openapi-parser'
 // ajv is the JSON Schema validator @readme/openapi-parser itself runs on; 2020-12 is OpenAPI 3.1's dialect.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { createHandler } from '../../lib/index.ts'
-import { MAX_COLLECTIONS, SAMPLE_SIZE, SAMPLE_TEXT } from '../../lib/http/openapi.ts'
+import { MAX_COLLECTIONS, SAMPLE_SIZE, SAMPLE_TEXT } from '../../lib/resources/openapi.ts'
 import { MAX_BATCH_REQUESTS } from '../../lib/resources/batch.ts'
 import { DeclarationError, MAX_DECLARATION_DEPTH, MAX_DECLARED_FIELDS, MAX_DECLARED_NAMES, MAX_FAMILIES, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
 import { makeTempDir, openTestStore, send, startServer, type TestServer } from '../support/helpers.ts'

@@ -14,7 +14,7 @@ import {
 } from '../../lib/http/conditional.ts'
 
 // The rules of conditional requests (RFC 9110 §8.8.3, §13) as pure functions;
-// spec/every-store/conditional.spec.ts and spec/http/static.spec.ts check them through HTTP.
+// spec/every-store/conditional.spec.ts and spec/static/static.spec.ts check them through HTTP.
 
 const strong = (opaque: string) => ({ weak: false, opaque: `"${opaque}"` })
 const weak = (opaque: string) => ({ weak: true, opaque: `"${opaque}"` })

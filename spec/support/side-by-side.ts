@@ -150,7 +150,7 @@ export async function startJsonServer(source: string, start: JsonServerStart & {
   const port = await freePort()
   const args = start.args ?? []
   const running = await startProgram(program, [source, ...args, '--port', String(port), '--host', '127.0.0.1'], cwd, port, env)
-  // 0.17 prints its resources and "Home" as it asks to listen (lib/cli/run.js): a test may compare its banner.
+  // 0.17 prints its resources and "Home" as it asks to listen (json-server/lib/cli/run.js): a test may compare its banner.
   if (version === '0.17' && !args.includes('--quiet') && !args.includes('-q')) await running.waitFor(/Home\s+http/)
   return { ...sideOn(port, file), stdout: running.stdout, stderr: running.stderr, close: async () => void (await running.stop()) }
 }
@@ -215,7 +215,7 @@ function sideOn(port: number, file: string) {
   }
 }
 
-/** json-server 0.17.4's module as its command line uses it (lib/cli/run.js: create(), defaults(), router(file, { foreignKeySuffix }), `router.db._.id = argv.id`), or the test's own app. */
+/** json-server 0.17.4's module as its command line uses it (json-server/lib/cli/run.js: create(), defaults(), router(file, { foreignKeySuffix }), `router.db._.id = argv.id`), or the test's own app. */
 async function startJsonServer017Module(file: string, start: JsonServerStart): Promise<Side> {
   const jsonServer = createRequire(path.join(root, 'package.json'))('json-server')
   return listenOn(start.app?.(jsonServer, file) ?? defaultApp(jsonServer, file, start), file)
@@ -238,7 +238,7 @@ function defaultApp(jsonServer: any, file: string, start: JsonServerStart) {
   return app
 }
 
-/** json-server 1.0's module as its command line (lib/bin.js) uses it, without its watch of the file. */
+/** json-server 1.0's module as its command line (json-server/lib/bin.js) uses it, without its watch of the file. */
 async function startJsonServer1Module(file: string): Promise<Side> {
   const own = createRequire(path.join(await jsonServer1Package(), 'package.json'))
   const load = (specifier: string) => import(pathToFileURL(own.resolve(specifier)).href)

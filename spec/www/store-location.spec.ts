@@ -5,14 +5,14 @@ import { writeFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { documentLocation, encodeSegment, parseStoreHeader } from '../../www/store-location.js'
 import { encodeSegment as serverEncodeSegment } from '../../lib/store/file/encode.ts'
-import { describeStore, storeHeaderValue } from '../../lib/http/store-header.ts'
+import { describeStore, storeHeaderValue } from '../../lib/static/store-header.ts'
 import type { AddressInfo } from 'node:net'
 import { createServer } from '../../lib/server.ts'
 import { makeTempDir, send, startServer } from '../support/helpers.ts'
 import { seeded, seedFrom } from '../support/random.ts'
 
 // Where the playground says a document lives (www/store-location.js), and what the
-// server tells it about its store (X-Restdir-Store, lib/http/store-header.ts).
+// server tells it about its store (X-Restdir-Store, lib/static/store-header.ts).
 
 const sha256Hex = async (text: string) => createHash('sha256').update(text).digest('hex')
 

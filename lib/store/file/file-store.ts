@@ -420,7 +420,7 @@ export class FileStore implements Store {
   subscribe(listener: (change: StoreChange) => void): () => void {
     return this.#feed.subscribe(listener)
   }
-  /** A person's edit of a node's document file (lib/http/hand-edits.ts): `told`, run once a change of the server's under way there has told its own, says the change, if any. */
+  /** A person's edit of a node's document file (lib/data/hand-edits.ts): `told`, run once a change of the server's under way there has told its own, says the change, if any. */
   reportHandEdit(path: NodePath, told: () => Promise<Omit<StoreChange, 'id'> | undefined>): Promise<void> { return this.#locks.run([{ kind: 'remove', path }], async () => { const change = await told(); if (change) this.#feed.emit(change) }) }
 
   async lastChangeId(): Promise<number> {

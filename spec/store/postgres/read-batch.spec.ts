@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { ReadBatch } from '../../../lib/store/postgres/read-batch.ts'
 
-// Point reads sharing statements under load (lib/store/read-batch.ts; docs/postgres.md, "Running on PostgreSQL").
+// Point reads sharing statements under load (lib/store/postgres/read-batch.ts; docs/postgres.md, "Running on PostgreSQL").
 
 /** A fake database: each statement waits until the test lets it finish, and records the keys it was asked and when. */
 function fakeDatabase(limit: number, most = 100, patience = 60_000) {

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HttpError } from '../http-error.ts'
-import { parseBodyForMiddlewares, type BodyLimits } from './body.ts'
 import { addExpressHelpers } from './express-like.ts'
 
 /**
  * The app's own middlewares (`--middlewares FILE…`, the `middlewares` option; docs/json-server.md,
  * "Middlewares"), run as json-server 0.17 runs them in its Express app: in order, each handing on
  * with `next()`, before the data API, with `req.body` parsed as json-server's bodyParser parses it.
- * They are the user's own code and run with the server's rights (SECURITY.md).
+ * They are the user's own code and run with the server's rights (SECURITY.md). The caller parses
+ * `req.body` first (lib/http/body.ts, parseBodyForMiddlewares), the one rule for every body.
  */
 
 /**
@@ -24,9 +24,8 @@ export type Middleware = (...args: any[]) => unknown
  * when none answers, is thrown: a 4xx status it carries (`status`, `statusCode`, as Express's
  * finalhandler reads them) as an HttpError with its message, anything else as a fault (a 500).
  */
-export async function runMiddlewares(middlewares: readonly Middleware[], req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<boolean> {
+export async function runMiddlewares(middlewares: readonly Middleware[], req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   addExpressHelpers(req, res)
-  await parseBodyForMiddlewares(req, limits)
   let failure: { error: unknown } | undefined
   for (const middleware of middlewares) {
     // Express calls a middleware of four parameters only with an error, and the others only without one.

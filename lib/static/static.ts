@@ -4,11 +4,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { open, realpath, stat } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { HttpError } from '../http-error.ts'
-import { sendProblem } from './problem.ts'
+import { sendProblem } from '../http/problem.ts'
 import { contentTypeFor } from './mime.ts'
-import { ifRangeHolds, isNotModified } from './conditional.ts'
-import { StaticCache, type FileVersion, type StaticCacheOptions, type StaticCacheStats } from './static-cache.ts'
-import { FolderWatch } from './folder-watch.ts'
+import { ifRangeHolds, isNotModified } from '../http/conditional.ts'
+import { StaticCache, type StaticFileVersion, type StaticCacheOptions, type StaticCacheStats } from './static-cache.ts'
+import { FolderWatch } from '../store/fs/folder-watch.ts'
 
 /** Bytes a file is read in (see sendBytes): larger reads than a stream's 64 KiB, as each costs a call to the thread pool. */
 const STREAM_CHUNK = 256 * 1024
@@ -21,7 +21,7 @@ interface ByteRange {
 
 /**
  * The www folder's files: answers GET and HEAD for them, from what a former
- * answer kept when it may (lib/http/static-cache.ts says why that is safe),
+ * answer kept when it may (lib/static/static-cache.ts says why that is safe),
  * else through the path checks below. `false` for options keeps nothing.
  */
 export class StaticFiles {
@@ -119,7 +119,7 @@ export class StaticFiles {
   }
 
   /** Opens a kept large file's real path, if it still holds the very version kept (see 4. in static-cache.ts). */
-  async #openSame(file: FileVersion): Promise<FileHandle | undefined> {
+  async #openSame(file: StaticFileVersion): Promise<FileHandle | undefined> {
     this.#cache!.opens++
     const handle = await unlessMissing(open(file.path, 'r'))
     if (handle === undefined) return undefined
@@ -153,7 +153,7 @@ export function serveStatic(req: IncomingMessage, res: ServerResponse, segments:
 }
 
 /** Whether answering needs the file's bytes: a GET that is not a 304, of a file that has some. */
-function needsBytes(req: IncomingMessage, file: FileVersion): boolean {
+function needsBytes(req: IncomingMessage, file: StaticFileVersion): boolean {
   return req.method === 'GET' && file.size > 0 && !isNotModified(req.headers, file)
 }
 
@@ -161,7 +161,7 @@ function needsBytes(req: IncomingMessage, file: FileVersion): boolean {
  * Answers from a file's version: a 304, a 416, or its headers and bytes — from
  * `file.body` when it is kept in memory, else through `handle`, which this closes.
  */
-async function answer(req: IncomingMessage, res: ServerResponse, file: FileVersion, handle?: FileHandle): Promise<void> {
+async function answer(req: IncomingMessage, res: ServerResponse, file: StaticFileVersion, handle?: FileHandle): Promise<void> {
   try {
     if (isNotModified(req.headers, file)) {
       setValidators(res, file)
@@ -300,7 +300,7 @@ export function mayBeFile(segments: readonly string[], root: string, topNames?: 
 
 /**
  * The names at the top of the www folder, read once and kept while the
- * folder's watch (lib/http/folder-watch.ts) sees no change: any change
+ * folder's watch (lib/store/fs/folder-watch.ts) sees no change: any change
  * forgets them, and the next request reads them again, so a file a person
  * adds is served from the next request on. Names are compared folded
  * (Unicode NFC, lower case), so a disk that ignores case or normalisation can
@@ -378,7 +378,7 @@ function isVisibleInside(root: string, file: string): boolean {
 }
 
 /** Opens the file and reads the metadata from the open descriptor, so headers and bytes describe the same file. */
-async function openFile(path: string): Promise<{ handle: FileHandle; file: FileVersion } | undefined> {
+async function openFile(path: string): Promise<{ handle: FileHandle; file: StaticFileVersion } | undefined> {
   const handle = await unlessMissing(open(path, 'r'))
   if (handle === undefined) return undefined
   try {
@@ -404,12 +404,12 @@ function etagFor(stats: BigIntStats): string {
   return `"${stats.ino.toString(36)}-${stats.size.toString(36)}-${stats.mtimeNs.toString(36)}"`
 }
 
-/** The same file, unchanged: what a kept answer is compared with (see lib/http/static-cache.ts). */
+/** The same file, unchanged: what a kept answer is compared with (see lib/static/static-cache.ts). */
 function versionOf(stats: BigIntStats): string {
   return `${stats.dev}-${stats.ino}-${stats.size}-${stats.mtimeNs}`
 }
 
-function setValidators(res: ServerResponse, file: FileVersion): void {
+function setValidators(res: ServerResponse, file: StaticFileVersion): void {
   res.setHeader('ETag', file.etag)
   res.setHeader('Last-Modified', file.lastModified)
   // Cached copies must be revalidated, which the validators make a cheap 304.

@@ -1,8 +1,8 @@
-import type { FolderWatch } from './folder-watch.ts'
+import type { FolderWatch } from '../store/fs/folder-watch.ts'
 
 /*
  * What the www folder's files were found to be, kept so that a file served
- * before is answered again without the path checks of lib/http/static.ts
+ * before is answered again without the path checks of lib/static/static.ts
  * (docs/speed.md, "Speed": "Static files from memory").
  *
  * Why a kept answer is never wrong for long — the argument in full:
@@ -34,7 +34,7 @@ import type { FolderWatch } from './folder-watch.ts'
  *    leads to outside www, under the kept headers.
  *
  * Where no folder watch can be had (a watch limit reached, a folder that
- * cannot be read, more than MAX_WATCHED_FOLDERS folders: lib/http/folder-watch.ts), nothing is kept and
+ * cannot be read, more than MAX_WATCHED_FOLDERS folders: lib/store/fs/folder-watch.ts), nothing is kept and
  * every request is checked against the disk as before.
  */
 
@@ -53,7 +53,7 @@ export const defaultStaticCache = { maxBytes: 16 * 1024 * 1024, maxFileBytes: 64
 /** Most files whose place and version are kept, content or not. */
 const MAX_ENTRIES = 10_000
 /** One file as a lookup found it: its real path, its version and validators, and its bytes when small. */
-export interface FileVersion {
+export interface StaticFileVersion {
   path: string
   size: number
   /** Device, inode, size and nanosecond mtime: the same file, unchanged. */
@@ -64,7 +64,7 @@ export interface FileVersion {
 }
 
 interface Entry {
-  file: FileVersion
+  file: StaticFileVersion
   /** performance.now() when the lookup that found it began. */
   checkedAt: number
 }
@@ -94,13 +94,13 @@ export class StaticCache {
   }
 
   /** The kept answer for a URL's segments while it may be trusted without a look at the disk. */
-  fresh(key: string): FileVersion | undefined {
+  fresh(key: string): StaticFileVersion | undefined {
     const entry = this.#entries.get(key)
     return entry && performance.now() - entry.checkedAt <= this.limits.trustMs ? entry.file : undefined
   }
 
   /** The kept answer even when it is no longer trusted: a lookup that finds the same version reuses its bytes. */
-  kept(key: string): FileVersion | undefined {
+  kept(key: string): StaticFileVersion | undefined {
     return this.#entries.get(key)?.file
   }
 
@@ -125,7 +125,7 @@ export class StaticCache {
   }
 
   /** Keeps what a lookup found, unless the watch saw a change since it began (see 2. above). */
-  keep(key: string, lookup: Lookup | undefined, realRoot: string, file: FileVersion): void {
+  keep(key: string, lookup: Lookup | undefined, realRoot: string, file: StaticFileVersion): void {
     if (lookup === undefined || lookup.generation !== this.#watch.generation || realRoot !== this.#watch.realRoot) return
     this.forget(key)
     const bytes = file.body?.length ?? 0

@@ -1,7 +1,7 @@
-import type { Documents } from '../data/documents.ts'
+import type { Documents } from './documents.ts'
 import type { Store } from '../store/store.ts'
 import { FileStore } from '../store/index.ts'
-import { FolderWatch } from './folder-watch.ts'
+import { FolderWatch } from '../store/fs/folder-watch.ts'
 
 /*
  * Hand edits of a store folder pushed to the event streams (docs/storage.md, "Editing by hand"):

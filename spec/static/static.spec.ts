@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { HttpError } from '../../lib/http-error.ts'
 import { sendProblem, toHttpError } from '../../lib/http/problem.ts'
-import { contentTypeFor } from '../../lib/http/mime.ts'
+import { contentTypeFor } from '../../lib/static/mime.ts'
 import { splitPath } from '../../lib/path.ts'
-import { serveStatic } from '../../lib/http/static.ts'
+import { serveStatic } from '../../lib/static/static.ts'
 import { requestAsIs, type ByteAnswer } from '../support/raw-http.ts'
 
 // The tree: <base>/www is served; <base>/secret.txt and <base>/www-secret/ must never be.

@@ -4,7 +4,7 @@ import { pathPartOf } from '../path.ts'
 /**
  * The few helpers of Express 4 that json-server's middlewares use (its README's `res.header('X-Hello',
  * 'World')`, `res.sendStatus(401)`, `res.status(…).json(…)`, `req.query`), given to a plain node
- * request and answer before the app's own middlewares run (lib/http/middlewares.ts), so that a file
+ * request and answer before the app's own middlewares run (lib/middleware/middlewares.ts), so that a file
  * written for `json-server --middlewares` runs unchanged. Under Express the request and answer have
  * them already, and nothing is added. JSON is written with two spaces, as json-server's app
  * (`express().set('json spaces', 2)`) writes it.

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { FileStore, JsonFileStore, MemoryStore, PostgresStore, isJsonFileLocation, isPostgresUrl, type Store, type StoreLocation } from '../store/index.ts'
-import { isLoopbackHost } from './guards.ts'
+import { isLoopbackHost } from '../http/guards.ts'
 
 /**
  * What the playground may say about where documents go (docs/cli.md, "The playground

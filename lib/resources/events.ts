@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http'
-import type { Context, RouteHandler } from './context.ts'
+import type { Context, RouteHandler } from '../http/context.ts'
 import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
 import { changeLogOf, type LoggedChange } from '../data/changes.ts'
 import { HttpError } from '../http-error.ts'
-import { answersNotFound } from './problem.ts'
-import { sendJson } from './respond.ts'
+import { answersNotFound } from '../http/problem.ts'
+import { sendJson } from '../http/respond.ts'
 
 const KEEP_ALIVE_MS = 30_000
 /** How soon a client comes back after a dropped stream (the `retry` field, WHATWG HTML §9.2.6). */
