@@ -21,6 +21,7 @@ const layers: ReadonlyArray<readonly string[]> = [
   ['lib/middleware/'],
   ['lib/listing/'],
   ['lib/data/'],
+  ['lib/auth/'],
   ['lib/store/'],
   ['lib/path.ts', 'lib/http-error.ts', 'lib/json/', 'lib/package.ts'],
 ]
