@@ -62,24 +62,25 @@ test('while a cost-12 hash runs, a timer on the main loop fires on time', async 
   try {
     await pool.hash('warm-up', 4) // the thread's start is not what is measured
     const period = 10
-    let worstLate = 0
+    const lateness: number[] = []
     let last = performance.now()
     const timer = setInterval(() => {
       const now = performance.now()
-      worstLate = Math.max(worstLate, now - last - period)
+      lateness.push(now - last - period)
       last = now
     }, period)
     const started = performance.now()
     const hash = await pool.hash('slow', 12)
     const took = performance.now() - started
-    // The time since the last tick counts too: a loop held to the end would have had no tick at all.
-    worstLate = Math.max(worstLate, performance.now() - last - period)
     clearInterval(timer)
     assert.ok(bcryptjs.compareSync('slow', hash))
-    // On the main thread the timer would be late by the whole hash; here by no more than a busy machine's jitter.
+    // On the main thread, the hash would hold the loop to its end: not one tick in between.
+    // Here the loop ticks all along; a machine busy with other work may delay a tick or two, not most.
+    const median = [...lateness].sort((a, b) => a - b)[Math.floor(lateness.length / 2)] ?? Infinity
+    console.log(`      (a cost-12 hash took ${Math.round(took)} ms; the timer ticked ${lateness.length} times, late by ${Math.round(median)} ms in the median)`)
     assert.ok(took > 300, `a cost-12 hash takes long enough to matter (${Math.round(took)} ms)`)
-    console.log(`      (a cost-12 hash took ${Math.round(took)} ms; the timer was at most ${Math.round(worstLate)} ms late)`)
-    assert.ok(worstLate < 100, `the timer was late by at most ${Math.round(worstLate)} ms while the hash took ${Math.round(took)} ms`)
+    assert.ok(lateness.length >= 10, `the timer ticked ${lateness.length} times while the hash ran`)
+    assert.ok(median < 20, `the timer was late by ${Math.round(median)} ms in the median`)
   } finally {
     await pool.close()
   }
