@@ -18,7 +18,13 @@ import { builtCommand, root } from '../support/process.ts'
 // and from the built dist/, where its thread's script is JavaScript.
 
 const require = createRequire(import.meta.url)
-const bcryptjs = require('bcryptjs') as typeof import('bcryptjs')
+/** What these tests use of bcryptjs 2.4 (it ships no types). */
+interface Bcryptjs {
+  hashSync(password: string, saltOrCost: string | number): string
+  compareSync(password: string, hash: string): boolean
+  genSaltSync(cost: number): string
+}
+const bcryptjs = require('bcryptjs') as Bcryptjs
 
 /** Runs `node` (plus `args`) on a module's text, from a file of its own; resolves with its output and exit, or rejects after `timeoutMs`. */
 async function runNode(args: string[], code: string, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {

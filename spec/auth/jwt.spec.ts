@@ -9,7 +9,13 @@ import { DEFAULT_LIFETIME_SECONDS, MAX_TOKEN_LENGTH, signToken, verifyToken, typ
 // secret, and every refusal has its own named reason.
 
 const require = createRequire(import.meta.url)
-const jsonwebtoken = require('jsonwebtoken') as typeof import('jsonwebtoken')
+/** What these tests use of jsonwebtoken 8 (it ships no types). */
+interface JsonWebToken {
+  sign(payload: object, secret: string, options?: Record<string, unknown>): string
+  verify(token: string, secret: string, options?: Record<string, unknown>): unknown
+  decode(token: string, options: { complete: true }): { header: unknown } | null
+}
+const jsonwebtoken = require('jsonwebtoken') as JsonWebToken
 
 const SECRET = 'a secret of at least thirty-two characters, for tests'
 const OTHER_SECRET = 'another secret of at least thirty-two characters'
