@@ -63,40 +63,38 @@ test('twenty calls at once in one process make one secret, and all of them read 
   assert.equal(await readdir(folder), ['@secret'])
 })
 
-test('two processes starting together on one store agree on one secret, round after round', async () => {
+test('two processes starting together on the same thirty stores agree on each store\'s secret', async () => {
   const url = pathToFileURL(join(root, 'lib/auth/secret.ts')).href
   const script = join(folder, 'start.mjs')
-  // Both wait for the same moment, then race to make the secret.
+  // Both wait for the same moment, then race to make the secret of every store, all at once.
   await writeFile(script, `
     const { readOrCreateSecret } = await import(${JSON.stringify(url)})
-    const [startAt, path] = process.argv.slice(2)
+    const [startAt, ...paths] = process.argv.slice(2)
     while (Date.now() < Number(startAt)) {}
-    process.stdout.write((await readOrCreateSecret(path)).toString())
+    const secrets = await Promise.all(paths.map((path) => readOrCreateSecret(path)))
+    process.stdout.write(JSON.stringify(secrets.map(String)))
   `)
+  const stores = Array.from({ length: 30 }, (_, index) => join(folder, `store-${index}`))
+  await Promise.all(stores.map((store) => mkdir(store)))
+  const paths = stores.map((store) => secretPathFor({ folder: store }))
   const startAt = Date.now() + 4000
-  const rounds = await Promise.all([1, 2, 3].map(async (round) => {
-    const store = join(folder, `store-${round}`)
-    await mkdir(store)
-    const path = secretPathFor({ folder: store })
-    const outputs = await Promise.all([1, 2].map(() => new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', script, String(startAt), path], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk))
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        if (code === 0) resolve(stdout)
-        else reject(new Error(`exit ${code}: ${stderr}`))
-      })
-    })))
-    return { outputs, stored: (await readFile(path, 'utf8')).trim(), left: await readdir(store) }
-  }))
-  for (const { outputs, stored, left } of rounds) {
-    assert.equal(outputs, [stored, stored])
-    assert.equal(left, ['@secret'])
-  }
+  const outputs = await Promise.all([1, 2].map(() => new Promise<string[]>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, String(startAt), ...paths], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      if (code === 0) resolve(JSON.parse(stdout) as string[])
+      else reject(new Error(`exit ${code}: ${stderr}`))
+    })
+  })))
+  const stored = await Promise.all(paths.map(async (path) => (await readFile(path, 'utf8')).trim()))
+  assert.equal(outputs[0], stored)
+  assert.equal(outputs[1], stored)
+  for (const store of stores) assert.equal(await readdir(store), ['@secret'])
 })
 
 test('a secret file that others may read or write is refused with the chmod to run, and left as it was', async () => {
