@@ -65,7 +65,14 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
         const times = recent(key, time)
         if (times.length >= failures) waitMs = Math.max(waitMs, times[times.length - failures] + windowMs - time)
       }
-      if (waitMs > 0) return Math.max(1, Math.ceil(waitMs / 1000))
+      if (waitMs > 0) {
+        // A refused key is in use: it is kept longest, so that a flood of new keys forgets it last.
+        for (const key of keys) {
+          const times = failuresOf.get(key)
+          if (times !== undefined) touch(key, times)
+        }
+        return Math.max(1, Math.ceil(waitMs / 1000))
+      }
       for (const key of keys) touch(key, [...recent(key, time), time])
       return 0
     },
