@@ -73,7 +73,7 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
         }
         return Math.max(1, Math.ceil(waitMs / 1000))
       }
-      for (const key of keys) touch(key, [...recent(key, time), time])
+      for (const key of keys) touch(key, [...recent(key, time), time].slice(-failures))
       return 0
     },
     succeeded(accountKey, otherKeys = []) {
