@@ -22,6 +22,7 @@ export const MIN_COST = 4
 export const MAX_COST = 31
 
 export type BcryptVersion = '2a' | '2b' | '2y'
+const VERSIONS: readonly string[] = ['2a', '2b', '2y']
 
 /** A stored hash taken apart. */
 export interface BcryptHash {
@@ -54,6 +55,7 @@ export function hashPassword(password: string, cost = DEFAULT_COST, salt: Uint8A
   if (typeof password !== 'string') throw new TypeError('a password is a string')
   if (!Number.isInteger(cost) || cost < MIN_COST || cost > MAX_COST) throw new RangeError(`a bcrypt cost is an integer from ${MIN_COST} to ${MAX_COST}, not ${cost}`)
   if (salt.length !== SALT_BYTES) throw new RangeError(`a bcrypt salt is ${SALT_BYTES} bytes, not ${salt.length}`)
+  if (!VERSIONS.includes(version)) throw new RangeError(`a bcrypt version is 2a, 2b or 2y, not ${String(version)}`)
   return hashWith(password, { version, cost, salt })
 }
 

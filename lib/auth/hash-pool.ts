@@ -126,6 +126,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async hash(password, cost = DEFAULT_COST, version = '2a') {
       if (typeof password !== 'string') throw new TypeError('a password is a string')
       if (!Number.isInteger(cost) || cost < MIN_COST || cost > MAX_COST) throw new RangeError(`a bcrypt cost is an integer from ${MIN_COST} to ${MAX_COST}, not ${cost}`)
+      if (!['2a', '2b', '2y'].includes(version)) throw new RangeError(`a bcrypt version is 2a, 2b or 2y, not ${String(version)}`)
       return (await run({ kind: 'hash', password, cost, version })) as string
     },
     async verify(password, hash) {

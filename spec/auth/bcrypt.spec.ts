@@ -129,9 +129,10 @@ test('a hash that is not bcrypt\'s is refused as MalformedHash, saying why, neve
   assert.ok(verifyPassword('secret', good), 'the well-formed one still verifies')
 })
 
-test('a cost outside 4–31, or a salt of another length, is refused before any work', () => {
+test('a cost outside 4–31, a salt of another length, or another version is refused before any work', () => {
   for (const cost of [3, 32, 10.5, Number.NaN]) assert.throws(() => hashPassword('x', cost), /cost is an integer from 4 to 31/)
   assert.throws(() => hashPassword('x', 4, new Uint8Array(15)), /salt is 16 bytes/)
+  assert.throws(() => hashPassword('x', 4, undefined, '2x' as BcryptVersion), /version is 2a, 2b or 2y, not 2x/)
 })
 
 test('a password that is not a string verifies as false, never as a match', () => {
