@@ -1,3 +1,5 @@
+import { isIPv4, isIPv6 } from 'node:net'
+
 // Login attempts slowed per key: one key for the account tried, one for the
 // address trying, so that neither many passwords against one account nor one
 // password against many accounts goes fast (OWASP Authentication Cheat Sheet,
@@ -90,4 +92,26 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
       return failuresOf.size
     },
   }
+}
+
+/** The key of an account: its name or email, case-folded, so that spellings of one account share its count. */
+export function accountKey(identifier: string): string {
+  return `account:${identifier.normalize('NFC').toLowerCase()}`
+}
+
+/**
+ * The key of a client's address. An IPv6 host is usually given a whole /64
+ * (RFC 6177), so its address is its /64: counting each address apart would let
+ * it try 2^64 times as often. An IPv4 address mapped into IPv6 is the IPv4 one.
+ */
+export function addressKey(address: string): string {
+  const plain = address.replace(/%.*$/, '')
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain)
+  if (mapped !== null && isIPv4(mapped[1])) return `address:${mapped[1]}`
+  if (isIPv4(plain) || !isIPv6(plain)) return `address:${plain}`
+  const [head, tail = ''] = plain.toLowerCase().split('::')
+  const headGroups = head === '' ? [] : head.split(':')
+  const tailGroups = !plain.includes('::') || tail === '' ? [] : tail.split(':')
+  const groups = plain.includes('::') ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups] : headGroups
+  return `address:${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(':')}::/64`
 }

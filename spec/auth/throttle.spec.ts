@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createThrottle } from '../../lib/auth/throttle.ts'
+import { accountKey, addressKey, createThrottle } from '../../lib/auth/throttle.ts'
 
 // Login throttling (lib/auth/throttle.ts) on a clock the tests move: N failures
 // in the window and the next attempt waits for the oldest to leave it; a
@@ -91,6 +91,28 @@ test('memory is capped: past maxKeys the least recently used keys are forgotten 
   assert.is(throttle.attempt(['account:forgotten']), 0, 'the least recently used key went first')
   for (let key = 0; key < 100_000; key++) throttle.attempt([`address:flood-${key}`])
   assert.is(throttle.size, 1000)
+})
+
+test('an IPv6 client is one address for its whole /64; an IPv4 address is itself, mapped into IPv6 or not', () => {
+  const sameNetwork = ['2001:db8:0:1::1', '2001:db8:0:1:ffff:ffff:ffff:ffff', '2001:0DB8:0000:0001:0:0:0:2', '2001:db8:0:1::1%eth0']
+  assert.equal(new Set(sameNetwork.map(addressKey)), new Set(['address:2001:db8:0:1::/64']))
+  assert.is(addressKey('2001:db8:0:2::1'), 'address:2001:db8:0:2::/64')
+  assert.is(addressKey('::1'), 'address:0:0:0:0::/64')
+  assert.is(addressKey('fe80::1'), 'address:fe80:0:0:0::/64')
+  assert.is(addressKey('::ffff:192.0.2.7'), 'address:192.0.2.7')
+  assert.is(addressKey('192.0.2.7'), 'address:192.0.2.7')
+  assert.is.not(addressKey('192.0.2.7'), addressKey('192.0.2.8'))
+  const time = clock()
+  const throttle = createThrottle({ failures: 2, windowMs: MINUTE, now: time.now })
+  throttle.attempt([accountKey('a'), addressKey('2001:db8:0:1::1')])
+  throttle.attempt([accountKey('b'), addressKey('2001:db8:0:1::2')])
+  assert.is(throttle.attempt([accountKey('c'), addressKey('2001:db8:0:1::3')]), 60, 'a new address in the same /64 is no way round')
+})
+
+test('an account is one key however its name is cased or composed', () => {
+  assert.is(accountKey('Ada@Mail.com'), accountKey('ada@mail.com'))
+  assert.is(accountKey('Zoe\u0301'), accountKey('zoé'))
+  assert.is.not(accountKey('ada@mail.com'), accountKey('ada@mail.co'))
 })
 
 test.run()
