@@ -414,7 +414,7 @@ class Builder {
    * (numbers by value, strings by their characters), an array or object operand equal to
    * nothing; `<` and the others are JavaScript's IsLessThan: a string operand against a
    * string, array or object field (its String(), restdir_string) by code unit, anything
-   * else as numbers (null 0, booleans 0 and 1, a string as Number() reads it, an object NaN).
+   * else as numbers (null 0, booleans 0 and 1, a string or array as Number() reads its String(), an object NaN).
    */
   typed(filter: ListingCondition): string {
     const value = this.value(filter.field, true)
@@ -443,7 +443,6 @@ class Builder {
     const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.comparison ?? '']
     if (sign === undefined || operands.length !== 1) return this.fail()
     const operand = operands[0]
-    const text = `(${value} #>> '{}')`
     const number = `(CASE ${type} WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN (CASE WHEN ${value} = 'true'::jsonb THEN 1 ELSE 0 END)::numeric WHEN 'null' THEN 0::numeric END)`
     const stringLike = typeof operand === 'string' || !isScalar(operand)
     // The operand's number as JavaScript's ToNumber makes it (null 0, booleans 0 and 1, a text as Number() reads it); an infinity is left to the process.
@@ -455,10 +454,11 @@ class Builder {
       if (!belowSurrogates.test(boundText)) return this.fail()
       return `coalesce(CASE WHEN ${type} IN ('string', 'object', 'array') THEN restdir_string(${value}) COLLATE "C" ${sign} ${this.parameter(boundText, 'text')} ELSE ${asNumber} END, false)`
     }
-    // A string field against a number: as Number() reads it, which restdir_decimal does for plain decimals; an array by its String(): left to the process.
-    this.unsureFilter.push(`(${type} = 'array' OR (${type} = 'string' AND restdir_decimal(${text}) IS NULL AND (${text} ~ ${MAYBE_NUMBER} OR ${text} ~ ${BLANK})))`)
-    const asDecimal = `restdir_decimal(${text}) ${sign} ${this.parameter(String(bound), 'numeric')}`
-    return `coalesce(CASE ${type} WHEN 'string' THEN ${asDecimal} WHEN 'object' THEN false WHEN 'array' THEN false ELSE ${asNumber} END, false)`
+    // A string field (an array by its String()) against a number: as Number() reads it, which restdir_decimal does for plain decimals; other forms it might read are left to the process.
+    const asString = `restdir_string(${value})`
+    this.unsureFilter.push(`(${type} IN ('string', 'array') AND restdir_decimal(${asString}) IS NULL AND (${asString} ~ ${MAYBE_NUMBER} OR ${asString} ~ ${BLANK}))`)
+    const asDecimal = `restdir_decimal(${asString}) ${sign} ${this.parameter(String(bound), 'numeric')}`
+    return `coalesce(CASE WHEN ${type} IN ('string', 'array') THEN ${asDecimal} WHEN ${type} = 'object' THEN false ELSE ${asNumber} END, false)`
   }
 
   /**

@@ -1,0 +1,143 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { importDatabase } from '../../lib/data/import.ts'
+import type { ListingPage, Store } from '../../lib/store/store.ts'
+import { openTestStore, startServer, testStoreKind, wrapStore, type Answer } from '../support/helpers.ts'
+import { startJsonServer, startPair, type Pair, type Side } from '../support/side-by-side.ts'
+import { makeTempDir } from '../support/helpers.ts'
+import { writeFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+
+// json-server 1.0's filters in `--json-server 1` (docs/json-server.md, "json-server 1.0's mode"),
+// side by side with json-server 1.0 itself on a db.json of the same data, on every store and on
+// every way a listing is answered: the store's own query (PostgreSQL's SQL), the listing index
+// kept in the process (a folder and memory, built by the first filtered listing), and the scan of
+// every document (lib/listing/match.ts), which a store whose query answers nothing gets. 1.0
+// compares values typed: `?views=7` is the number 7, never the text "7"; `<` is JavaScript's; and
+// a `_where` object without a known operator holds wherever the field is no object.
+
+/** Values of every JSON type in the same fields, ids as 1.0 keeps them (strings), in id order as the file holds them. */
+const db = {
+  posts: [
+    { id: '1', title: 'Alpha', views: 7, published: true, rating: 4.5, author: { name: 'ada', age: 36 }, postId: '1' },
+    { id: '2', title: 'beta', views: '7', published: 'true', rating: '4.5', author: 'ada', postId: 1 },
+    { id: '3', title: 'Gamma', views: 70, published: false, rating: null, author: { name: 'bob' } },
+    { id: '4', title: 'delta', views: null, author: null, postId: null },
+    { id: '5', title: '7', views: '70', code: '' },
+    { id: '6', title: 'Epsilon', views: [7], author: ['ada'], code: ' 7 ' },
+    { id: '7', title: 'zeta', views: { n: 7 }, author: { name: { first: 'ada' } }, code: '0x10' },
+    { id: '8', title: 'Eta', published: 0, rating: '10' },
+    { id: '9' },
+    { id: '10', title: 'theta', views: 1000, published: 1, rating: 10, author: {} },
+  ],
+}
+
+const where = (condition: unknown) => `/posts?_where=${encodeURIComponent(JSON.stringify(condition))}`
+
+/** Queries whose every condition PostgreSQL judges in SQL (lib/store/postgres/listing-query.ts). */
+const IN_SQL = [
+  // A query's values as 1.0 reads them: numbers, booleans and null typed, the rest text.
+  '/posts?views=7', '/posts?views=70', '/posts?id=1', '/posts?id=10', '/posts?title=7', '/posts?published=true', '/posts?published=false',
+  '/posts?rating=null', '/posts?rating=4.5', '/posts?postId=1', '/posts?postId=null', '/posts?postId:ne=1',
+  '/posts?views:ne=7', '/posts?views:in=7,70', '/posts?rating:in=null,4.5,10', '/posts?id:in=1,2', '/posts?views:eq=7&published:eq=true',
+  '/posts?title:contains=ETA', '/posts?views:contains=7', '/posts?title:startsWith=e', '/posts?title:endsWith=A', '/posts?title:contains=',
+  '/posts?title:gt=beta', '/posts?title:lt=a', '/posts?title:gte=Eta', '/posts?views:gt=abc', '/posts?title:lt=8',
+  '/posts?published:lt=true', '/posts?published:gte=1', '/posts?rating:gte=null', '/posts?rating:gt=4.5',
+  '/posts?views:gt=7', '/posts?views:gte=7', '/posts?views:lt=70', '/posts?views:lte=0', '/posts?views:gt=', '/posts?views_gte=7', where({ views: { gte: null } }),
+  // 0.17's suffixes, which 1.0 reads too.
+  '/posts?views_ne=7', '/posts?title_contains=a',
+  // A field below another: it holds where the one above is no object (1.0 looks no further).
+  '/posts?author.name=ada', '/posts?author.name.first=ada', '/posts?author.age:gt=30', '/posts?author.name:ne=bob',
+  // _where: operands of every type, an array or object standing for its String() and equal to nothing.
+  where({ views: { gt: '5' } }), where({ views: { lt: [8] } }), where({ title: { gte: ['E'] } }), where({ views: { eq: { n: 7 } } }), where({ views: { ne: { n: 7 } } }),
+  where({ views: { in: [7, '7', null] } }), where({ rating: { eq: 4.5 } }), where({ published: { eq: 'true' } }), where({ title: { contains: 7 } }),
+  where({ author: { age: { gt: 30 } } }), where({ author: {} }), where({ author: { name: { gtt: 1 } } }), where({ author: { name: 'ada' } }),
+  where({ or: [{ views: { eq: 7 } }, { title: { eq: '7' } }] }), where({ or: [{ author: { name: { eq: 'bob' } } }, { views: { gte: 1000 } }] }),
+  where({ 'author.name': { eq: 'ada' } }), where({ 'author.name': { ne: 'x' } }),
+  where({ views: { gt: 5, lt: 100 } }),
+]
+
+/** Queries SQL leaves to the process: a text compared with a number that Number() reads in a form SQL does not (blank, ` 7 `, `0x10`). */
+const IN_PROCESS = ['/posts?code:lt=1', '/posts?code:gte=0', where({ code: { lte: 16 } }), where({ code: { gt: false } })]
+
+/** Queries of no condition at all: an object without an operator on a key holding a dot (1.0 reads a member of that name, which no item has). */
+const UNFILTERED = [where({ 'author.name': {} }), where({ 'author.name': { 'a.b': { eq: 1 } } })]
+
+const TARGETS = [...IN_SQL, ...IN_PROCESS, ...UNFILTERED]
+
+function assertSame(theirs: Answer, ours: Answer, what: string): void {
+  assert.is(ours.status, theirs.status, `${what}: json-server 1.0 answered ${theirs.status} ${theirs.text}, restdir ${ours.status} ${ours.text}`)
+  assert.equal(ours.json, theirs.json, `${what}: the same JSON`)
+}
+
+/** A fresh store of this pass holding `db`, and a server on it in 1.0's mode; `plain` makes its store answer no query (every document scanned). */
+async function restdirOnThisPass(listing: 'store' | 'plain'): Promise<{ side: Side; answered: () => number }> {
+  const { store, dispose } = await openTestStore()
+  await importDatabase(store, structuredClone(db))
+  let answered = 0
+  const wrapped: Store = wrapStore(store, {})
+  if (listing === 'plain') wrapped.query = async () => undefined
+  else if (store.query) {
+    wrapped.query = async (path, plan): Promise<ListingPage | undefined> => {
+      const page = await store.query!(path, plan)
+      if (page) answered++
+      return page
+    }
+  }
+  const server = await startServer({ store: wrapped, jsonServer: '1' })
+  const side: Side = {
+    port: server.port,
+    file: '',
+    request: (method, target, options) => server.request(method, target, options),
+    data: () => undefined,
+    stdout: () => '',
+    stderr: () => '',
+    close: async () => {
+      await server.close()
+      await dispose()
+    },
+  }
+  return { side, answered: () => answered }
+}
+
+test(`json-server 1.0's typed filters answer as json-server 1.0 on the ${testStoreKind} store, through the store's query or the listing index, and through the scan of every document`, async () => {
+  const folder = await makeTempDir('json-server-1-filters-')
+  const file = join(folder, 'db.json')
+  await writeFile(file, JSON.stringify(db, null, 2))
+  const jsonServer = await startJsonServer(file, { version: '1.0', how: 'module' })
+  const indexed = await restdirOnThisPass('store')
+  const plain = await restdirOnThisPass('plain')
+  try {
+    for (const target of TARGETS) {
+      const theirs = await jsonServer.request('GET', target)
+      assert.is(theirs.status, 200, `json-server 1.0: ${target}`)
+      const before = indexed.answered()
+      assertSame(theirs, await indexed.side.request('GET', target), `${target} (the store's query or the listing index)`)
+      // PostgreSQL answers each query of IN_SQL in SQL, and hands those of IN_PROCESS to the process.
+      if (testStoreKind === 'postgres') assert.is(indexed.answered(), before + (IN_SQL.includes(target) ? 1 : 0), `${target}: answered in SQL, or left to the process`)
+      assertSame(theirs, await plain.side.request('GET', target), `${target} (every document scanned)`)
+    }
+    // The filters found something to tell apart: most queries keep some items and leave others.
+    const counts = await Promise.all(TARGETS.map(async (target) => (await jsonServer.request('GET', target)).json.length as number))
+    assert.ok(counts.filter((count) => count > 0 && count < db.posts.length).length > TARGETS.length / 2, `counts: ${counts.join(', ')}`)
+  } finally {
+    await plain.side.close()
+    await indexed.side.close()
+    await jsonServer.close()
+    await rm(folder, { recursive: true, force: true })
+  }
+})
+
+test('on a db.json, the typed filters answer as json-server 1.0 through the listing index the file keeps in its own order', async () => {
+  const pair: Pair = await startPair(db, { jsonServer: { version: '1.0', how: 'module' }, restdir: { options: { jsonServer: '1' } } })
+  try {
+    for (const target of TARGETS) {
+      const [theirs, ours] = await pair.both('GET', target)
+      assertSame(theirs, ours, target)
+    }
+  } finally {
+    await pair.close()
+  }
+})
+
+test.run()
