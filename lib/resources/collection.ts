@@ -82,7 +82,7 @@ const SENT = Promise.resolve()
 
 async function sendWithRelations(context: Context, path: NodePath, stored: StoredText): Promise<void> {
   checkParameters(context.query)
-  const relations = parseRelations(context.query, undefined, context.settings)
+  const relations = parseRelations(context.query, undefined, context.settings, isVersion1(context))
   if (relations.length === 0) return sendDocument(context, stored)
   const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
   sendJson(context, 200, joined)
