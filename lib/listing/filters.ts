@@ -237,6 +237,7 @@ function typedWhere(where: JsonObject, budget: FilterBudget, prefix = '', depth 
       continue
     }
     if (!isObject(value)) {
+      budget.spend(1)
       filters.push(NEVER)
       continue
     }
@@ -245,6 +246,7 @@ function typedWhere(where: JsonObject, budget: FilterBudget, prefix = '', depth 
     const operators = OPERATORS.filter((operator) => Object.hasOwn(value, operator))
     // 1.0 reads `item[key]`: a key holding a dot names a member of that very name, which restdir's dotted paths cannot; no item is taken to have one.
     if (key.includes('.')) {
+      budget.spend(1)
       if (operators.length > 0) filters.push(NEVER)
       continue
     }

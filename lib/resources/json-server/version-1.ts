@@ -16,7 +16,8 @@ import { isKnownCollection } from './collections.ts'
 /*
  * json-server 1.0's answers where they differ from 0.17's (docs/json-server.md,
  * "json-server 1.0's mode"), for `--json-server 1`: its reading of a listing's
- * query, its page envelope, DELETE answering the item and nulling the foreign
+ * query (whose typed comparisons are the listing's, lib/listing/typed.ts, and whose
+ * numeric ids a db.json's reading turns into strings, lib/store/json-file/read-database.ts), its page envelope, DELETE answering the item and nulling the foreign
  * keys that named it, new items under new ids, and the `"error"` member of its
  * error bodies. The rest of the mode is 0.17's (mode.ts).
  */
@@ -46,8 +47,10 @@ const MAX_PAGE = 1e12
  * `views_gt=`, a plain `title=`; an unknown operator is dropped; `q`, `_limit`
  * or `title_like` filter on fields of those names, which no item has), the
  * last value of a repeated one counting; all of them become one `_where`, as
- * 1.0 builds one, and a `_where` that is a JSON object replaces them (one that
- * is not is ignored). `_page` is read as `parseInt` reads it (not a number:
+ * 1.0 builds one, their values typed as 1.0 coerces them (`7` the number, `true`,
+ * `null`), and a `_where` that is a JSON object replaces them (one that is not
+ * is ignored). The listing reads that `_where` as 1.0's matchesWhere does, typed
+ * (lib/listing/filters.ts, lib/listing/typed.ts). `_page` is read as `parseInt` reads it (not a number:
  * no page at all), the page clamped to 1 and `_per_page` (10 when absent or
  * not a number, 1 when below 1); `_per_page` without `_page` is ignored.
  * With every filter inside `_where`, the 0.17 mode's leaving out of filters on
