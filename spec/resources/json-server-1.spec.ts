@@ -279,6 +279,24 @@ function withoutIds([theirs, ours]: [Answer, Answer]): [Answer, Answer] {
   return [strip(theirs), strip(ours)]
 }
 
+hand('an item without an id gets a new one as the file is read, at its URL from then on, and the next write writes it, as json-server 1.0 does', async ({ pair }) => {
+  const original = JSON.stringify(dbWithoutIds(), null, 2)
+  const listed = await pair.both('GET', '/comments')
+  assertSame(withoutIds(listed), 'GET /comments')
+  for (const answer of listed) assert.ok(answer.json.every((comment: { id: unknown }) => typeof comment.id === 'string' && comment.id !== ''), answer.text)
+  // Each side's new id names the item there, and the file is left as it is until a write.
+  for (const [side, answer] of [[pair.jsonServer, listed[0]], [pair.restdir, listed[1]]] as const) {
+    const first = answer.json[0]
+    assert.equal((await send(side.port, 'GET', `/comments/${first.id}`)).json, first)
+    assert.is(await readFile(side.file, 'utf8'), original)
+  }
+  assertSame(await pair.both('PATCH', '/tags/t', { body: { label: 'news!' } }), 'PATCH /tags/t')
+  const [theirs, ours] = (await pair.files()) as Array<{ comments: Array<{ id: string }> }>
+  assert.equal(ours.comments.map((comment) => comment.id), listed[1].json.map((comment: { id: string }) => comment.id), 'restdir writes the ids it answered')
+  const idsOut = (db: { comments: Array<{ id: string }> }) => ({ ...db, comments: db.comments.map(({ id, ...rest }) => ({ ...rest, id: id === 'c' ? id : 'new' })) })
+  assert.equal(idsOut(ours), idsOut(theirs))
+})
+
 hand('DELETE sets the foreign keys of items without ids to null, compares them as 1.0 does, and _dependent removes them, as json-server 1.0', async ({ pair }) => {
   assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
   const after = await pair.both('GET', '/comments')
@@ -286,7 +304,7 @@ hand('DELETE sets the foreign keys of items without ids to null, compares them a
   assert.equal(after[1].json.map((comment: { postId: unknown }) => comment.postId), [null, 1, '2', null])
   assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
   assertSame(withoutIds(await pair.both('GET', '/comments')), 'GET /comments after DELETE /posts/2?_dependent=comments')
-  assert.equal((await send(pair.restdir.port, 'GET', '/comments')).json, [{ text: 'no id, a numeric key', postId: 1 }])
+  assert.equal(withoutIds(await pair.both('GET', '/comments'))[1].json, [{ text: 'no id, a numeric key', postId: 1 }])
 })
 
 hand('an emptied collection answers [] to every query and is still written to, as json-server 1.0', async ({ pair }) => {

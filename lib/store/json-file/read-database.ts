@@ -104,7 +104,8 @@ class Reader {
   /**
    * json-server 1.0's reading (docs/json-server.md, "json-server 1.0's mode"; its
    * NormalizedAdapter.read): a numeric `id` of an item of a top-level array is its
-   * String() from then on, and `$schema` is its own, written last. Nothing is written
+   * String() from then on, an item without one gets a new one (at each reading, as 1.0
+   * gives it a random one), and `$schema` is its own, written last. Nothing is written
    * until the next write, which writes them so, as 1.0 does.
    */
   readonly #asVersion1: boolean
@@ -144,7 +145,11 @@ class Reader {
       let segment = segmentOfItem(item, fields)
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
-      if (segment === undefined && taken) {
+      if (segment === undefined && taken && this.#asVersion1 && fields[0] === 'id') {
+        // 1.0 gives it a new id, last in it, each time it reads the file: kept from the next write on.
+        segment = newId()
+        doc = withValue(item, 'id', segment)
+      } else if (segment === undefined && taken) {
         segment = idlessName(index)
         while (taken.has(segment)) segment += "'"
       } else if (segment === undefined) {
@@ -184,10 +189,11 @@ class Reader {
   }
 }
 
-/** `doc` with `key` holding `value`, in its place. */
+/** `doc` with `key` holding `value`, in its place (last when it had none). */
 function withValue(doc: Doc, key: string, value: unknown): Doc {
   const changed: Doc = {}
   for (const name of Object.keys(doc)) defineValue(changed, name, name === key ? value : doc[name])
+  if (!Object.hasOwn(doc, key)) defineValue(changed, key, value)
   return changed
 }
 
