@@ -1,9 +1,9 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { importDatabase } from '../../lib/data/import.ts'
-import type { ListingPage, Store } from '../../lib/store/store.ts'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { importDatabase } from '../../lib/data/import.ts'
+import type { ListingPage, Store } from '../../lib/store/store.ts'
 import { makeTempDir, openTestStore, startServer, testStoreKind, wrapStore, type Answer } from '../support/helpers.ts'
 import { startJsonServer, startPair, type Pair, type Side } from '../support/side-by-side.ts'
 
