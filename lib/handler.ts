@@ -92,7 +92,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const location = options.store === undefined && settings.fixture !== undefined ? { memory: true as const } : options.store ?? optionDefaults.store
   const opening: Promise<Store> = typeof location === 'object' && !('memory' in location)
     ? Promise.resolve(location)
-    : openStore(location, { sync: settings.sync, changeWindow: settings.changeWindow, families: settings.families, idField: settings.idField })
+    : openStore(location, { sync: settings.sync, changeWindow: settings.changeWindow, families: settings.families, idField: settings.idField, asJsonServer1: jsonServer1 })
   const storeDescription = describeStore(location)
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined

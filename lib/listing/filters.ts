@@ -1,6 +1,9 @@
 import { likePattern } from './like.ts'
 import { HttpError } from '../http-error.ts'
-import { isObject } from '../json/values.ts'
+import { isObject, type JsonObject } from '../json/values.ts'
+import { javascriptText, OPERATORS, textOf, type TypedComparison, type TypedFilter, type TypedValue } from './typed.ts'
+
+export { OPERATORS }
 
 /**
  * What one listing request may ask for, so that its cost per document is
@@ -26,11 +29,7 @@ export const MAX_FILTER_TEXT = 256
 export const MAX_WHERE_TEXT = 4096
 export const MAX_WHERE_DEPTH = 8
 
-/**
- * The comparisons of json-server 1.0 (`views:gt=20`, `_where={"views":{"gt":20}}`),
- * which also reads 0.17's suffixes (`views_gte=20`); `like` is 0.17's alone.
- */
-export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'endsWith'] as const
+/** json-server 1.0's comparisons (typed.ts), and 0.17's `like`. */
 export type Operator = (typeof OPERATORS)[number] | 'like'
 
 /**
@@ -38,10 +37,12 @@ export type Operator = (typeof OPERATORS)[number] | 'like'
  * compared with values, full-text `q`, or (from `_where`) `or`, which holds
  * when every condition of one of its branches does. `field` may be a dotted
  * path (`author.name`). Values are compared as text, so `?age=3` matches both
- * `3` and `"3"`; ranges compare numbers as numbers.
+ * `3` and `"3"`; ranges compare numbers as numbers. In json-server 1.0's mode,
+ * `_where` is read as 1.0 reads it, into typed filters (typed.ts) and `or`s.
  */
 export type Filter =
   | { operator: Operator; field: string; values: string[] }
+  | TypedFilter
   | { operator: 'q'; values: string[] }
   | { operator: 'or'; branches: Filter[][] }
 
@@ -71,7 +72,8 @@ export function checkParameters(query: URLSearchParams): void {
   for (const key of query.keys()) if (key.startsWith('_') && !KNOWN_PARAMETERS.includes(key)) throw unknownParameter(key)
 }
 
-export function parseFilters(query: URLSearchParams, limits: ListingLimits = defaultListingLimits, budget = new FilterBudget(limits.maxFilters)): Filter[] {
+/** `typed`: json-server 1.0's mode, where every filter comes in `_where` (lib/resources/json-server/version-1.ts) and is read as 1.0 reads it. */
+export function parseFilters(query: URLSearchParams, limits: ListingLimits = defaultListingLimits, budget = new FilterBudget(limits.maxFilters), typed = false): Filter[] {
   const filters: Filter[] = []
   for (const key of new Set(query.keys())) {
     if (key.startsWith('_')) {
@@ -97,7 +99,7 @@ export function parseFilters(query: URLSearchParams, limits: ListingLimits = def
     if (filters.length > 0) {
       throw new HttpError(400, '_where cannot be combined with other filters (json-server 1.0 would drop them); put every condition in _where.')
     }
-    return parseWhere(where, budget)
+    return typed ? typedWhere(parseWhereObject(where), budget) : parseWhere(where, budget)
   }
   return filters
 }
@@ -153,6 +155,10 @@ function unknownOperator(operator: string, where: string): HttpError {
  * or a plain value, which must be equal; `"or": [{…}, {…}]` holds when one of its objects does.
  */
 function parseWhere(text: string, budget: FilterBudget): Filter[] {
+  return whereConditions(parseWhereObject(text), '', 1, budget)
+}
+
+function parseWhereObject(text: string): JsonObject {
   if (text.length > MAX_WHERE_TEXT) throw new HttpError(400, `_where is longer than ${MAX_WHERE_TEXT} characters, the limit.`)
   let where: unknown
   try {
@@ -161,7 +167,7 @@ function parseWhere(text: string, budget: FilterBudget): Filter[] {
     throw new HttpError(400, `_where must be a JSON object such as {"views":{"gt":100}} (got ${JSON.stringify(text.slice(0, 80))}).`)
   }
   if (!isObject(where)) throw new HttpError(400, '_where must be a JSON object such as {"views":{"gt":100}}.')
-  return whereConditions(where, '', 1, budget)
+  return where
 }
 
 function whereConditions(where: Record<string, unknown>, prefix: string, depth: number, budget: FilterBudget): Filter[] {
@@ -208,4 +214,64 @@ function whereValue(value: unknown, field: string): string {
     return text
   }
   throw new HttpError(400, `_where: ${field} is compared with ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}; compare with a string, a number or a boolean.`)
+}
+
+/** A condition 1.0 never holds true (a plain value, an `or` that is no array): an `or` of no branch. */
+const NEVER: Filter = { operator: 'or', branches: [] }
+
+/**
+ * 1.0's `_where` (matchesWhere) as typed filters: a field's object of known operators
+ * (any other name beside them dropped) compares its value; an object without one holds
+ * where the field is no object and otherwise holds its conditions on the field's members;
+ * `or` holds when one of its object branches does; a plain value, an array or `null`
+ * never holds, nor does an `or` that is no non-empty array.
+ */
+function typedWhere(where: JsonObject, budget: FilterBudget, prefix = '', depth = 1): Filter[] {
+  if (depth > MAX_WHERE_DEPTH) throw new HttpError(400, `_where nests deeper than ${MAX_WHERE_DEPTH} levels, the limit.`)
+  const filters: Filter[] = []
+  for (const [key, value] of Object.entries(where)) {
+    if (key === 'or') {
+      budget.spend(1)
+      const branches = Array.isArray(value) ? value.filter(isObject) : []
+      filters.push({ operator: 'or', branches: branches.map((branch) => typedWhere(branch, budget, prefix, depth + 1)) })
+      continue
+    }
+    if (!isObject(value)) {
+      budget.spend(1)
+      filters.push(NEVER)
+      continue
+    }
+    const field = prefix === '' ? key : `${prefix}.${key}`
+    if (field.length > MAX_FILTER_TEXT) throw new HttpError(400, `A filter names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
+    const operators = OPERATORS.filter((operator) => Object.hasOwn(value, operator))
+    // 1.0 reads `item[key]`: a key holding a dot names a member of that very name, which restdir's dotted paths cannot; no item is taken to have one.
+    if (key.includes('.')) {
+      budget.spend(1)
+      if (operators.length > 0) filters.push(NEVER)
+      continue
+    }
+    if (operators.length === 0) {
+      budget.spend(1)
+      const notObject = typed(field, 'notObject', [])
+      filters.push({ operator: 'or', branches: [[notObject], typedWhere(value, budget, field, depth + 1)] })
+      continue
+    }
+    for (const operator of operators) {
+      const operand = value[operator]
+      const operands = operator === 'in' && Array.isArray(operand) ? operand : [operand]
+      budget.spend(Math.max(1, operands.length))
+      filters.push(typed(field, operator, operands.map((item) => typedValue(item, field))))
+    }
+  }
+  return filters
+}
+
+function typed(field: string, comparison: TypedComparison, operands: TypedValue[]): TypedFilter {
+  return { operator: 'typed', field, comparison, operands, values: operands.map(textOf) }
+}
+
+function typedValue(value: unknown, field: string): TypedValue {
+  const operand: TypedValue = value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : { text: javascriptText(value) }
+  if (textOf(operand).length > MAX_FILTER_TEXT) throw new HttpError(400, `_where: a value for ${field} is longer than ${MAX_FILTER_TEXT} characters, the limit.`)
+  return operand
 }

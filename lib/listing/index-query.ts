@@ -35,7 +35,7 @@ export function indexNeeds(filters: readonly Filter[], sort: readonly SortKey[])
         needs.search = true
       } else {
         needs.fields.push(filter.field)
-        if (top && (filter.operator === 'eq' || filter.operator === 'in')) needs.postings.push(filter.field)
+        if (top && narrowsByPostings(filter)) needs.postings.push(filter.field)
       }
     }
     return true
@@ -78,7 +78,7 @@ function narrowest(index: CollectionIndex, filters: readonly Filter[]): Iterable
   let best: Set<number>[] | undefined
   let bestSize = Infinity
   for (const filter of filters) {
-    if (filter.operator !== 'eq' && filter.operator !== 'in') continue
+    if (!narrowsByPostings(filter)) continue
     const postings = index.postings(filter.field)
     const sets = [...new Set(filter.values)].flatMap((value) => postings.get(value) ?? [])
     const size = sets.reduce((sum, set) => sum + set.size, 0)
@@ -89,6 +89,17 @@ function narrowest(index: CollectionIndex, filters: readonly Filter[]): Iterable
   }
   if (!best) return undefined
   return best.length === 1 ? best[0] : best.flatMap((set) => [...set])
+}
+
+/**
+ * Whether a filter holds only for children whose value's String() is one of its
+ * values, which the postings find: an equality (`field=`, `:eq`, `:in`), and
+ * json-server 1.0's typed `eq` and `in` (typed.ts), each then checked on the
+ * child, save where they look for `null`, which postings do not hold.
+ */
+function narrowsByPostings(filter: Filter): filter is Extract<Filter, { field: string }> {
+  if (filter.operator === 'eq' || filter.operator === 'in') return true
+  return filter.operator === 'typed' && (filter.comparison === 'eq' || filter.comparison === 'in') && !filter.operands.includes(null)
 }
 
 /**

@@ -3,6 +3,7 @@ import { isObject, valueAt } from '../json/values.ts'
 import type { Filter } from './filters.ts'
 import type { Pace } from '../data/pace.ts'
 import { LIKE_IN_ONE_STEP, likePattern } from './like.ts'
+import { typedMatches } from './typed.ts'
 
 /**
  * Whether a document passes every filter of a listing (docs/http-api.md, "Listing queries"), spending the work on `pace` as it goes: a filter value is
@@ -58,7 +59,8 @@ export type FieldFilter = Extract<Filter, { field: string }>
 /**
  * Whether a field's value (undefined when the document has none) passes a
  * field filter: the one rule, for a document's value and for the value a
- * listing index keeps (lib/listing/collection-index.ts).
+ * listing index keeps (lib/listing/collection-index.ts). json-server 1.0's
+ * typed filters have a rule of their own (typed.ts), its own case.
  */
 export function valueMatches(filter: FieldFilter, value: unknown): boolean {
   const present = value !== undefined && value !== null
@@ -84,6 +86,8 @@ export function valueMatches(filter: FieldFilter, value: unknown): boolean {
       const atStart = filter.operator === 'startsWith'
       return filter.values.some((wanted) => (atStart ? lower.startsWith(wanted.toLowerCase()) : lower.endsWith(wanted.toLowerCase())))
     }
+    case 'typed':
+      return typedMatches(filter, value)
     default: {
       if (!present) return false
       // The field's number is worked out once, not once per bound: it costs the length of its text.

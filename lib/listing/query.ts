@@ -23,13 +23,16 @@ export interface ListingQuery {
 }
 
 /** Reads a listing query from a request's query string; a parameter it cannot take is a 400 that names it. */
-/** `keys`: how relations are keyed, json-server's `--foreignKeySuffix` and `--id` (lib/listing/relations.ts). */
-export function parseListingQuery(query: URLSearchParams, limits: ListingLimits, keys?: RelationKeys): ListingQuery {
+/**
+ * `keys`: how relations are keyed, json-server's `--foreignKeySuffix` and `--id` (lib/listing/relations.ts);
+ * `typed`: json-server 1.0's mode, whose `_where` compares typed values (filters.ts, parseFilters) and whose joins compare keys typed (relations.ts).
+ */
+export function parseListingQuery(query: URLSearchParams, limits: ListingLimits, keys?: RelationKeys, typed = false): ListingQuery {
   const budget = new FilterBudget(limits.maxFilters)
   const listing: ListingQuery = {
-    filters: parseFilters(query, limits, budget),
+    filters: parseFilters(query, limits, budget, typed),
     sort: parseSort(query, limits.maxSortKeys),
-    relations: parseRelations(query, budget, keys),
+    relations: parseRelations(query, budget, keys, typed),
     start: 0,
     end: undefined,
   }

@@ -28,6 +28,8 @@ export interface Relation {
   foreignKeySuffix: string
   /** The field naming a collection's items: `id`, or json-server's `--id`. */
   idField: string
+  /** json-server 1.0's mode: a foreign key names an item only when it is its id, `===` (`"postId": 1` never names `"id": "1"`). */
+  strict?: boolean
 }
 
 /** json-server's foreign keys: a collection's singular name, then this (`postId`). */
@@ -50,7 +52,8 @@ export const MAX_RELATIONS = 4
  */
 export const MAX_JOINED_TEXT = 4 * 1024 * 1024
 
-export function parseRelations(query: URLSearchParams, budget?: FilterBudget, keys: RelationKeys = {}): Relation[] {
+/** `strict`: json-server 1.0's mode, whose joins compare keys typed (Relation.strict). */
+export function parseRelations(query: URLSearchParams, budget?: FilterBudget, keys: RelationKeys = {}, strict = false): Relation[] {
   const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
   const asked = [
     ...query.getAll('_embed').map((name) => ({ name, parameter: '_embed' as const })),
@@ -63,7 +66,7 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget, ke
     if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
     // One level: the joined documents are not joined in turn.
     if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
-    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix, idField }
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix, idField, ...(strict && { strict }) }
   })
 }
 
@@ -137,7 +140,8 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
   for (const doc of docs) {
     const id = idOf(doc, collection, relation.idField)
     const nested = id === undefined ? undefined : await documents.list([...collection, id, name])
-    const children = [...(nested ?? []), ...((id !== undefined && byKey.get(id)) || [])]
+    const keyed = (id !== undefined && byKey.get(id)) || []
+    const children = [...(nested ?? []), ...(relation.strict ? keyed.filter((child) => child[foreignKey] === doc[relation.idField]) : keyed)]
     for (const child of children) await size.add(child, relation)
     defineValue(doc, name, children)
     const turn = pace(HEAVY_STEP)
@@ -160,7 +164,7 @@ async function joinParents(documents: Documents, collection: NodePath, docs: Doc
     if (read) parents.set(at, (await documents.read(path))?.doc)
     const parent = parents.get(at)
     // A missing parent leaves the key out, as json-server does.
-    if (parent) {
+    if (parent && (!relation.strict || path === owner || parent[relation.idField] === key)) {
       await size.add(parent, relation)
       defineValue(doc, name, parent)
     }

@@ -23,13 +23,13 @@ import { withoutAbsentFields } from './json-server/query.ts'
  * Returns false when the node does not exist.
  */
 export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
-  let listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings)
+  let listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings, isVersion1(context))
   let selected = await selectListing(context.documents, path, listing)
   if (!selected) return false
   // json-server 0.17 leaves out filters on fields no document has; asked only when nothing matched.
   const relaxed = selected.total === 0 && context.settings.jsonServer ? await withoutAbsentFields(context.documents, path, context.query) : undefined
   if (relaxed) {
-    listing = parseListingQuery(relaxed, context.settings.listingLimits, context.settings)
+    listing = parseListingQuery(relaxed, context.settings.listingLimits, context.settings, isVersion1(context))
     selected = (await selectListing(context.documents, path, listing)) ?? selected
   }
   sendListing(context, path, listing, selected)
@@ -38,8 +38,13 @@ export async function sendCollection(context: Context, path: NodePath): Promise<
 
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
 export function sendEmptyCollection(context: Context, path: NodePath): void {
-  const listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings)
+  const listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings, isVersion1(context))
   sendListing(context, path, listing, emptyListing(listing))
+}
+
+/** json-server 1.0's mode: its `_where` compares typed values (docs/json-server.md, "json-server 1.0's mode"). */
+function isVersion1(context: Context): boolean {
+  return context.settings.jsonServer && context.settings.jsonServerVersion === '1'
 }
 
 function sendListing(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): void {
@@ -77,7 +82,7 @@ const SENT = Promise.resolve()
 
 async function sendWithRelations(context: Context, path: NodePath, stored: StoredText): Promise<void> {
   checkParameters(context.query)
-  const relations = parseRelations(context.query, undefined, context.settings)
+  const relations = parseRelations(context.query, undefined, context.settings, isVersion1(context))
   if (relations.length === 0) return sendDocument(context, stored)
   const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
   sendJson(context, 200, joined)

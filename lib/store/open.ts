@@ -30,13 +30,15 @@ export interface OpenStoreOptions {
   families?: readonly NestedFamily[]
   /** A db.json: the field naming a plain collection's items (JsonFileStoreOptions). */
   idField?: string
+  /** A db.json: read and written as json-server 1.0 does (JsonFileStoreOptions). */
+  asJsonServer1?: boolean
 }
 
 /** The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does. */
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
   if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
-  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families, idField: options.idField })
+  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families, idField: options.idField, asJsonServer1: options.asJsonServer1 })
   return FileStore.open(location, { sync: options.sync })
 }
 

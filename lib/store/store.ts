@@ -226,6 +226,9 @@ export interface ListingCondition {
   field?: string
   values?: readonly string[]
   branches?: readonly (readonly ListingCondition[])[]
+  /** Operator `typed` (json-server 1.0's comparisons, lib/listing/typed.ts): its test, and its JSON operands ({ text } an array's or object's String()). */
+  comparison?: string
+  operands?: readonly (string | number | boolean | null | { readonly text: string })[]
 }
 
 export interface ListingPage {

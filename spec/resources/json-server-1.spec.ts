@@ -279,6 +279,24 @@ function withoutIds([theirs, ours]: [Answer, Answer]): [Answer, Answer] {
   return [strip(theirs), strip(ours)]
 }
 
+hand('an item without an id gets a new one as the file is read, at its URL from then on, and the next write writes it, as json-server 1.0 does', async ({ pair }) => {
+  const original = JSON.stringify(dbWithoutIds(), null, 2)
+  const listed = await pair.both('GET', '/comments')
+  assertSame(withoutIds(listed), 'GET /comments')
+  for (const answer of listed) assert.ok(answer.json.every((comment: { id: unknown }) => typeof comment.id === 'string' && comment.id !== ''), answer.text)
+  // Each side's new id names the item there, and the file is left as it is until a write.
+  for (const [side, answer] of [[pair.jsonServer, listed[0]], [pair.restdir, listed[1]]] as const) {
+    const first = answer.json[0]
+    assert.equal((await send(side.port, 'GET', `/comments/${first.id}`)).json, first)
+    assert.is(await readFile(side.file, 'utf8'), original)
+  }
+  assertSame(await pair.both('PATCH', '/tags/t', { body: { label: 'news!' } }), 'PATCH /tags/t')
+  const [theirs, ours] = (await pair.files()) as Array<{ comments: Array<{ id: string }> }>
+  assert.equal(ours.comments.map((comment) => comment.id), listed[1].json.map((comment: { id: string }) => comment.id), 'restdir writes the ids it answered')
+  const idsOut = (db: { comments: Array<{ id: string }> }) => ({ ...db, comments: db.comments.map(({ id, ...rest }) => ({ ...rest, id: id === 'c' ? id : 'new' })) })
+  assert.equal(idsOut(ours), idsOut(theirs))
+})
+
 hand('DELETE sets the foreign keys of items without ids to null, compares them as 1.0 does, and _dependent removes them, as json-server 1.0', async ({ pair }) => {
   assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
   const after = await pair.both('GET', '/comments')
@@ -286,7 +304,7 @@ hand('DELETE sets the foreign keys of items without ids to null, compares them a
   assert.equal(after[1].json.map((comment: { postId: unknown }) => comment.postId), [null, 1, '2', null])
   assertSame(await pair.both('DELETE', '/posts/2?_dependent=comments'), 'DELETE /posts/2?_dependent=comments')
   assertSame(withoutIds(await pair.both('GET', '/comments')), 'GET /comments after DELETE /posts/2?_dependent=comments')
-  assert.equal((await send(pair.restdir.port, 'GET', '/comments')).json, [{ text: 'no id, a numeric key', postId: 1 }])
+  assert.equal(withoutIds(await pair.both('GET', '/comments'))[1].json, [{ text: 'no id, a numeric key', postId: 1 }])
 })
 
 hand('an emptied collection answers [] to every query and is still written to, as json-server 1.0', async ({ pair }) => {
@@ -319,6 +337,59 @@ hand('an emptied collection answers [] to every query and is still written to, a
 })
 
 hand.run()
+
+/**
+ * json-server 0.17's kind of db.json in 1.0's mode: numeric ids (a fraction among them) beside a
+ * text one, numeric foreign keys, ids inside an item and of a singular resource, and a
+ * `$schema` of the file's own, first. (An array of strings stops json-server 1.0 at its start.)
+ */
+function dbWithNumericIds() {
+  return {
+    $schema: './my-schema.json',
+    posts: [
+      { id: 1, title: 'one', tags: [{ id: 7 }] },
+      { title: 'no id', id: 2 },
+      { id: 2.5, title: 'two and a half' },
+      { id: 'x', title: 'text' },
+    ],
+    comments: [
+      { id: 1, postId: 1, body: 'a numeric key' },
+      { id: 2, postId: '1', body: 'a text key' },
+    ],
+    profile: { id: 1, name: 'typicode' },
+  }
+}
+
+const numericIds = pairSuite('--json-server 1 on a db.json of numeric ids, side by side with json-server 1.0', '1.0', { jsonServer: '1' }, dbWithNumericIds)
+
+numericIds('numeric ids are answered as strings from the start, and the file is left as it is until a write', async ({ pair }) => {
+  const original = JSON.stringify(dbWithNumericIds(), null, 2)
+  const targets = [
+    '/posts', '/posts/1', '/posts/2.5', '/posts/x', '/comments', '/comments/2', '/profile',
+    // A query's `1` is the number, which no id is any more; the text finds it.
+    '/posts?id=1', '/posts?id:in=1,2', `/posts?_where=${encodeURIComponent('{"id":{"eq":"1"}}')}`, '/posts?id:lt=2', '/comments?postId=1',
+    '/comments?_embed=post', '/posts?_embed=comments',
+  ]
+  for (const target of targets) assertSame(await pair.both('GET', target), target)
+  assert.equal((await send(pair.restdir.port, 'GET', '/posts/1')).json, { id: '1', title: 'one', tags: [{ id: 7 }] })
+  for (const side of [pair.jsonServer, pair.restdir]) assert.is(await readFile(side.file, 'utf8'), original, side === pair.restdir ? 'restdir' : 'json-server 1.0')
+})
+
+numericIds('the next write writes every id as a string and json-server 1.0\'s $schema last, the very file json-server 1.0 writes', async ({ pair }) => {
+  assertSame(await pair.both('PATCH', '/posts/2', { body: { title: 'two' } }), 'PATCH /posts/2')
+  const written = await Promise.all([pair.jsonServer, pair.restdir].map((side) => readFile(side.file, 'utf8')))
+  assert.is(written[1], written[0])
+  assert.match(written[1], /"id": "2\.5"/)
+  assert.match(written[1], /"\$schema": "\.\/node_modules\/json-server\/schema\.json"\n}$/)
+  // The key that named post 1 as text is nulled, the numeric one kept, as 1.0 compares them.
+  assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
+  assertSame(await pair.both('GET', '/comments'), 'GET /comments after DELETE /posts/1')
+  const after = await Promise.all([pair.jsonServer, pair.restdir].map((side) => readFile(side.file, 'utf8')))
+  assert.is(after[1], after[0])
+  assert.is.not(after[1], written[1])
+})
+
+numericIds.run()
 
 const seventeen = pairSuite('the json-server mode beside json-server 0.17', '0.17', {}, db017)
 
@@ -381,7 +452,8 @@ commandLine('restdir db.json --json-server 1 answers as json-server 1.0, restdir
   const dir = await makeTempDir('json-server-flag-')
   try {
     const file = join(dir, 'db.json')
-    for (const [args, deleted, paged] of [[['--json-server', '1'], { id: 1, title: 'a', views: 5 }, false], [[], {}, true]] as const) {
+    // 1.0 answers the deleted item, its numeric id read as a string; 0.17 answers {}.
+    for (const [args, deleted, paged] of [[['--json-server', '1'], { id: '1', title: 'a', views: 5 }, false], [[], {}, true]] as const) {
       await writeFile(file, JSON.stringify(db017()))
       const cli = await startCli([...args, file, '--port', '0'])
       try {

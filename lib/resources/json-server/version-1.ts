@@ -6,7 +6,7 @@ import { HttpError } from '../../http-error.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { sendJson } from '../../http/respond.ts'
 import { readJsonBody } from '../../http/body.ts'
-import { isObject, type JsonObject } from '../../json/values.ts'
+import { isObject, type Json, type JsonObject } from '../../json/values.ts'
 import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filters.ts'
 import { singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
@@ -16,7 +16,8 @@ import { isKnownCollection } from './collections.ts'
 /*
  * json-server 1.0's answers where they differ from 0.17's (docs/json-server.md,
  * "json-server 1.0's mode"), for `--json-server 1`: its reading of a listing's
- * query, its page envelope, DELETE answering the item and nulling the foreign
+ * query (whose typed comparisons are the listing's, lib/listing/typed.ts, and whose
+ * numeric ids a db.json's reading turns into strings, lib/store/json-file/read-database.ts), its page envelope, DELETE answering the item and nulling the foreign
  * keys that named it, new items under new ids, and the `"error"` member of its
  * error bodies. The rest of the mode is 0.17's (mode.ts).
  */
@@ -46,8 +47,10 @@ const MAX_PAGE = 1e12
  * `views_gt=`, a plain `title=`; an unknown operator is dropped; `q`, `_limit`
  * or `title_like` filter on fields of those names, which no item has), the
  * last value of a repeated one counting; all of them become one `_where`, as
- * 1.0 builds one, and a `_where` that is a JSON object replaces them (one that
- * is not is ignored). `_page` is read as `parseInt` reads it (not a number:
+ * 1.0 builds one, their values typed as 1.0 coerces them (`7` the number, `true`,
+ * `null`), and a `_where` that is a JSON object replaces them (one that is not
+ * is ignored). The listing reads that `_where` as 1.0's matchesWhere does, typed
+ * (lib/listing/filters.ts, lib/listing/typed.ts). `_page` is read as `parseInt` reads it (not a number:
  * no page at all), the page clamped to 1 and `_per_page` (10 when absent or
  * not a number, 1 when below 1); `_per_page` without `_page` is ignored.
  * With every filter inside `_where`, the 0.17 mode's leaving out of filters on
@@ -75,8 +78,7 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   const parsed = given === null ? undefined : parseJson(given)
   if (isObject(parsed) || Array.isArray(parsed)) {
     // One past the bound of length goes as it came, to be refused with that bound named.
-    const as1 = given!.length > MAX_WHERE_TEXT ? given! : whereAs1({ ...parsed })
-    read.set('_where', as1 === NEVER ? NOTHING : typeof as1 === 'string' ? as1 : JSON.stringify(as1))
+    read.set('_where', isObject(parsed) || given!.length > MAX_WHERE_TEXT ? given! : JSON.stringify({ ...parsed }))
   } else if (Object.keys(where).length > 0) read.set('_where', whereText(where))
   for (const sort of query.getAll('_sort').slice(0, 1)) read.set('_sort', sort)
   for (const embed of query.getAll('_embed')) read.append('_embed', embed)
@@ -88,42 +90,6 @@ export function version1Query(query: URLSearchParams): URLSearchParams {
   }
   return read
 }
-
-/**
- * A `_where` as json-server 1.0's matchesWhere reads it, in restdir's terms
- * (docs/json-server.md, "json-server 1.0's mode"): beside a known operator a
- * name that is none is dropped (`{"views":{"gt":1,"gtt":2}}` is
- * `{"views":{"gt":1}}`); a condition that is a plain value, an array or
- * `null` (`{"views":7}`), and an `or` that is not a non-empty array, never
- * hold, nor does an `or` branch that is not an object; an object without a
- * known operator stays a nested field's conditions. NEVER when the whole
- * never holds.
- */
-function whereAs1(where: JsonObject): JsonObject | typeof NEVER {
-  const read: JsonObject = Object.create(null)
-  for (const [key, value] of Object.entries(where)) {
-    if (key === 'or') {
-      const branches = Array.isArray(value) ? value.filter(isObject).map(whereAs1).filter((branch) => branch !== NEVER) : []
-      if (branches.length === 0) return NEVER
-      read.or = branches
-    } else if (!isObject(value)) return NEVER
-    else if (!Object.keys(value).some(isOperator)) {
-      const nested = whereAs1(value)
-      if (nested === NEVER) return NEVER
-      read[key] = nested
-    } else {
-      const operators: JsonObject = Object.create(null)
-      for (const name of Object.keys(value)) if (isOperator(name)) operators[name] = value[name]
-      read[key] = operators
-    }
-  }
-  return read
-}
-
-const NEVER = Symbol('never')
-
-/** A `_where` no item passes: `in` no value. */
-const NOTHING = JSON.stringify({ id: { in: [] } })
 
 /** The filters as one `_where`, within its bound of length, which a long query string could pass. */
 function whereText(where: JsonObject): string {
@@ -165,7 +131,17 @@ function setCondition(where: JsonObject, path: string, operator: string, value: 
     if (!isObject(node[segment])) node[segment] = Object.create(null) as JsonObject
     node = node[segment] as JsonObject
   }
-  node[operator] = operator === 'in' ? value.split(',').map((part) => part.trim()) : value
+  node[operator] = operator === 'in' ? value.split(',').map((part) => typedValue(part.trim())) : typedValue(value)
+}
+
+/** A filter's text as json-server 1.0 reads it (its parse-where.ts, coerceValue): `true`, `false`, `null`, a finite number, or the text. */
+function typedValue(text: string): Json {
+  if (text === 'true') return true
+  if (text === 'false') return false
+  if (text === 'null') return null
+  if (text.trim() === '') return text
+  const number = Number(text)
+  return Number.isFinite(number) ? number : text
 }
 
 function parseJson(text: string): unknown {

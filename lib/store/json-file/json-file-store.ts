@@ -31,6 +31,8 @@ export interface JsonFileStoreOptions {
   families?: readonly NestedFamily[]
   /** The field naming the items of a plain collection: `id` unless json-server's `--id` says otherwise. */
   idField?: string
+  /** Read the file as json-server 1.0 does, `--json-server 1` (read-database.ts): numeric ids as strings, written so at the next write with its `$schema`. */
+  asJsonServer1?: boolean
 }
 
 /**
@@ -53,6 +55,7 @@ export class JsonFileStore implements Store {
   readonly #families: readonly NestedFamily[]
   readonly #format: DatabaseFormat
   readonly #idField: string
+  readonly #asJsonServer1: boolean
   readonly #gate = new Gate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
@@ -105,6 +108,7 @@ export class JsonFileStore implements Store {
     this.#families = options.families ?? []
     this.#format = isJson5File(file) ? 'json5' : 'json'
     this.#idField = options.idField ?? 'id'
+    this.#asJsonServer1 = options.asJsonServer1 ?? false
     this.#layout = new Layout(this.#families, this.#idField)
     // Each change lands in the layout the moment it lands in the tree, so the next file write holds it.
     this.#tree = new MemoryStore({ onChange: (path, stored) => (stored ? this.#layout.set(path, stored.text, stored.doc) : this.#layout.remove(path)) })
@@ -133,7 +137,7 @@ export class JsonFileStore implements Store {
     const { text, version } = await readFileVersion(this.file).catch((error: unknown) => {
       throw error instanceof NotRegular ? new DatabaseProblem(`${this.#label} ${error.what}; a db.json is a file`) : error
     })
-    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format, this.#idField), version)
+    await this.#adopt(readDatabase(text, this.#label, this.#families, this.#format, this.#idField, this.#asJsonServer1), version)
     this.#pushHandEdits()
     if (!this.#watch) return
     try {
@@ -334,7 +338,7 @@ export class JsonFileStore implements Store {
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
     let database: Database
     try {
-      database = readDatabase(read.text, this.#label, this.#families, this.#format, this.#idField)
+      database = readDatabase(read.text, this.#label, this.#families, this.#format, this.#idField, this.#asJsonServer1)
     } catch (error) {
       if (!(error instanceof DatabaseProblem)) throw error
       return this.#breaks(read.version, error.message)

@@ -31,11 +31,14 @@ export class DatabaseProblem extends Error {}
 /** How the file is written: JSON (a db.json), or JSON5 (a db.json5, docs/json-server.md, "Serving a db.json5"). */
 export type DatabaseFormat = 'json' | 'json5'
 
-/** `idField` names a plain collection's items (`id`, or json-server's `--id`). */
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id'): Database {
+/**
+ * `idField` names a plain collection's items (`id`, or json-server's `--id`); `asVersion1`
+ * reads the file as json-server 1.0 does (see Reader.#asVersion1).
+ */
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id', asVersion1 = false): Database {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   // An empty file is an empty database, as json-server takes it.
-  if (json.trim() === '') return { placements: [], trailingNewline: true, idsGiven: false }
+  if (json.trim() === '') return { placements: asVersion1 ? [VERSION_1_SCHEMA] : [], trailingNewline: true, idsGiven: false }
   let value: unknown
   let inexact: JsonProblem[]
   if (format === 'json5') {
@@ -59,8 +62,9 @@ export function readDatabase(text: string, label: string, families: readonly Nes
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
   }
-  const reader = new Reader(families, idField)
+  const reader = new Reader(families, idField, asVersion1)
   for (const name of Object.keys(value)) reader.topLevel(name, value[name])
+  if (asVersion1) reader.placements.push(VERSION_1_SCHEMA)
   if (reader.problems.length > 0) {
     const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
     throw new DatabaseProblem(`${label} cannot be served: ${shown}`)
@@ -84,6 +88,12 @@ function syntaxPlace(json: string, error: unknown): string {
   return `line ${line}, column ${column}: expected ${found.expected}`
 }
 
+/**
+ * The `$schema` json-server 1.0 writes last in the file at each write (its
+ * NormalizedAdapter), whatever the file held there before.
+ */
+const VERSION_1_SCHEMA: Placement = { kind: 'top-level', name: '$schema', kept: { value: './node_modules/json-server/schema.json' } }
+
 class Reader {
   readonly placements: Placement[] = []
   readonly problems: string[] = []
@@ -91,14 +101,24 @@ class Reader {
   readonly #seen = new Set<string>()
   readonly #families: readonly NestedFamily[]
   readonly #idField: string
+  /**
+   * json-server 1.0's reading (docs/json-server.md, "json-server 1.0's mode"; its
+   * NormalizedAdapter.read): a numeric `id` of an item of a top-level array is its
+   * String() from then on, an item without one gets a new one (at each reading, as 1.0
+   * gives it a random one), and `$schema` is its own, written last. Nothing is written
+   * until the next write, which writes them so, as 1.0 does.
+   */
+  readonly #asVersion1: boolean
 
-  constructor(families: readonly NestedFamily[], idField: string) {
+  constructor(families: readonly NestedFamily[], idField: string, asVersion1: boolean) {
     this.#families = families
     this.#idField = idField
+    this.#asVersion1 = asVersion1
   }
 
   topLevel(name: string, value: unknown): void {
     if (name === NODES_KEY) return this.#nodes(value)
+    if (this.#asVersion1 && name === '$schema') return
     if (isObject(value)) return this.#document([name], value, pathOf([{ at: name }]))
     const isCollection = Array.isArray(value) && (value.length === 0 || value.some(isObject))
     if (!isCollection) {
@@ -118,13 +138,18 @@ class Reader {
     // An item of a plain top-level collection without an id is kept as it is, under a name the file never holds.
     const keepsIdless = !owner && collection.length === 1
     const taken = keepsIdless ? new Set(items.map((item) => (isObject(item) ? segmentOfItem(item, fields) : undefined))) : undefined
-    items.forEach((item, index) => {
+    items.forEach((given, index) => {
       const at = [...where, { at: index }]
-      if (!isObject(item)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(item)}; every item of a collection is an object`)
+      if (!isObject(given)) return void this.problems.push(`${pathOf(at)} is ${jsonKindOf(given)}; every item of a collection is an object`)
+      const item = keepsIdless && this.#asVersion1 && typeof given.id === 'number' ? withValue(given, 'id', String(given.id)) : given
       let segment = segmentOfItem(item, fields)
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
-      if (segment === undefined && taken) {
+      if (segment === undefined && taken && this.#asVersion1 && fields[0] === 'id') {
+        // 1.0 gives it a new id, last in it, each time it reads the file: kept from the next write on.
+        segment = newId()
+        doc = withValue(item, 'id', segment)
+      } else if (segment === undefined && taken) {
         segment = idlessName(index)
         while (taken.has(segment)) segment += "'"
       } else if (segment === undefined) {
@@ -162,6 +187,14 @@ class Reader {
     this.#seen.add(key)
     this.placements.push({ kind: 'document', path, doc })
   }
+}
+
+/** `doc` with `key` holding `value`, in its place (last when it had none). */
+function withValue(doc: Doc, key: string, value: unknown): Doc {
+  const changed: Doc = {}
+  for (const name of Object.keys(doc)) defineValue(changed, name, name === key ? value : doc[name])
+  if (!Object.hasOwn(doc, key)) defineValue(changed, key, value)
+  return changed
 }
 
 function withoutKey(doc: Doc, omitted: string): Doc {

@@ -234,7 +234,22 @@ const belowSurrogates = /^[^\ud800-\uffff]*$/
 /** The strings the listing sorts as numbers (lib/listing/sort.ts). */
 const NUMERIC_STRING = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`
 /** Strings JavaScript's Number() may read as a number (a superset: whitespace, signs, Infinity, 0x…). */
-const MAYBE_NUMBER = `'^[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*[-+]?(Infinity|\\.?[0-9])'`
+const SPACES = `\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff`
+const MAYBE_NUMBER = `'^[${SPACES}]*[-+]?(Infinity|\\.?[0-9])'`
+/** Strings of white space alone, which Number() reads as 0. */
+const BLANK = `'^[${SPACES}]*$'`
+
+type Operand = NonNullable<ListingCondition['operands']>[number]
+
+/** An operand that is a JSON scalar, not an array's or object's stand-in. */
+function isScalar(operand: Operand): operand is string | number | boolean | null {
+  return operand === null || typeof operand !== 'object'
+}
+
+/** String() of an operand (lib/listing/typed.ts, textOf). */
+function operandText(operand: Operand): string {
+  return isScalar(operand) ? String(operand) : operand.text
+}
 
 /** A sort key's SQL, its direction, and whether its value has a fixed width. */
 export interface SortKey {
@@ -294,18 +309,22 @@ class Builder {
 
   constructor(readonly parameter: (value: unknown, type: string) => string) {}
 
-  /** The value at a dotted field, JSON null as missing; undefined (the plan fails) for a path SQL may read otherwise. */
-  value(field: string | undefined): string {
+  /**
+   * The value at a dotted field, JSON null as missing (`keepNull`: JSON null kept, as a typed
+   * filter tells it from missing); undefined (the plan fails) for a path SQL may read otherwise.
+   */
+  value(field: string | undefined, keepNull = false): string {
     if (field === undefined) return this.fail()
-    const known = this.#paths.get(field)
+    const key = `${keepNull ? 'json' : 'value'} ${field}`
+    const known = this.#paths.get(key)
     if (known) return known
     if (!plainField(field)) return this.fail()
     const segments = field.split('.')
     const value = `fields.value${this.#paths.size}`
-    this.#paths.set(field, value)
+    this.#paths.set(key, value)
     // A chain of -> (one key each) costs far less per row than #> with a path array, and reads objects alike.
     const chain = segments.map((segment) => ` -> ${this.parameter(segment, 'text')}`).join('')
-    this.#extractions.push(`nullif(doc${chain}, 'null'::jsonb) AS value${this.#paths.size - 1}`)
+    this.#extractions.push(`${keepNull ? `doc${chain}` : `nullif(doc${chain}, 'null'::jsonb)`} AS value${this.#paths.size - 1}`)
     return value
   }
 
@@ -336,6 +355,7 @@ class Builder {
       const scalars = `jsonb_path_query(doc, 'strict $.** ? (@.type() == "string" || @.type() == "number" || @.type() == "boolean")')`
       return values.map((text) => `EXISTS (SELECT 1 FROM ${scalars} AS scalar WHERE strpos(restdir_lower(restdir_string(scalar)), ${this.parameter(text, 'text')}) > 0)`).join(' AND ') || 'true'
     }
+    if (filter.operator === 'typed') return this.typed(filter)
     const value = this.value(filter.field)
     const string = `restdir_string(${value})`
     switch (filter.operator) {
@@ -389,6 +409,59 @@ class Builder {
   }
 
   /**
+   * json-server 1.0's typed comparison (typedMatches, lib/listing/typed.ts): a missing field
+   * passes no operator; jsonb's `=` is JavaScript's `===` for the scalars restdir_jsonb reads
+   * (numbers by value, strings by their characters), an array or object operand equal to
+   * nothing; `<` and the others are JavaScript's IsLessThan: a string operand against a
+   * string, array or object field (its String(), restdir_string) by code unit, anything
+   * else as numbers (null 0, booleans 0 and 1, a string or array as Number() reads its String(), an object NaN).
+   */
+  typed(filter: ListingCondition): string {
+    const value = this.value(filter.field, true)
+    const operands = filter.operands ?? []
+    const type = `jsonb_typeof(${value})`
+    const scalars = operands.filter(isScalar)
+    switch (filter.comparison) {
+      case 'notObject':
+        return `(${value} IS NULL OR ${type} <> 'object')`
+      case 'eq':
+      case 'in':
+        return scalars.length === 0 ? 'false' : `coalesce(${value} = ANY (${this.parameter(scalars.map((operand) => JSON.stringify(operand)), 'jsonb[]')}), false)`
+      case 'ne':
+        return scalars.length === 0 ? `(${value} IS NOT NULL)` : `coalesce(${value} <> ${this.parameter(JSON.stringify(scalars[0]), 'jsonb')}, false)`
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith': {
+        const wanted = operandText(operands[0]).toLowerCase()
+        if (!ascii.test(wanted)) return this.fail()
+        const folded = `restdir_lower(${value} #>> '{}')`
+        const needle = this.parameter(wanted, 'text')
+        const test = filter.comparison === 'contains' ? `strpos(${folded}, ${needle}) > 0` : filter.comparison === 'startsWith' ? `starts_with(${folded}, ${needle})` : `right(${folded}, length(${needle})) = ${needle}`
+        return `coalesce(${type} = 'string' AND ${test}, false)`
+      }
+    }
+    const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.comparison ?? '']
+    if (sign === undefined || operands.length !== 1) return this.fail()
+    const operand = operands[0]
+    const number = `(CASE ${type} WHEN 'number' THEN (${value})::numeric WHEN 'boolean' THEN (CASE WHEN ${value} = 'true'::jsonb THEN 1 ELSE 0 END)::numeric WHEN 'null' THEN 0::numeric END)`
+    const stringLike = typeof operand === 'string' || !isScalar(operand)
+    // The operand's number as JavaScript's ToNumber makes it (null 0, booleans 0 and 1, a text as Number() reads it); an infinity is left to the process.
+    const bound = stringLike ? Number(operandText(operand)) : Number(operand)
+    if (!Number.isNaN(bound) && !Number.isFinite(bound)) return this.fail()
+    const asNumber = Number.isNaN(bound) ? 'false' : `${number} ${sign} ${this.parameter(String(bound), 'numeric')}`
+    if (stringLike) {
+      const boundText = operandText(operand)
+      if (!belowSurrogates.test(boundText)) return this.fail()
+      return `coalesce(CASE WHEN ${type} IN ('string', 'object', 'array') THEN restdir_string(${value}) COLLATE "C" ${sign} ${this.parameter(boundText, 'text')} ELSE ${asNumber} END, false)`
+    }
+    // A string field (an array by its String()) against a number: as Number() reads it, which restdir_decimal does for plain decimals; other forms it might read are left to the process.
+    const asString = `restdir_string(${value})`
+    this.unsureFilter.push(`(${type} IN ('string', 'array') AND restdir_decimal(${asString}) IS NULL AND (${asString} ~ ${MAYBE_NUMBER} OR ${asString} ~ ${BLANK}))`)
+    const asDecimal = `restdir_decimal(${asString}) ${sign} ${this.parameter(String(bound), 'numeric')}`
+    return `coalesce(CASE WHEN ${type} IN ('string', 'array') THEN ${asDecimal} WHEN ${type} = 'object' THEN false ELSE ${asNumber} END, false)`
+  }
+
+  /**
    * sortDocs (lib/listing/sort.ts): missing values last whatever the order,
    * then numbers and numeric strings by value, booleans, strings by code unit.
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
@@ -407,11 +480,19 @@ class Builder {
   /**
    * A necessary condition of the top-level equality filters that the GIN
    * indexes answer: the document holds one of the values as a string, as a
-   * number or a boolean whose String() it is, or holds an array there.
+   * number or a boolean whose String() it is, or holds an array there (for a
+   * typed equality, the very value).
    */
   prefilter(filters: readonly ListingCondition[]): string {
     const parts: string[] = []
     for (const filter of filters) {
+      if (filter.operator === 'typed' && (filter.comparison === 'eq' || filter.comparison === 'in') && filter.field !== undefined) {
+        // json-server 1.0's typed equality: the document holds one of the scalars there.
+        const nested = (leaf: unknown) => filter.field!.split('.').reduceRight<unknown>((inner, segment) => ({ [segment]: inner }), leaf)
+        const contains = (filter.operands ?? []).filter(isScalar).map((operand) => `doc @> ${this.parameter(JSON.stringify(nested(operand)), 'jsonb')}`)
+        parts.push(contains.length === 0 ? 'false' : `(${contains.join(' OR ')})`)
+        continue
+      }
       if ((filter.operator !== 'eq' && filter.operator !== 'in') || filter.field === undefined || !filter.values?.length) continue
       const segments = filter.field.split('.')
       const candidates: unknown[] = []
