@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto'
 import { constants, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
 import { open, readdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { createFileAtomically, fsyncDirectory } from '../file/atomic.ts'
-import { versionOf, type FileVersion } from '../file/document-cache.ts'
-import { isMissing, toStoreError } from '../file/fs-errors.ts'
-import { notRegular } from '../file/document-file.ts'
+import { createFileAtomically, fsyncDirectory } from '../fs/atomic.ts'
+import { notRegular, sameFileVersion, versionOf, type FileVersion } from '../fs/file-version.ts'
+import { isMissing, toStoreError } from '../fs/fs-errors.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
 import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
-import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
+import { lockFile, unlockFile, type FileLock } from '../fs/file-lock.ts'
 import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
 import { Layout } from './layout.ts'
@@ -421,7 +420,7 @@ function fileVersion(file: string): FileVersion | undefined {
 
 function sameVersion(a: FileVersion | undefined, b: FileVersion | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+  return sameFileVersion(a, b)
 }
 
 /** Something other than a regular file where the db.json should be (a directory, a pipe, a device): what it is, in words, and its version. */
