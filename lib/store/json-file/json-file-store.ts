@@ -14,7 +14,7 @@ import { Gate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
 import { Layout } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
-import { DatabaseProblem, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
+import { DatabaseProblem, isJson5File, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
 import { json5FromJson } from '../../json/json5.ts'
 
 export interface JsonFileStoreOptions {
@@ -408,10 +408,6 @@ function realFile(path: string): string {
   }
 }
 
-/** A db.json5: JSON5 read and written (docs/json-server.md, "Serving a db.json5"). */
-export function isJson5File(file: string): boolean {
-  return file.toLowerCase().endsWith('.json5')
-}
 
 function fileVersion(file: string): FileVersion | undefined {
   const stats = statSync(file, { throwIfNoEntry: false })
