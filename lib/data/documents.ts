@@ -21,7 +21,7 @@ const READS_AT_ONCE_ON_DISK = 4
  * document file is broken (bad JSON, not an object, not a regular file),
  * which are left out so that one broken file never breaks its collection.
  */
-export interface Listing {
+export interface ChildDocuments {
   docs: Doc[]
   skipped: StoreError[]
 }
@@ -126,8 +126,8 @@ export class Documents {
     return (await this.listing(path))?.docs
   }
 
-  /** As `list`, with the children whose document file is broken, which are left out (see `Listing`). */
-  async listing(path: NodePath): Promise<Listing | undefined> {
+  /** As `list`, with the children whose document file is broken, which are left out (see `ChildDocuments`). */
+  async listing(path: NodePath): Promise<ChildDocuments | undefined> {
     const names = this.store.documentChildren
       ? (await this.store.documentChildren(path, 0, undefined))?.names
       : await this.store.children(path)
@@ -142,7 +142,7 @@ export class Documents {
    * With a store that can name the children holding a document, this reads
    * only the window's documents, however big the collection.
    */
-  async window(path: NodePath, start: number, end: number | undefined): Promise<(Listing & { total: number }) | undefined> {
+  async window(path: NodePath, start: number, end: number | undefined): Promise<(ChildDocuments & { total: number }) | undefined> {
     if (!this.store.documentChildren) {
       const all = await this.listing(path)
       return all && { docs: all.docs.slice(start, end), skipped: all.skipped, total: all.docs.length }

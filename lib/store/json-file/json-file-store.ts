@@ -10,11 +10,11 @@ import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
 import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
 import { lockFile, unlockFile, type FileLock } from '../fs/file-lock.ts'
-import { Gate } from './gate.ts'
+import { ExclusiveGate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
 import { Layout } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
-import { DatabaseProblem, isJson5File, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
+import { DatabaseProblem, isJson5File, readDatabase, type DatabaseFile, type DatabaseFormat } from './read-database.ts'
 import { json5FromJson } from '../../json/json5.ts'
 
 export interface JsonFileStoreOptions {
@@ -52,7 +52,7 @@ export class JsonFileStore implements Store {
   readonly #families: readonly NestedFamily[]
   readonly #format: DatabaseFormat
   readonly #idField: string
-  readonly #gate = new Gate()
+  readonly #gate = new ExclusiveGate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
   readonly #runId: string
@@ -331,7 +331,7 @@ export class JsonFileStore implements Store {
       return this.#breaks(undefined, `${this.#label} was deleted or moved away; put it back`)
     }
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
-    let database: Database
+    let database: DatabaseFile
     try {
       database = readDatabase(read.text, this.#label, this.#families, this.#format, this.#idField)
     } catch (error) {
@@ -358,7 +358,7 @@ export class JsonFileStore implements Store {
    * what differs (so event streams hear a hand edit as the changes it made),
    * and takes its layout: its order, its kept values, its final newline.
    */
-  async #adopt(database: Database, version: FileVersion): Promise<void> {
+  async #adopt(database: DatabaseFile, version: FileVersion): Promise<void> {
     const wanted = new Map<string, { path: NodePath; doc: Doc }>()
     for (const placement of database.placements) {
       if (placement.kind === 'document') wanted.set(JSON.stringify(placement.path), placement)

@@ -18,7 +18,7 @@ export type Placement =
   /** A top-level array (its items follow) or a value kept as it is. */
   | { kind: 'top-level'; name: string; kept?: { value: unknown } }
 
-export interface Database {
+export interface DatabaseFile {
   placements: Placement[]
   trailingNewline: boolean
   /** Declared members without an id got one: the file should be written so it keeps them. */
@@ -80,7 +80,7 @@ export function parseDatabase(text: string, label: string, format: DatabaseForma
 }
 
 /** A db.json as the store it is: `idField` names a plain collection's items (`id`, or json-server's `--id`). */
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id'): Database {
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id'): DatabaseFile {
   const { value, inexact, trailingNewline } = parseDatabase(text, label, format)
   if (inexact.length > 0) {
     const more = inexact.length > 5 ? `; and ${inexact.length - 5} more` : ''

@@ -237,7 +237,7 @@ const NUMERIC_STRING = `'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`
 const MAYBE_NUMBER = `'^[\\s\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*[-+]?(Infinity|\\.?[0-9])'`
 
 /** A sort key's SQL, its direction, and whether its value has a fixed width. */
-export interface SortKey {
+export interface SqlSortKey {
   sql: string
   direction: 'ASC' | 'DESC'
   fixed: boolean
@@ -251,7 +251,7 @@ export interface SortKey {
  * values never meet in one double. `longText` bounds the text key (see listing-index-sql.ts): a longer string
  * is left out of it, and its row must be counted unsure.
  */
-export function sortKeys(value: string, descending: boolean, longText?: number): SortKey[] {
+export function sortKeys(value: string, descending: boolean, longText?: number): SqlSortKey[] {
   const text = `${value} #>> '{}'`
   const direction = descending ? 'DESC' : 'ASC'
   const rank = (of: number) => (descending ? 3 - of : of)
@@ -394,8 +394,8 @@ class Builder {
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
    * Three keys a field (sortKeys).
    */
-  sort(keys: ListingPlan['sort']): SortKey[] | undefined {
-    const order: SortKey[] = []
+  sort(keys: ListingPlan['sort']): SqlSortKey[] | undefined {
+    const order: SqlSortKey[] = []
     for (const key of keys) {
       const value = this.value(key.field)
       order.push(...sortKeys(value, key.descending))
