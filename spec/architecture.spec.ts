@@ -99,6 +99,11 @@ test('sibling stores import only from the floor below them: lib/store/fs/ and li
   assert.equal(sideways, [])
 })
 
+test('Documents is the only door to the store: no file above lib/data/ reaches through documents.store', () => {
+  const through = files.filter((file) => !file.startsWith('lib/data/') && !file.startsWith('lib/store/') && /\bdocuments\.store\b|#documents\.store\b/.test(readFileSync(join(root, file), 'utf8')))
+  assert.equal(through, [])
+})
+
 test('no file in lib/ or bin/ is over 600 lines', () => {
   const long = files.map((file) => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 600)
   assert.equal(long, [])

@@ -191,7 +191,7 @@ export async function checkWrite1(context: Context): Promise<void> {
     if (method === 'POST') throw new NothingStored(path)
     return
   }
-  const isSingular = (await context.documents.store.read(path)) !== undefined
+  const isSingular = (await context.documents.read(path)) !== undefined
   if (method === 'PUT' || method === 'PATCH' ? isSingular : method === 'POST' && !isSingular && (await isCollection(context, path[0]))) return
   throw new NothingStored(path)
 }
@@ -199,7 +199,7 @@ export async function checkWrite1(context: Context): Promise<void> {
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 async function isCollection(context: Context, name: string): Promise<boolean> {
-  return (await context.documents.store.exists([name])) || isKnownCollection(context.documents, name)
+  return (await context.documents.exists([name])) || isKnownCollection(context.documents, name)
 }
 
 /**
