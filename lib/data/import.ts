@@ -111,7 +111,7 @@ export async function importDatabase(store: Store, database: unknown, options: I
 
 /** Reads a db.json, then imports it: every problem of the file, its numbers and keys included, is reported in one ImportError. */
 export async function importDatabaseFile(store: Store, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  const { value, problems } = await readDatabase(file)
+  const { value, problems } = await readDatabaseForImport(file)
   if (problems.length === 0) return importDatabase(store, value, options)
   // The values JSON.parse would change are reported with the rest of what is wrong.
   const others = planImport(value, options.families ?? loadDeclarations(undefined)).problems
@@ -120,13 +120,13 @@ export async function importDatabaseFile(store: Store, file: string, options: Im
 
 /** Reads and parses a db.json file; the error says which file and what is wrong with it (every value JSON.parse would change). */
 export async function readDatabaseFile(file: string): Promise<unknown> {
-  const { value, problems } = await readDatabase(file)
+  const { value, problems } = await readDatabaseForImport(file)
   if (problems.length > 0) throw new ImportError(problems, file)
   return value
 }
 
 /** The file's text, read by the store's own reader of a db.json (lib/store/json-file/read-database.ts), so that both take a file by one rule. */
-async function readDatabase(file: string): Promise<{ value: unknown; problems: string[] }> {
+async function readDatabaseForImport(file: string): Promise<{ value: unknown; problems: string[] }> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
