@@ -227,7 +227,7 @@ export async function removeMember1(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
   const foreignKey = `${singular(name)}Id`
-  const { store } = context.documents
+  const store = context.documents
   for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue
     const removing = dependents.includes(collection)
