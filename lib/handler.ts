@@ -232,7 +232,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     stopHandEdits()
     handler.endStreams()
     www.close()
-    if (documents) await documents.store.close()
+    if (documents) await documents.close()
     else await opening.then((store) => store.close(), () => {})
   }
   return handler

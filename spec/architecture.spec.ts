@@ -86,6 +86,27 @@ test('no files of lib/ or bin/ import each other in a circle', () => {
   assert.equal(circles, [])
 })
 
+test('sibling stores import only from the floor below them: lib/store/fs/ and lib/store/ itself, never from each other', () => {
+  const storeFolder = (file: string): string | undefined => /^lib\/store\/([^/]+)\//.exec(file)?.[1]
+  const sideways: string[] = []
+  for (const [file, targets] of graph) {
+    const folder = storeFolder(file)
+    if (folder === undefined) continue
+    for (const target of targets) {
+      const below = storeFolder(target)
+      if (below !== undefined && below !== folder && below !== 'fs') sideways.push(`${file} -> ${target}`)
+      if (folder === 'fs' && below !== undefined && below !== 'fs') sideways.push(`${file} -> ${target}`)
+    }
+  }
+  assert.ok([...graph.keys()].some((file) => file.startsWith('lib/store/fs/')), 'the floor lib/store/fs/ was read')
+  assert.equal(sideways, [])
+})
+
+test('Documents is the only door to the store: no file above lib/data/ reaches through documents.store', () => {
+  const through = files.filter((file) => !file.startsWith('lib/data/') && !file.startsWith('lib/store/') && /\bdocuments[?!]?\.store\b|\{[^}]*\bstore\b[^}]*\}\s*=\s*[\w.]*\bdocuments\b/.test(readFileSync(join(root, file), 'utf8')))
+  assert.equal(through, [])
+})
+
 test('no file in lib/ or bin/ is over 600 lines', () => {
   const long = files.map((file) => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 600)
   assert.equal(long, [])

@@ -10,7 +10,7 @@ import { stopOnSignals } from './signals.ts'
 import { withConfigFile } from './config-file.ts'
 import { checkSnapshotFolder, snapshotOnEnter } from './snapshots.ts'
 import { chooseStaticFolders } from './www-choice.ts'
-import { chooseStore, checkPostgres, firstMissingFolder, JsonFileStore, openStore, removeEmptyFolders, storeLabelOf, type Store, type StoreChoice } from './store-choice.ts'
+import { chooseStore, checkPostgres, firstMissingFolder, openStore, removeEmptyFolders, storeLabelOf, type Store, type StoreChoice } from './store-choice.ts'
 import { loadSource, SourceError } from './source.ts'
 import { ImportError, importDatabase } from '../data/import.ts'
 import { existsSync } from 'node:fs'
@@ -100,8 +100,8 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, c
 
   await server.ready.catch(() => new Promise(() => {})) // the 'error' listener reports it and exits
   // A db.json is its own declaration: the banner lists its resources, as json-server's does.
-  const dbJson = server.handler.documents?.store
-  const resources = dbJson instanceof JsonFileStore ? await dbJson.resources() : undefined
+  const documents = server.handler.documents
+  const resources = store.jsonFile && documents ? await documents.resources() : undefined
   server.listen(port, host, () => {
     const address = server.address()
     const actualPort = typeof address === 'object' && address ? address.port : port

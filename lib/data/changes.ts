@@ -81,11 +81,10 @@ export class ChangeLog {
    * not running, or before it started, is read back from the store.
    */
   async recall(id: number): Promise<void> {
-    const store = this.#documents.store
     const missing = this.#floor - id
-    if (!store.changesAfter || missing <= 0 || this.last - id > this.#window.maxChanges) return
+    if (missing <= 0 || this.last - id > this.#window.maxChanges) return
     const floor = this.#floor
-    const changes = await store.changesAfter(id, missing)
+    const changes = await this.#documents.changesAfter(id, missing)
     // Only a whole run that ends where the log starts (and fits in the window) is taken.
     if (!changes || changes.length !== missing || changes[0].id !== id + 1 || this.#floor !== floor) return
     const entries = changes.map((change) => logged(change))

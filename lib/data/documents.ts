@@ -1,9 +1,14 @@
-import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
+import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
 import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
 import { createWithNewId } from './ids.ts'
 import { HEAVY_STEP, pacer, SLICE_MS } from './pace.ts'
+import { FullStore } from '../store/full-store.ts'
+import { holdIntegerId } from './ids.ts'
+import { StagedStore } from '../store/staged.ts'
+import { JsonFileStore } from '../store/json-file/json-file-store.ts'
+import { FileStore } from '../store/file/file-store.ts'
 
 /** Most documents read at once. */
 const READ_BATCH = 64
@@ -21,7 +26,7 @@ const READS_AT_ONCE_ON_DISK = 4
  * document file is broken (bad JSON, not an object, not a regular file),
  * which are left out so that one broken file never breaks its collection.
  */
-export interface Listing {
+export interface ChildDocuments {
   docs: Doc[]
   skipped: StoreError[]
 }
@@ -80,36 +85,36 @@ export interface WriteOutcome {
  * this, never to the store directly when they write.
  */
 export class Documents {
-  readonly store: Store
+  /** The store, its every ability filled in (lib/store/full-store.ts): reached through the methods here alone. */
+  readonly #store: FullStore
   private readonly listeners = new Set<(change: Change) => void>()
   /** Whether the store reports its changes itself; if not, the changes made here are numbered and reported here. */
   readonly #storeFeeds: boolean
   #lastChangeId: number
 
   constructor(store: Store) {
-    this.store = store
-    this.#storeFeeds = store.subscribe !== undefined
+    this.#store = new FullStore(store)
+    this.#storeFeeds = this.#store.feedsChanges
     this.#lastChangeId = this.#storeFeeds ? 0 : Date.now() * 1000
-    store.subscribe?.((change) => this.#tell(change))
+    if (this.#storeFeeds) this.#store.subscribe((change) => this.#tell(change))
   }
 
   /** The data layer over `store`, once it knows the store's newest change id. */
   static async open(store: Store): Promise<Documents> {
     const documents = new Documents(store)
-    const last = await store.lastChangeId?.()
+    const last = documents.#storeFeeds ? await documents.#store.lastChangeId() : undefined
     // A change reported meanwhile is newer.
     if (last !== undefined && last > documents.#lastChangeId) documents.#lastChangeId = last
     return documents
   }
 
   read(path: NodePath): Promise<StoredDoc | undefined> {
-    return this.store.read(path)
+    return this.#store.read(path)
   }
 
   /** A node's document as compact JSON text, for an answer that sends it as it is. */
   readText(path: NodePath): Promise<StoredText | undefined> {
-    if (this.store.readText) return this.store.readText(path)
-    return this.store.read(path).then((stored) => stored && { json: JSON.stringify(stored.doc), etag: stored.etag })
+    return this.#store.readText(path)
   }
 
   /**
@@ -118,7 +123,91 @@ export class Documents {
    * May throw what `readText` would reject with.
    */
   readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
-    return this.store.readTextNow ? this.store.readTextNow(path) : this.readText(path)
+    return this.#store.readTextNow(path)
+  }
+
+  /** Names of a node's children (see Store.children), or undefined when the node does not exist. */
+  children(path: NodePath): Promise<string[] | undefined> {
+    return this.#store.children(path)
+  }
+
+  /** True when the node has a document or children. */
+  exists(path: NodePath): Promise<boolean> {
+    return this.#store.exists(path)
+  }
+
+  /**
+   * The top-level resources: a db.json's in the file's order, as json-server
+   * lists them (its banner, `GET /db`); the root's children elsewhere.
+   */
+  async resources(): Promise<string[]> {
+    const { store } = this.#store
+    return store instanceof JsonFileStore ? store.resources() : ((await this.#store.children([])) ?? [])
+  }
+
+  /** The next integer id of `parent` as json-server gives it, held for this process until released (lib/data/ids.ts, holdIntegerId). */
+  holdIntegerId(parent: NodePath, idField?: string): Promise<{ id: number; release(): void } | undefined> {
+    return holdIntegerId(this.#store, parent, idField)
+  }
+
+  /** A staged view of the store for a batch (lib/store/staged.ts): its writes are held, `maxText` characters of documents at most, until `batch` applies them. */
+  staged(maxText: number): StagedStore {
+    return new StagedStore(this.#store.store, maxText)
+  }
+
+  /** The store folder, for the watch on its hand edits; undefined for any other store. */
+  get storeFolder(): FileStore | undefined {
+    return this.#store.store instanceof FileStore ? this.#store.store : undefined
+  }
+
+  /** The store applies a batch as one atomic step (Store.batch); without it a batch is refused, and dependents are removed one by one. */
+  get appliesBatches(): boolean {
+    return this.#store.appliesBatches
+  }
+
+  /** The store filters, sorts and pages listings itself (Store.query): a listing it leaves to the process is read from every document (lib/data/full-store.ts). */
+  get listsItself(): boolean {
+    return this.#store.listsItself
+  }
+
+  /** A listing query the store answers itself (Store.query); undefined leaves it to the process. */
+  query(path: NodePath, plan: ListingPlan): Promise<ListingPage | undefined> {
+    return this.#store.query(path, plan)
+  }
+
+  /** The children keep the order of the store's file (a db.json), not id order. */
+  get fileOrder(): boolean {
+    return this.#store.fileOrder
+  }
+
+  /** A person may change documents behind the store's back (a store folder): see documentVersions. */
+  get handEdited(): boolean {
+    return this.#store.handEdited
+  }
+
+  /** For each named child, a token that changes with its document (Store.documentVersions); all undefined on a store without hand edits. */
+  documentVersions(path: NodePath, names: readonly string[]): (string | undefined)[] {
+    return this.#store.documentVersions(path, names)
+  }
+
+  /** The changes the store still keeps after `id` (Store.changesAfter); undefined when it keeps none of them. */
+  changesAfter(id: number, limit: number): Promise<StoreChange[] | undefined> {
+    return this.#store.changesAfter(id, limit)
+  }
+
+  /** Releases what the store holds (for a store folder, its lock). */
+  close(): Promise<void> {
+    return this.#store.close()
+  }
+
+  /** The names of a node's children that hold a document, in the store's order; undefined when the node does not exist. */
+  async documentNames(path: NodePath): Promise<string[] | undefined> {
+    return (await this.#store.documentChildren(path, 0, undefined))?.names
+  }
+
+  /** How many of a node's children hold a document, without reading them where the store can tell. */
+  async countDocuments(path: NodePath): Promise<number | undefined> {
+    return (await this.#store.documentChildren(path, 0, 0))?.total
   }
 
   /** The documents of a node's children in ascending id order, or undefined when the node does not exist. */
@@ -126,31 +215,25 @@ export class Documents {
     return (await this.listing(path))?.docs
   }
 
-  /** As `list`, with the children whose document file is broken, which are left out (see `Listing`). */
-  async listing(path: NodePath): Promise<Listing | undefined> {
-    const names = this.store.documentChildren
-      ? (await this.store.documentChildren(path, 0, undefined))?.names
-      : await this.store.children(path)
+  /** As `list`, with the children whose document file is broken, which are left out (see `ChildDocuments`). */
+  async listing(path: NodePath): Promise<ChildDocuments | undefined> {
+    const names = await this.documentNames(path)
     if (!names) return undefined
-    const { found, skipped } = await this.#readAll(path, names, (child) => this.store.read(child))
+    const { found, skipped } = await this.#readAll(path, names, (child) => this.#store.read(child))
     return { docs: found.map((stored) => stored.doc), skipped }
   }
 
   /**
    * Documents [start, end) of a node's children in ascending id order, and how
    * many children hold a document, or undefined when the node does not exist.
-   * With a store that can name the children holding a document, this reads
-   * only the window's documents, however big the collection.
+   * Only the window's documents are read, however big the collection, on a
+   * store that names the children holding a document without reading them.
    */
-  async window(path: NodePath, start: number, end: number | undefined): Promise<(Listing & { total: number }) | undefined> {
-    if (!this.store.documentChildren) {
-      const all = await this.listing(path)
-      return all && { docs: all.docs.slice(start, end), skipped: all.skipped, total: all.docs.length }
-    }
-    const children = await this.store.documentChildren(path, start, end)
+  async window(path: NodePath, start: number, end: number | undefined): Promise<(ChildDocuments & { total: number }) | undefined> {
+    const children = await this.#store.documentChildren(path, start, end)
     if (!children) return undefined
     // A document removed meanwhile is left out of the window.
-    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.store.read(child))
+    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.#store.read(child))
     return { docs: found.map((stored) => stored.doc), skipped, total: children.total }
   }
 
@@ -160,11 +243,7 @@ export class Documents {
    * documents, and is the very text `JSON.stringify` makes of `window`'s.
    */
   async windowText(path: NodePath, start: number, end: number | undefined): Promise<{ texts: string[]; skipped: StoreError[]; total: number } | undefined> {
-    if (!this.store.documentChildren) {
-      const window = await this.window(path, start, end)
-      return window && { texts: window.docs.map((doc) => JSON.stringify(doc)), skipped: window.skipped, total: window.total }
-    }
-    const children = await this.store.documentChildren(path, start, end)
+    const children = await this.#store.documentChildren(path, start, end)
     if (!children) return undefined
     const { found, skipped } = await this.#readAll(path, children.names, (child) => this.readText(child))
     return { texts: found.map((stored) => stored.json), skipped, total: children.total }
@@ -176,7 +255,7 @@ export class Documents {
    */
   async readChildren(path: NodePath, names: readonly string[]): Promise<{ docs: Map<string, Doc>; skipped: StoreError[] }> {
     const { found, skipped } = await this.#readAll(path, names, async (child) => {
-      const stored = await this.store.read(child)
+      const stored = await this.#store.read(child)
       return stored && { name: child[child.length - 1], doc: stored.doc }
     })
     return { docs: new Map(found.map(({ name, doc }) => [name, doc])), skipped }
@@ -245,7 +324,7 @@ export class Documents {
       const conditions: WriteConditions = { owner: options.owner, unique: options.unique, patch: options.patch, expect: versionless ? undefined : current?.etag ?? null }
       if (options.preconditions) await this.#checkPreconditions(options.preconditions, current, path, doc, conditions)
       try {
-        const { created, etag } = await this.store.write(path, doc, conditions)
+        const { created, etag } = await this.#store.write(path, doc, conditions)
         if (!this.#storeFeeds) this.#emit(changeOfWrite(path, doc, conditions))
         return { doc, etag, created: created && !broken }
       } catch (error) {
@@ -264,14 +343,14 @@ export class Documents {
     try {
       preconditions(current)
     } catch (failed) {
-      throw (await ownerOrUniqueRefusal(this.store, path, doc, conditions)) ?? failed
+      throw (await ownerOrUniqueRefusal(this.#store, path, doc, conditions)) ?? failed
     }
   }
 
   /** The current document for a write; a broken document file is reported, not thrown. */
   async #readForWrite(path: NodePath): Promise<{ current?: StoredDoc; broken?: StoreError }> {
     try {
-      return { current: await this.store.read(path) }
+      return { current: await this.#store.read(path) }
     } catch (error) {
       if (isStoreError(error, 'bad-document')) return { broken: error }
       throw error
@@ -283,7 +362,7 @@ export class Documents {
    * for an id; the store keeps `owner` and `unique` as it writes.
    */
   async create(parent: NodePath, makeDoc: (id: string) => Doc, conditions: Pick<WriteConditions, 'owner' | 'unique'> = {}): Promise<WriteOutcome & { id: string }> {
-    const { id, path, doc, etag } = await createWithNewId(this.store, parent, makeDoc, conditions)
+    const { id, path, doc, etag } = await createWithNewId(this.#store, parent, makeDoc, conditions)
     if (!this.#storeFeeds) this.#emit({ type: 'put', path, data: doc })
     return { id, doc, etag, created: true }
   }
@@ -296,13 +375,13 @@ export class Documents {
   async remove(path: NodePath, preconditions?: Preconditions): Promise<{ doc?: Doc }> {
     let expect: string | null | undefined
     if (preconditions) {
-      const current = await this.store.read(path)
+      const current = await this.#store.read(path)
       // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
-      if (!current && !(await this.store.exists(path))) throw new NothingStored(path)
+      if (!current && !(await this.#store.exists(path))) throw new NothingStored(path)
       preconditions(current)
       expect = current?.etag ?? null
     }
-    const { existed, doc } = await this.store.remove(path, expect === undefined ? undefined : { expect })
+    const { existed, doc } = await this.#store.remove(path, expect === undefined ? undefined : { expect })
     if (!existed) throw new NothingStored(path)
     if (!this.#storeFeeds) this.#emit({ type: 'delete', path, data: doc ?? null })
     return { doc }
@@ -314,9 +393,8 @@ export class Documents {
    * (what the ops make, as lib/store/staged.ts worked them out) once all of them are stored.
    */
   async batch(ops: readonly BatchOp[], changes: readonly Omit<Change, 'id'>[]): Promise<void> {
-    if (!this.store.batch) throw new Error('This store cannot apply a batch: its Store has no batch method.')
     if (ops.length === 0) return
-    await this.store.batch(ops)
+    await this.#store.batch(ops)
     if (!this.#storeFeeds) for (const change of changes) this.#emit(change)
   }
 

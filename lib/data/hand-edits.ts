@@ -23,7 +23,7 @@ const CHECK_MS = 100
 
 /** Starts pushing the hand edits of `documents`' store folder while `listened()`; returns what stops it. None for other stores. */
 export function pushHandEdits(documents: Documents, listened: () => boolean): () => void {
-  const store = documents.store
+  const store = documents.storeFolder
   if (!(store instanceof FileStore)) return () => {}
   let watch: FolderWatch | undefined
   /** Each document's version at the last walk, by its path as JSON. */

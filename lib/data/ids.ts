@@ -1,5 +1,6 @@
 import type { Doc, NodePath, Store, WriteConditions } from '../store/store.ts'
 import { newId } from '../store/new-id.ts'
+import type { FullStore } from '../store/full-store.ts'
 
 /**
  * Stores a new child of `parent` under a new id: `makeDoc` builds the document
@@ -32,7 +33,7 @@ const INTEGER_SEGMENT = /^(?:0|[1-9]\d{0,14})$/
  * when the collection's ids are not integers: new ids are then restdir's own.
  * Only names are read, and the one document of the greatest.
  */
-export async function nextIntegerId(store: Store, parent: NodePath, idField = 'id'): Promise<number | undefined> {
+export async function nextIntegerId(store: FullStore, parent: NodePath, idField = 'id'): Promise<number | undefined> {
   const greatest = await greatestName(store, parent, idField)
   if (greatest === undefined) return undefined
   if (greatest === 0) return 1
@@ -47,20 +48,12 @@ export async function nextIntegerId(store: Store, parent: NodePath, idField = 'i
  * (compareIds), so where the store lists its documents in that order the last
  * one tells, without reading every name.
  */
-async function greatestName(store: Store, parent: NodePath, idField: string): Promise<number | undefined> {
+async function greatestName(store: FullStore, parent: NodePath, idField: string): Promise<number | undefined> {
   if (store.fileOrder) return greatestInFile(store, parent, idField)
-  if (store.documentChildren) {
-    const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
-    if (total === 0) return 0
-    const last = (await store.documentChildren(parent, total - 1, total))?.names[0]
-    return last !== undefined && INTEGER_SEGMENT.test(last) ? Number(last) : undefined
-  }
-  let greatest = 0
-  for (const name of (await store.children(parent)) ?? []) {
-    if (!INTEGER_SEGMENT.test(name)) return undefined
-    greatest = Math.max(greatest, Number(name))
-  }
-  return greatest
+  const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
+  if (total === 0) return 0
+  const last = (await store.documentChildren(parent, total - 1, total))?.names[0]
+  return last !== undefined && INTEGER_SEGMENT.test(last) ? Number(last) : undefined
 }
 
 /**
@@ -68,8 +61,8 @@ async function greatestName(store: Store, parent: NodePath, idField: string): Pr
  * every name is read, as json-server reads every id: an item without an id
  * (json-server's lodash `maxBy` passes over it) is passed over too.
  */
-async function greatestInFile(store: Store, parent: NodePath, idField: string): Promise<number | undefined> {
-  const names = store.documentChildren ? (await store.documentChildren(parent, 0, undefined))?.names : await store.children(parent)
+async function greatestInFile(store: FullStore, parent: NodePath, idField: string): Promise<number | undefined> {
+  const names = (await store.documentChildren(parent, 0, undefined))?.names
   let greatest = 0
   for (const name of names ?? []) {
     if (INTEGER_SEGMENT.test(name)) greatest = Math.max(greatest, Number(name))
@@ -79,7 +72,7 @@ async function greatestInFile(store: Store, parent: NodePath, idField: string): 
 }
 
 /** Integer ids this process is creating documents under now, by collection: POSTs at once take the next ones in turn. */
-const inFlight = new WeakMap<Store, Map<string, Set<number>>>()
+const inFlight = new WeakMap<FullStore, Map<string, Set<number>>>()
 
 /**
  * The next integer id of `parent` (nextIntegerId), held for this process
@@ -88,7 +81,7 @@ const inFlight = new WeakMap<Store, Map<string, Set<number>>>()
  * document's or free again, so ids follow json-server's rule whenever no
  * other POST is under way.
  */
-export async function holdIntegerId(store: Store, parent: NodePath, idField = 'id'): Promise<{ id: number; release(): void } | undefined> {
+export async function holdIntegerId(store: FullStore, parent: NodePath, idField = 'id'): Promise<{ id: number; release(): void } | undefined> {
   const next = await nextIntegerId(store, parent, idField)
   if (next === undefined) return undefined
   let collections = inFlight.get(store)

@@ -4,8 +4,8 @@ import { createWithNewId } from './ids.ts'
 import { alreadyImported } from './import-repeats.ts'
 import { isStoreError } from '../store/errors.ts'
 import { defineValue, isObject, jsonKindOf } from '../json/values.ts'
-import { inexactJson, pathOf } from '../json/syntax.ts'
-import { Json5SyntaxError, parseJson5 } from '../json/json5.ts'
+import { pathOf } from '../json/syntax.ts'
+import { DatabaseProblem, isJson5File, parseDatabase } from '../store/json-file/read-database.ts'
 import { defaultPathLimits, joinPath } from '../path.ts'
 import { arrayFieldProblem, childrenOf, familyAt, lineageOf, loadDeclarations, uniqueFieldProblem, type Family } from './declarations.ts'
 
@@ -111,7 +111,7 @@ export async function importDatabase(store: Store, database: unknown, options: I
 
 /** Reads a db.json, then imports it: every problem of the file, its numbers and keys included, is reported in one ImportError. */
 export async function importDatabaseFile(store: Store, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  const { value, problems } = await readDatabase(file)
+  const { value, problems } = await readDatabaseForImport(file)
   if (problems.length === 0) return importDatabase(store, value, options)
   // The values JSON.parse would change are reported with the rest of what is wrong.
   const others = planImport(value, options.families ?? loadDeclarations(undefined)).problems
@@ -120,37 +120,25 @@ export async function importDatabaseFile(store: Store, file: string, options: Im
 
 /** Reads and parses a db.json file; the error says which file and what is wrong with it (every value JSON.parse would change). */
 export async function readDatabaseFile(file: string): Promise<unknown> {
-  const { value, problems } = await readDatabase(file)
+  const { value, problems } = await readDatabaseForImport(file)
   if (problems.length > 0) throw new ImportError(problems, file)
   return value
 }
 
-async function readDatabase(file: string): Promise<{ value: unknown; problems: string[] }> {
+/** The file's text, read by the store's own reader of a db.json (lib/store/json-file/read-database.ts), so that both take a file by one rule. */
+async function readDatabaseForImport(file: string): Promise<{ value: unknown; problems: string[] }> {
   let text: string
   try {
-    text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '')
+    text = await readFile(file, 'utf8')
   } catch (error) {
     throw new Error(`Cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`)
   }
-  // A db.json5 is read as JSON5, by the same rules (docs/json-server.md, "Serving a db.json5").
-  if (/\.json5$/i.test(file)) {
-    try {
-      const { value, problems } = parseJson5(text, 1000)
-      return { value, problems: problems.map((problem) => `${problem.path}: ${problem.message}.`) }
-    } catch (error) {
-      if (!(error instanceof Json5SyntaxError)) throw error
-      throw new Error(`${file} is not valid JSON5: ${error.message}.`)
-    }
-  }
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    const { value, inexact } = parseDatabase(text, file, isJson5File(file) ? 'json5' : 'json')
+    return { value, problems: inexact.map((problem) => `${problem.path}: ${problem.message}.`) }
   } catch (error) {
-    throw new Error(`${file} is not valid JSON: ${(error as Error).message}.`)
+    throw error instanceof DatabaseProblem ? new Error(`${error.message}.`) : error
   }
-  // The same rule as a request body (docs/http-api.md, "Requests and errors"): stored exactly as written, or refused.
-  const problems = inexactJson(text, value, 1000).map((problem) => `${problem.path}: ${problem.message}.`)
-  return { value, problems }
 }
 
 function planImport(database: unknown, families: readonly Family[]): Plan {

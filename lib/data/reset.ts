@@ -105,7 +105,7 @@ async function resetTo(documents: Documents, fixture: Fixture): Promise<ResetSum
     )
   const visit = async (path: NodePath, node: FixtureNode): Promise<void> => {
     // A broken document file reads as different: writing it again repairs it.
-    let [current, names] = await Promise.all([documents.readText(path).catch(() => undefined), documents.store.children(path)])
+    let [current, names] = await Promise.all([documents.readText(path).catch(() => undefined), documents.children(path)])
     if (node.text === undefined && current && path.length > 0) {
       // A document where the fixture has none: the node goes, and its subtree is written again.
       await remove(path)

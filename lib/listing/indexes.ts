@@ -146,7 +146,7 @@ export class ListingIndexes {
       if (built === undefined || built === NOT_INDEXED) return built
     }
     const index = entry.index!
-    const handEdits = this.#documents.store.documentVersions !== undefined
+    const handEdits = this.#documents.handEdited
     if (entry.recheck || (handEdits && performance.now() - entry.checkedAt > HAND_EDIT_TRUST_MS)) {
       if (!(await this.#check(entry, index, pace))) return undefined
     }
@@ -164,7 +164,7 @@ export class ListingIndexes {
     const startedAt = performance.now()
     const names = await this.#names(entry.path)
     if (!names) return undefined
-    const index = new CollectionIndex(this.#documents.store.fileOrder === true)
+    const index = new CollectionIndex(this.#documents.fileOrder)
     for (let start = 0; start < names.length; start += VERSION_BATCH) {
       await this.#read(entry, index, names.slice(start, start + VERSION_BATCH), pace)
       if (index.bytes > this.#limit) {
@@ -194,11 +194,10 @@ export class ListingIndexes {
       const present = new Set(names)
       for (const name of [...index.rows.keys(), ...index.broken.keys()]) if (!present.has(name)) entry.dirty.add(name)
     }
-    const versionsOf = this.#documents.store.documentVersions?.bind(this.#documents.store)
-    if (versionsOf) {
+    if (this.#documents.handEdited) {
       for (let start = 0; start < names.length; start += VERSION_BATCH) {
         const batch = names.slice(start, start + VERSION_BATCH)
-        const versions = versionsOf(entry.path, batch)
+        const versions = this.#documents.documentVersions(entry.path, batch)
         batch.forEach((name, at) => {
           const known = index.rows.get(name)?.version ?? index.broken.get(name)?.version
           if (versions[at] !== known) entry.dirty.add(name)
@@ -220,7 +219,7 @@ export class ListingIndexes {
 
   /** Reads the named children into the index: versions first, so a change after them is seen by the next check. */
   async #read(entry: Entry, index: CollectionIndex, names: readonly string[], pace: Pace): Promise<void> {
-    const versions = this.#documents.store.documentVersions?.(entry.path, names)
+    const versions = this.#documents.handEdited ? this.#documents.documentVersions(entry.path, names) : undefined
     const { docs, skipped } = await this.#documents.readChildren(entry.path, names)
     const broken = new Map(skipped.map((error) => [error.path[error.path.length - 1], error]))
     for (let at = 0; at < names.length; at++) {
@@ -238,9 +237,8 @@ export class ListingIndexes {
   }
 
   /** The children of `path` holding a document, in the store's order; undefined when there is no such node. */
-  async #names(path: NodePath): Promise<string[] | undefined> {
-    const { store } = this.#documents
-    return store.documentChildren ? (await store.documentChildren(path, 0, undefined))?.names : store.children(path)
+  #names(path: NodePath): Promise<string[] | undefined> {
+    return this.#documents.documentNames(path)
   }
 
   /**

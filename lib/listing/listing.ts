@@ -153,7 +153,7 @@ async function selectFromAll(documents: Documents, path: NodePath, listing: List
  */
 async function selectFromIndex(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined | typeof NOT_INDEXED> {
   // A store that answers queries itself (PostgreSQL) is shared by processes: what it leaves to the process is listed from every document.
-  if (documents.store.query) return NOT_INDEXED
+  if (documents.listsItself) return NOT_INDEXED
   const windowOf = (total: number) => {
     clampPage(listing, total)
     return { start: listing.start, end: listing.end }
@@ -171,9 +171,8 @@ async function selectFromIndex(documents: Documents, path: NodePath, listing: Li
  * has no such query, or leaves this one to the process.
  */
 async function queryStore(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined> {
-  const { store } = documents
-  if (!store.query) return undefined
-  const ask = () => store.query!(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
+  if (!documents.listsItself) return undefined
+  const ask = () => documents.query(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
   let page = await ask()
   const start = listing.start
   if (page) clampPage(listing, page.total)
@@ -185,9 +184,7 @@ async function queryStore(documents: Documents, path: NodePath, listing: Listing
 
 /** Whether a collection holds more than BIG_COLLECTION children, asked without reading its documents. */
 async function isBig(documents: Documents, path: NodePath): Promise<boolean> {
-  const { store } = documents
-  const count = store.documentChildren ? (await store.documentChildren(path, 0, 0))?.total : (await store.children(path))?.length
-  return (count ?? 0) > BIG_COLLECTION
+  return ((await documents.countDocuments(path)) ?? 0) > BIG_COLLECTION
 }
 
 /** The documents that pass every filter, the work spent on `pace` (see matchesFilters). */

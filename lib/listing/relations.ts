@@ -84,7 +84,7 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
   for (const relation of relations) {
     const { name } = relation
     const singularName = relation.kind === 'children' && singular(name) === name && plural(name) !== name
-    const kind = singularName && (ownerOf(collection, name) || (await documents.store.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
+    const kind = singularName && (ownerOf(collection, name) || (await documents.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
     if (kind === 'children') await joinChildren(documents, collection, joined, relation, size)
     else await joinParents(documents, collection, joined, relation, size)
   }
@@ -223,7 +223,7 @@ export function parseDependents(query: URLSearchParams): string[] {
  * is read again; with them, the change is the store's `version-changed`.
  */
 export async function removeWithDependents(documents: Documents, path: NodePath, names: readonly string[], preconditions?: Preconditions, keys: RelationKeys = {}): Promise<{ doc?: Doc }> {
-  if (path.length < 2 || names.length === 0 || !documents.store.batch) {
+  if (path.length < 2 || names.length === 0 || !documents.appliesBatches) {
     const removed = await documents.remove(path, preconditions)
     await removeDependentsOneByOne(documents, path, names, keys)
     return removed
@@ -236,7 +236,7 @@ export async function removeWithDependents(documents: Documents, path: NodePath,
     })
     const stored = current === 'broken' ? undefined : current
     // Nothing to delete is that answer whatever the preconditions say (RFC 9110 §13.2.1).
-    if (current === undefined && !(await documents.store.exists(path))) throw new NothingStored(path)
+    if (current === undefined && !(await documents.exists(path))) throw new NothingStored(path)
     preconditions?.(stored)
     const ops: BatchOp[] = [current === 'broken' ? { kind: 'remove', path } : { kind: 'remove', path, expect: stored?.etag ?? null }]
     const changes: Omit<Change, 'id'>[] = [{ type: 'delete', path, data: stored?.doc ?? null }]

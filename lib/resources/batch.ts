@@ -61,9 +61,9 @@ export async function answerBatch(context: Context, dispatch: Dispatch): Promise
   if (method === 'OPTIONS') return sendNoContent(context, { Allow: 'POST, OPTIONS' })
   if (method !== 'POST') throw new HttpError(405, `${method} /?_batch is not allowed; a batch is a POST.`, { Allow: 'POST, OPTIONS' })
   const requests = parseBatch(await readJsonBody(context.req, context.settings.bodyLimits))
-  if (!context.documents.store.batch) throw new HttpError(501, 'This store cannot apply a batch as one step (its Store has no batch method).')
+  if (!context.documents.appliesBatches) throw new HttpError(501, 'This store cannot apply a batch as one step (its Store has no batch method).')
   for (let attempt = 1; ; attempt++) {
-    const staged = new StagedStore(context.documents.store, BATCH_TEXT_FACTOR * context.settings.bodyLimits.maxBody)
+    const staged = context.documents.staged(BATCH_TEXT_FACTOR * context.settings.bodyLimits.maxBody)
     const responses = await runAll(context, dispatch, requests, staged)
     try {
       await context.documents.batch(staged.ops, staged.changes)

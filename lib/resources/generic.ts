@@ -70,7 +70,7 @@ export function readNode(context: Context, path: NodePath = context.path): Promi
 }
 
 async function readChildNames(context: Context, path: NodePath): Promise<void> {
-  const names = await context.documents.store.children(path)
+  const names = await context.documents.children(path)
   if (names) return sendJson(context, 200, names)
   if (path.length === 0) return sendJson(context, 200, [])
   throw new NothingStored(path)

@@ -77,7 +77,7 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
     if (turn) await turn
   }
 
-  const top = (await context.documents.store.children([])) ?? []
+  const top = (await context.documents.children([])) ?? []
   const declaredTop = new Set(families.filter((family) => !family.parent).map((family) => family.collection))
   const undeclared = top.filter((name) => !declaredTop.has(name))
   const described = undeclared.slice(0, MAX_COLLECTIONS)

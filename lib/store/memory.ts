@@ -4,7 +4,7 @@ import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
 import { batchClaims, planBatch } from './staged.ts'
 import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
-import { madeNode } from './node-tree.ts'
+import { madeNode, nodeAt } from './node-tree.ts'
 
 export interface MemoryStoreOptions {
   /**
@@ -48,19 +48,19 @@ export class MemoryStore implements Store {
   }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
-    const node = this.#find(path)
+    const node = nodeAt(this.#root, path)
     if (node?.text === undefined) return undefined
     return { doc: JSON.parse(node.text) as Doc, etag: node.etag as string }
   }
 
   async children(path: NodePath): Promise<string[] | undefined> {
-    const node = this.#find(path)
+    const node = nodeAt(this.#root, path)
     if (!node || !holdsSomething(node)) return undefined
     return [...node.children.keys()].sort(compareIds)
   }
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
-    const node = this.#find(path)
+    const node = nodeAt(this.#root, path)
     if (!node || !holdsSomething(node)) return undefined
     // Sorted once, not on every page: a page of 100 000 children costs a copy of its window.
     node.documentNames ??= [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name).sort(compareIds)
@@ -68,7 +68,7 @@ export class MemoryStore implements Store {
   }
 
   async exists(path: NodePath): Promise<boolean> {
-    const node = this.#find(path)
+    const node = nodeAt(this.#root, path)
     return node !== undefined && holdsSomething(node)
   }
 
@@ -82,7 +82,7 @@ export class MemoryStore implements Store {
 
   create(path: NodePath, doc: Doc, conditions?: Omit<WriteConditions, 'expect' | 'patch'>): Promise<WriteResult | undefined> {
     return this.#locks.run(writeClaims(path, conditions), async () => {
-      if (this.#find(path)?.text !== undefined) return undefined
+      if (nodeAt(this.#root, path)?.text !== undefined) return undefined
       await checkConditions(this, path, doc, conditions)
       await this.#pause?.('write', path)
       return this.#place(path, doc, undefined)
@@ -137,7 +137,7 @@ export class MemoryStore implements Store {
     const created = node.text === undefined
     node.text = text
     node.etag = etagOf(text)
-    const names = path.length > 0 ? this.#find(path.slice(0, -1))!.documentNames : undefined
+    const names = path.length > 0 ? nodeAt(this.#root, path.slice(0, -1))!.documentNames : undefined
     if (created && names) names.splice(idInsertionPoint(names, path[path.length - 1]), 0, path[path.length - 1])
     this.#onChange?.(path, { text, doc })
     if (report) this.#feed.emit(changeOfWrite(path, doc, conditions))
@@ -171,15 +171,6 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {}
-
-  #find(path: NodePath): MemoryNode | undefined {
-    let node: MemoryNode | undefined = this.#root
-    for (const segment of path) {
-      node = node.children.get(segment)
-      if (!node) return undefined
-    }
-    return node
-  }
 
   /** The nodes from the root down the path, as far as they exist. */
   #trail(path: NodePath): MemoryNode[] {

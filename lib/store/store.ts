@@ -8,6 +8,10 @@
  * of the present (a version, an owner, a unique field) is checked in the same
  * atomic step as the write, however many processes share the store. The data
  * layer above (lib/data/documents.ts) holds no lock of its own.
+ *
+ * The optional methods (`?`) are filled in once, by lib/store/full-store.ts,
+ * for every store the data layer takes: a store leaves out what it cannot do
+ * better than the fallback there.
  */
 
 /** Decoded URL path segments naming a node, root first. `[]` is the root. */

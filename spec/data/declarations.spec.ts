@@ -3,7 +3,6 @@ import * as assert from 'uvu/assert'
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { DeclarationError, loadDeclarations, MAX_DECLARATION_DEPTH, MAX_DECLARATION_TEXT, MAX_DECLARED_FIELDS, MAX_FAMILIES, parseDeclarations, seedDeclarations, type Declarations, type FamilyDeclaration } from '../../lib/data/declarations.ts'
-import { seedFamilies } from '../../lib/store/json-file/layout.ts'
 import { makeTempDir } from '../support/helpers.ts'
 import { runCli } from '../support/process.ts'
 
@@ -27,11 +26,6 @@ test('the seed declaration gives users, then their playlists, each with the rule
   assert.equal({ ...playlist, parent: playlist.parent?.collection }, { collection: 'playlist', idField: 'playlist_id', unique: [], arrays: ['songs'], parent: 'user' })
   assert.equal(loadDeclarations(seedDeclarations), loadDeclarations(undefined))
   assert.equal(loadDeclarations('none'), [])
-})
-
-test("the db.json store's own default families are the seed's", () => {
-  const seed = loadDeclarations(undefined).map((family) => [family.collection, family.idField, family.parent?.collection])
-  assert.equal(seedFamilies.map((family) => [family.collection, family.idField, family.parent?.collection]), seed)
 })
 
 test('children may go to any depth, each below its owner', () => {

@@ -75,6 +75,51 @@ test('an import with many problems reports each with where it is, in one run, an
   assert.equal(await storedFiles(store), [], 'the store holds no document')
 })
 
+test('--import reads a db.json by the rules of the store that serves it: a byte-order mark skipped, white space alone an empty database, broken JSON named by line and column', async () => {
+  const dir = await folder()
+  const write = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text)
+    return join(dir, name)
+  }
+  for (const empty of [write('empty.json', ' \n'), write('bom.json', '\uFEFF\n')]) {
+    const imported = await runCli(['--import', empty, '--store', join(dir, `store-${empty.length}`)])
+    assert.is(imported.code, 0, imported.stderr)
+    assert.match(imported.stdout, /imported 0 documents \(0 collections\)/)
+    const served = await startCli(['--port', '0', empty, '--quiet'])
+    try {
+      // Served as an empty database: nothing at /posts until a POST makes it.
+      assert.is((await send(served.port, 'GET', '/posts')).status, 404)
+      assert.is((await send(served.port, 'POST', '/posts', { body: { title: 'a' } })).status, 201)
+    } finally {
+      await served.stop()
+    }
+  }
+  const broken = write('broken.json', '{\n  "posts": [\n    {"id": 1,}\n  ]\n}\n')
+  const said = 'broken.json is not valid JSON: line 3, column 14: expected a property name in double quotes.'
+  const imported = await runCli(['--import', broken, '--store', join(dir, 'store')])
+  assert.is(imported.code, 1)
+  assert.ok(imported.stderr.endsWith(`/${said}\n`), imported.stderr)
+  const served = await runCli(['--port', '0', broken])
+  assert.is(served.code, 1)
+  assert.ok(served.stderr.endsWith(`${said}\n`), served.stderr)
+})
+
+test('a db.json with more values than the store names (five) that JSON.parse would change: --import names each, the store the first five and how many more', async () => {
+  const dir = await folder()
+  const file = join(dir, 'db.json')
+  const digits = (index: number) => `0.1000000000000000055511151231257827${index}`
+  writeFileSync(file, `{"posts": [${[0, 1, 2, 3, 4, 5, 6].map((index) => `{"id": ${index + 1}, "n": ${digits(index)}}`).join(', ')}]}`)
+  const imported = await runCli(['--import', file, '--store', join(dir, 'store')])
+  assert.is(imported.code, 1)
+  for (let index = 0; index < 7; index++) assert.match(imported.stderr, `posts[${index}].n: ${digits(index)} has more precision than a double holds`)
+  assert.match(imported.stderr, /\(7 problems\); nothing was written/)
+  const served = await runCli(['--port', '0', file])
+  assert.is(served.code, 1)
+  assert.match(served.stderr, `at posts[4].n ${digits(4)} has more precision`)
+  assert.not.match(served.stderr, digits(5))
+  assert.match(served.stderr, /; and 2 more\.\n$/)
+})
+
 test('users imported with json-server ids follow the rules of /user, and a user keeps its own name', async () => {
   const db = {
     user: [

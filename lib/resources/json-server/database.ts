@@ -4,7 +4,6 @@ import { sendJson } from '../../http/respond.ts'
 import { defineValue } from '../../json/values.ts'
 import { withoutOwnId } from './singular.ts'
 import { emptiedCollections } from './collections.ts'
-import { JsonFileStore } from '../../store/json-file/json-file-store.ts'
 
 /** `GET /db` (docs/json-server.md, "The json-server mode"): the whole database, as databaseOf reads it. */
 export async function sendDatabase(context: Context): Promise<void> {
@@ -21,7 +20,7 @@ export async function sendDatabase(context: Context): Promise<void> {
 export async function databaseOf(documents: Documents): Promise<Record<string, unknown>> {
   const database: Record<string, unknown> = {}
   // A db.json's resources in the file's order, as json-server answers its database.
-  const held = documents.store instanceof JsonFileStore ? await documents.store.resources() : ((await documents.store.children([])) ?? [])
+  const held = await documents.resources()
   for (const name of held) {
     const stored = await documents.read([name])
     // A collection named `__proto__` is a key like any other.

@@ -59,7 +59,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
  * (a db.json's, kept as it is) is at no URL: a 404, as json-server answers.
  */
 async function requireId(context: Context): Promise<void> {
-  const stored = await context.documents.store.read(context.path)
+  const stored = await context.documents.read(context.path)
   if (stored && stored.doc[context.settings.idField] == null) throw new NothingStored(context.path)
 }
 
@@ -76,7 +76,7 @@ async function topLevel(context: Context, requireOwners: RequireOwners): Promise
   if (method === 'PUT') return replaceSingular(context)
   if (method === 'PATCH') return updateDocument(context, false)
   if (method === 'POST') {
-    if (await context.documents.store.read(path)) return replaceSingular(context)
+    if (await context.documents.read(path)) return replaceSingular(context)
     const body = await readJsonBody(context.req, context.settings.bodyLimits)
     return createMember(context, path, requireOwners, body)
   }

@@ -28,7 +28,7 @@ export interface NestedRoute {
  */
 export async function nestedRouteOf(context: Context): Promise<NestedRoute | undefined> {
   const [parent, parentId, name] = context.path
-  if (await context.documents.store.exists(context.path)) return undefined
+  if (await context.documents.exists(context.path)) return undefined
   return { collection: [name], foreignKey: `${singular(parent)}${context.settings.foreignKeySuffix}`, parentId }
 }
 

@@ -7,7 +7,6 @@ import { NothingStored } from '../../data/documents.ts'
 import { readJsonBody } from '../../http/body.ts'
 import { defineValue, type JsonObject } from '../../json/values.ts'
 import { sendJson } from '../../http/respond.ts'
-import { holdIntegerId } from '../../data/ids.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
@@ -45,7 +44,7 @@ export async function createMember(context: Context, collection: NodePath, requi
     return sendCreated(context, created)
   }
   for (;;) {
-    const next = await holdIntegerId(context.documents.store, collection, idField)
+    const next = await context.documents.holdIntegerId(collection, idField)
     if (next === undefined) break
     const created = await createAt(context, [...collection, String(next.id)], withId(body, idField, next.id), owner).finally(next.release)
     // Taken meanwhile by another instance: the next one.
@@ -136,7 +135,7 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
  * as json-server 0.17 removes them, in one batch; answered `{}`, as 0.17 answers.
  */
 export async function removeMember(context: Context): Promise<void> {
-  const collections = ((await context.documents.store.children([])) ?? []).filter((name) => name !== context.path[0])
+  const collections = ((await context.documents.children([])) ?? []).filter((name) => name !== context.path[0])
   // The member and its dependents go in one step of the store (one write of a db.json), all or none.
   await removeWithDependents(context.documents, context.path, collections, preconditionsOf(context), context.settings)
   sendJson(context, 200, {})

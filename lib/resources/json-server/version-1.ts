@@ -167,7 +167,7 @@ export async function checkWrite1(context: Context): Promise<void> {
     if (method === 'POST') throw new NothingStored(path)
     return
   }
-  const isSingular = (await context.documents.store.read(path)) !== undefined
+  const isSingular = (await context.documents.read(path)) !== undefined
   if (method === 'PUT' || method === 'PATCH' ? isSingular : method === 'POST' && !isSingular && (await isCollection(context, path[0]))) return
   throw new NothingStored(path)
 }
@@ -175,7 +175,7 @@ export async function checkWrite1(context: Context): Promise<void> {
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 async function isCollection(context: Context, name: string): Promise<boolean> {
-  return (await context.documents.store.exists([name])) || isKnownCollection(context.documents, name)
+  return (await context.documents.exists([name])) || isKnownCollection(context.documents, name)
 }
 
 /**
@@ -203,7 +203,7 @@ export async function removeMember1(context: Context): Promise<void> {
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
   const foreignKey = `${singular(name)}Id`
-  const { store } = context.documents
+  const store = context.documents
   for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue
     const removing = dependents.includes(collection)

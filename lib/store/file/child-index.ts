@@ -2,7 +2,7 @@ import { statSync, type Stats } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { encodeSegment } from './encode.ts'
-import { isMissing } from './fs-errors.ts'
+import { isMissing } from '../fs/fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
 import { compareIds, idInsertionPoint } from '../store.ts'
 

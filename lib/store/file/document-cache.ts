@@ -1,26 +1,6 @@
-import type { Stats } from 'node:fs'
 import type { Doc, StoredDoc, StoredText } from '../store.ts'
 import { ClockCache } from '../clock-cache.ts'
-
-/**
- * One version of a document file. A person who edits the file changes its
- * mtime (and mostly its size); an editor that saves by renaming a new file
- * over it changes the inode. The ctime is left out: the store's own rename of
- * a finished temp file changes it without changing the document.
- */
-export interface FileVersion {
-  ino: number
-  size: number
-  mtimeMs: number
-}
-
-export function versionOf(stats: Stats): FileVersion {
-  return { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs }
-}
-
-function sameFileVersion(a: FileVersion, b: FileVersion): boolean {
-  return a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
-}
+import { sameFileVersion, type FileVersion } from '../fs/file-version.ts'
 
 export interface CacheEntry {
   /** The document's text: the file's as read or written, or its compact form once a reader asked for that. */

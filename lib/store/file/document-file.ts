@@ -2,7 +2,8 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rea
 import { open } from 'node:fs/promises'
 import { StoreError } from '../errors.ts'
 import type { NodePath } from '../store.ts'
-import { errorCode, isMissing, toStoreError } from './fs-errors.ts'
+import { errorCode, isMissing, toStoreError } from '../fs/fs-errors.ts'
+import { notRegular } from '../fs/file-version.ts'
 
 /*
  * O_NOFOLLOW: a link in a document's place is refused, never followed out of
@@ -75,15 +76,6 @@ export function readDocumentFileSync(file: string): DocumentBytes | string | und
   } finally {
     closeSync(fd)
   }
-}
-
-/** What a document file is when it is not a regular file, in words; undefined when it is one. */
-export function notRegular(stats: Stats): string | undefined {
-  if (stats.isFile()) return undefined
-  if (stats.isDirectory()) return 'is a directory'
-  if (stats.isSymbolicLink()) return 'is a link, which the store does not follow'
-  if (stats.isFIFO()) return 'is a named pipe, not a regular file'
-  return 'is not a regular file (a socket or a device)'
 }
 
 /** Reads one of the store's own small files (a `@name`) the same safe way; undefined when it is missing or not a regular file. */

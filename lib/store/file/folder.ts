@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs'
 import { mkdir, rmdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { errorCode } from './fs-errors.ts'
-import { takeLock, type StoreLock } from './folder-lock.ts'
+import { errorCode } from '../fs/fs-errors.ts'
+import { takeLock, type StoreLock } from '../fs/folder-lock.ts'
 
 /**
  * Makes the store folder if needed and takes its lock. A start that fails

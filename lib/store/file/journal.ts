@@ -1,6 +1,6 @@
 import { readdir, readFile, rename, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fsyncDirectory, writeTempFile } from './atomic.ts'
+import { fsyncDirectory, writeTempFile } from '../fs/atomic.ts'
 import type { BatchOp } from '../store.ts'
 
 /*

@@ -1,10 +1,10 @@
 import type { Dirent } from 'node:fs'
 import { access, opendir, readdir } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { createFileAtomically } from './atomic.ts'
+import { createFileAtomically } from '../fs/atomic.ts'
 import { readOwnFile } from './document-file.ts'
 import { decodeFolderName, encodeSegment, isHashedName } from './encode.ts'
-import { isMissing } from './fs-errors.ts'
+import { isMissing } from '../fs/fs-errors.ts'
 import type { NodePath } from '../store.ts'
 
 /** A node's document, inside the node's directory. */

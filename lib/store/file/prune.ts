@@ -1,8 +1,8 @@
 import { readdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname, join, sep } from 'node:path'
-import { createFileAtomically } from './atomic.ts'
+import { createFileAtomically } from '../fs/atomic.ts'
 import { readOwnFile } from './document-file.ts'
-import { errorCode } from './fs-errors.ts'
+import { errorCode } from '../fs/fs-errors.ts'
 import { NAME_FILE } from './names.ts'
 
 /**

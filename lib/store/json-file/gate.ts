@@ -5,7 +5,7 @@
  * failed file write). An exclusive task waiting keeps new shared ones out,
  * so a stream of writes never starves it.
  */
-export class Gate {
+export class ExclusiveGate {
   #shared = 0
   /** Settles when the exclusive task running or waiting is done. */
   #exclusive: Promise<void> | undefined

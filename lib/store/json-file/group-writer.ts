@@ -1,8 +1,8 @@
 import { rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { writeTempFile } from '../file/atomic.ts'
-import { versionOf, type FileVersion } from '../file/document-cache.ts'
-import { DirectoryFlusher } from '../file/flush.ts'
+import { writeTempFile } from '../fs/atomic.ts'
+import { versionOf, type FileVersion } from '../fs/file-version.ts'
+import { DirectoryFlusher } from '../fs/flush.ts'
 
 export interface GroupWriterOptions {
   /** The file as the store names it (a link to it, perhaps: see `target`). */

@@ -2,20 +2,19 @@ import { randomBytes } from 'node:crypto'
 import { constants, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
 import { open, readdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { createFileAtomically, fsyncDirectory } from '../file/atomic.ts'
-import { versionOf, type FileVersion } from '../file/document-cache.ts'
-import { isMissing, toStoreError } from '../file/fs-errors.ts'
-import { notRegular } from '../file/document-file.ts'
+import { createFileAtomically, fsyncDirectory } from '../fs/atomic.ts'
+import { notRegular, sameFileVersion, versionOf, type FileVersion } from '../fs/file-version.ts'
+import { isMissing, toStoreError } from '../fs/fs-errors.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
 import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
-import { lockFile, unlockFile, type FileLock } from './file-lock.ts'
-import { Gate } from './gate.ts'
+import { lockFile, unlockFile, type FileLock } from '../fs/file-lock.ts'
+import { ExclusiveGate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
 import { Layout } from './layout.ts'
 import type { NestedFamily } from '../families.ts'
-import { DatabaseProblem, readDatabase, type Database, type DatabaseFormat } from './read-database.ts'
+import { DatabaseProblem, isJson5File, readDatabase, type DatabaseFile, type DatabaseFormat } from './read-database.ts'
 import { json5FromJson } from '../../json/json5.ts'
 
 export interface JsonFileStoreOptions {
@@ -56,7 +55,7 @@ export class JsonFileStore implements Store {
   readonly #format: DatabaseFormat
   readonly #idField: string
   readonly #asJsonServer1: boolean
-  readonly #gate = new Gate()
+  readonly #gate = new ExclusiveGate()
   readonly #writer: GroupWriter
   readonly #lock: FileLock
   readonly #runId: string
@@ -336,7 +335,7 @@ export class JsonFileStore implements Store {
       return this.#breaks(undefined, `${this.#label} was deleted or moved away; put it back`)
     }
     if (!this.#restoring && sameVersion(read.version, this.#known)) return
-    let database: Database
+    let database: DatabaseFile
     try {
       database = readDatabase(read.text, this.#label, this.#families, this.#format, this.#idField, this.#asJsonServer1)
     } catch (error) {
@@ -363,7 +362,7 @@ export class JsonFileStore implements Store {
    * what differs (so event streams hear a hand edit as the changes it made),
    * and takes its layout: its order, its kept values, its final newline.
    */
-  async #adopt(database: Database, version: FileVersion): Promise<void> {
+  async #adopt(database: DatabaseFile, version: FileVersion): Promise<void> {
     const wanted = new Map<string, { path: NodePath; doc: Doc }>()
     for (const placement of database.placements) {
       if (placement.kind === 'document') wanted.set(JSON.stringify(placement.path), placement)
@@ -413,10 +412,6 @@ function realFile(path: string): string {
   }
 }
 
-/** A db.json5: JSON5 read and written (docs/json-server.md, "Serving a db.json5"). */
-export function isJson5File(file: string): boolean {
-  return file.toLowerCase().endsWith('.json5')
-}
 
 function fileVersion(file: string): FileVersion | undefined {
   const stats = statSync(file, { throwIfNoEntry: false })
@@ -425,7 +420,7 @@ function fileVersion(file: string): FileVersion | undefined {
 
 function sameVersion(a: FileVersion | undefined, b: FileVersion | undefined): boolean {
   if (a === undefined || b === undefined) return a === b
-  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+  return sameFileVersion(a, b)
 }
 
 /** Something other than a regular file where the db.json should be (a directory, a pipe, a device): what it is, in words, and its version. */

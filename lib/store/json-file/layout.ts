@@ -1,5 +1,6 @@
 import type { Doc, NodePath } from '../store.ts'
 import { childrenOf, familyAt, type NestedFamily } from '../families.ts'
+import { nodeAt } from '../node-tree.ts'
 
 /*
  * How a tree of nodes is laid out as a json-server db.json (docs/json-server.md,
@@ -15,10 +16,6 @@ import { childrenOf, familyAt, type NestedFamily } from '../families.ts'
 
 /** The top-level key of the documents json-server's layout has no place for. */
 export const NODES_KEY = '@nodes'
-
-/** The seed's declared families (lib/data/declarations.ts, seedDeclarations), for a store opened without the server's. */
-const seedUser: NestedFamily = { collection: 'user', idField: 'user_id' }
-export const seedFamilies: readonly NestedFamily[] = [seedUser, { collection: 'playlist', idField: 'playlist_id', parent: seedUser }]
 
 /**
  * The name the store gives an item of a plain collection that has no id in
@@ -139,7 +136,7 @@ export class Layout {
     const top = path.length === 2 ? this.#root.children.get(path[0]) : undefined
     const added = top !== undefined && !top.children.has(path[1])
     const name = path[path.length - 1]
-    const parent = path.length > 0 ? this.#nodeAt(path.slice(0, -1)) : undefined
+    const parent = path.length > 0 ? nodeAt(this.#root, path.slice(0, -1)) : undefined
     const isNew = path.length > 0 && !parent?.children.has(name)
     const node = this.#make(path)
     // A new child goes last, in the file as in the names kept; one that held no document yet has its place already.
@@ -216,39 +213,25 @@ export class Layout {
 
   /** The names of the children of `path` in the order of the file; undefined when there is no such node. */
   childNames(path: NodePath): string[] | undefined {
-    const node = this.#nodeAt(path)
+    const node = nodeAt(this.#root, path)
     return node && [...node.children.keys()]
   }
 
   /** The names of the children of `path` that hold a document, in the order of the file (kept until one comes or goes). */
   documentNames(path: NodePath): readonly string[] | undefined {
-    const node = this.#nodeAt(path)
+    const node = nodeAt(this.#root, path)
     if (!node) return undefined
     node.documentNames ??= [...node.children].filter(([, child]) => child.text !== undefined).map(([name]) => name)
     return node.documentNames
   }
 
-  #nodeAt(path: NodePath): LayoutNode | undefined {
-    let node: LayoutNode | undefined = this.#root
-    for (const segment of path) {
-      node = node.children.get(segment)
-      if (!node) return undefined
-    }
-    return node
-  }
-
   #parentOf(path: NodePath): LayoutNode | undefined {
-    return this.#nodeAt(path.slice(0, -1))
+    return nodeAt(this.#root, path.slice(0, -1))
   }
 
   /** The text of the document at `path`, if there is one. */
   textAt(path: NodePath): string | undefined {
-    let node: LayoutNode | undefined = this.#root
-    for (const segment of path) {
-      node = node.children.get(segment)
-      if (!node) return undefined
-    }
-    return node.text
+    return nodeAt(this.#root, path)?.text
   }
 
   /**

@@ -18,7 +18,7 @@ export type Placement =
   /** A top-level array (its items follow) or a value kept as it is. */
   | { kind: 'top-level'; name: string; kept?: { value: unknown } }
 
-export interface Database {
+export interface DatabaseFile {
   placements: Placement[]
   trailingNewline: boolean
   /** Declared members without an id got one: the file should be written so it keeps them. */
@@ -31,19 +31,39 @@ export class DatabaseProblem extends Error {}
 /** How the file is written: JSON (a db.json), or JSON5 (a db.json5, docs/json-server.md, "Serving a db.json5"). */
 export type DatabaseFormat = 'json' | 'json5'
 
+/** A db.json5: JSON5 read and written (docs/json-server.md, "Serving a db.json5"). */
+export function isJson5File(file: string): boolean {
+  return file.toLowerCase().endsWith('.json5')
+}
+
+/** How many values JSON.parse would change the reader names before it stops looking. */
+const MAX_INEXACT = 1000
+
+/** A db.json's text read as a value, before either reader of it interprets it. */
+export interface DatabaseText {
+  value: unknown
+  /** The values JSON.parse (or JSON5) would change, each with its path: the file cannot be held as written. */
+  inexact: JsonProblem[]
+  trailingNewline: boolean
+}
+
 /**
- * `idField` names a plain collection's items (`id`, or json-server's `--id`); `asVersion1`
- * reads the file as json-server 1.0 does (see Reader.#asVersion1).
+ * The one reading of a db.json's text, for the store that serves it and for
+ * `--import` alike (docs/json-server.md, "Importing db.json"): a byte-order
+ * mark is skipped; a file of nothing but white space is an empty database, as
+ * json-server takes it; broken JSON (or JSON5, for a db.json5) is refused
+ * naming its line and column; the values JSON.parse would change, a number
+ * a double cannot carry or a repeated key, are each named by their path, as
+ * in a request body (docs/http-api.md, "Requests and errors").
  */
-export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id', asVersion1 = false): Database {
+export function parseDatabase(text: string, label: string, format: DatabaseFormat = 'json'): DatabaseText {
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
-  // An empty file is an empty database, as json-server takes it.
-  if (json.trim() === '') return { placements: asVersion1 ? [VERSION_1_SCHEMA] : [], trailingNewline: true, idsGiven: false }
+  if (json.trim() === '') return { value: {}, inexact: [], trailingNewline: true }
   let value: unknown
   let inexact: JsonProblem[]
   if (format === 'json5') {
     try {
-      ;({ value, problems: inexact } = parseJson5(json, 5))
+      ;({ value, problems: inexact } = parseJson5(json, MAX_INEXACT))
     } catch (error) {
       if (!(error instanceof Json5SyntaxError)) throw error
       throw new DatabaseProblem(`${label} is not valid JSON5: ${error.message}`)
@@ -54,10 +74,20 @@ export function readDatabase(text: string, label: string, families: readonly Nes
     } catch (error) {
       throw new DatabaseProblem(`${label} is not valid JSON: ${syntaxPlace(json, error)}`)
     }
-    inexact = inexactJson(json, value, 5)
+    inexact = inexactJson(json, value, MAX_INEXACT)
   }
+  return { value, inexact, trailingNewline: /\n\s*$/.test(json) }
+}
+
+/**
+ * A db.json as the store it is: `idField` names a plain collection's items (`id`, or json-server's
+ * `--id`); `asVersion1` reads the file as json-server 1.0 does (see Reader.#asVersion1).
+ */
+export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id', asVersion1 = false): DatabaseFile {
+  const { value, inexact, trailingNewline } = parseDatabase(text, label, format)
   if (inexact.length > 0) {
-    throw new DatabaseProblem(`${label} holds ${inexact.map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}`)
+    const more = inexact.length > 5 ? `; and ${inexact.length - 5} more` : ''
+    throw new DatabaseProblem(`${label} holds ${inexact.slice(0, 5).map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}${more}`)
   }
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
@@ -69,7 +99,7 @@ export function readDatabase(text: string, label: string, families: readonly Nes
     const shown = reader.problems.slice(0, 5).join('; ') + (reader.problems.length > 5 ? `; and ${reader.problems.length - 5} more` : '')
     throw new DatabaseProblem(`${label} cannot be served: ${shown}`)
   }
-  return { placements: reader.placements, trailingNewline: /\n\s*$/.test(json), idsGiven: reader.idsGiven }
+  return { placements: reader.placements, trailingNewline, idsGiven: reader.idsGiven }
 }
 
 /** Where JSON.parse stopped, as a line and a column (1-based), and what was expected there. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { ListingPlan } from '../store.ts'
-import { addToSchemaOnce, plainField, sortKeys, unsureSort, type ListingSql, type SortKey } from './listing-query.ts'
+import { addToSchemaOnce, plainField, sortKeys, unsureSort, type ListingSql, type SqlSortKey } from './listing-query.ts'
 
 /**
  * Listing indexes (docs/postgres.md, "Indexes for listings"): for a shape of
@@ -87,7 +87,7 @@ export function describeShape(shape: IndexShape): string {
 }
 
 /** The columns of a shape's index, each an expression and its direction; `literal` writes a field's segment. */
-function columns(shape: IndexShape, literal: (text: string) => string): { equal: (field: string) => string; unsure?: string; sort: SortKey[] } {
+function columns(shape: IndexShape, literal: (text: string) => string): { equal: (field: string) => string; unsure?: string; sort: SqlSortKey[] } {
   const value = (field: string) => `nullif(doc${field.split('.').map((segment) => ` -> ${literal(segment)}`).join('')}, 'null'::jsonb)`
   const equal = (field: string) => `restdir_index_string(${value(field)}) COLLATE "C"`
   const sort = shape.sort.flatMap((key) => sortKeys(value(key.field), key.descending, LONGEST_KEY))

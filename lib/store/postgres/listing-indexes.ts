@@ -43,7 +43,7 @@ const MOST_COUNTED = 1000
 /** The key of the advisory lock held while an index is made, the same in every instance. */
 const BUILD_LOCK = "hashtext('restdir listing indexes')"
 
-export class ListingIndexes {
+export class SqlListingIndexes {
   readonly #pool: () => Promise<Queryable>
   readonly #client: () => Promise<BuildClient>
   readonly #log: (line: string) => void

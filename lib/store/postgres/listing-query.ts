@@ -252,7 +252,7 @@ function operandText(operand: Operand): string {
 }
 
 /** A sort key's SQL, its direction, and whether its value has a fixed width. */
-export interface SortKey {
+export interface SqlSortKey {
   sql: string
   direction: 'ASC' | 'DESC'
   fixed: boolean
@@ -266,7 +266,7 @@ export interface SortKey {
  * values never meet in one double. `longText` bounds the text key (see listing-index-sql.ts): a longer string
  * is left out of it, and its row must be counted unsure.
  */
-export function sortKeys(value: string, descending: boolean, longText?: number): SortKey[] {
+export function sortKeys(value: string, descending: boolean, longText?: number): SqlSortKey[] {
   const text = `${value} #>> '{}'`
   const direction = descending ? 'DESC' : 'ASC'
   const rank = (of: number) => (descending ? 3 - of : of)
@@ -467,8 +467,8 @@ class Builder {
    * Arrays and objects sort by their JSON text, which jsonb does not keep: rows holding them are unsure.
    * Three keys a field (sortKeys).
    */
-  sort(keys: ListingPlan['sort']): SortKey[] | undefined {
-    const order: SortKey[] = []
+  sort(keys: ListingPlan['sort']): SqlSortKey[] | undefined {
+    const order: SqlSortKey[] = []
     for (const key of keys) {
       const value = this.value(key.field)
       order.push(...sortKeys(value, key.descending))

@@ -7,7 +7,7 @@ import { Database } from './database.ts'
 import { JsonCache } from './json-cache.ts'
 import { keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
 import { indexShape, indexedListingSql } from './listing-index-sql.ts'
-import { ListingIndexes, type BuildClient, type ListingIndexOptions } from './listing-indexes.ts'
+import { SqlListingIndexes, type BuildClient, type ListingIndexOptions } from './listing-indexes.ts'
 import { listingSql, queryListing } from './listing-query.ts'
 import { PostgresFeed } from './notify-feed.ts'
 import { loadPg, type PoolClient, type QueryResult } from './pg.ts'
@@ -57,7 +57,7 @@ export class PostgresStore implements Store {
   /** Reads of one document each, sharing statements when many come at once. */
   readonly #reads: ReturnType<typeof documentReads>
   /** The listing indexes it uses and makes; undefined when they are turned off. */
-  readonly #indexes: ListingIndexes | undefined
+  readonly #indexes: SqlListingIndexes | undefined
 
   /** Connects, checks the schema (making it on first start) and resolves once the store can serve. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -88,7 +88,7 @@ export class PostgresStore implements Store {
     this.#indexes =
       options.listingIndexes === false
         ? undefined
-        : new ListingIndexes(
+        : new SqlListingIndexes(
             () => database.pool,
             async () => new (await pg).Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeout ?? 5000 }) as unknown as BuildClient,
             options.listingIndexes ?? {},
@@ -97,7 +97,7 @@ export class PostgresStore implements Store {
   }
 
   /** The listing indexes this store uses and makes, or undefined when they are turned off (for tests, and to wait for a build). */
-  get listingIndexes(): ListingIndexes | undefined {
+  get listingIndexes(): SqlListingIndexes | undefined {
     return this.#indexes
   }
 

@@ -4,8 +4,7 @@ import { existsSync } from 'node:fs'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/index.ts'
-import { seedFamilies } from '../../../lib/store/json-file/layout.ts'
-import { seedDeclarations } from '../../../lib/data/declarations.ts'
+import { loadDeclarations, seedDeclarations } from '../../../lib/data/declarations.ts'
 import type { RestdirOptions } from '../../../lib/options.ts'
 import { makeTempDir, startServer, wrapStore, type TestServer } from '../../support/helpers.ts'
 import { openStream } from '../../support/event-stream.ts'
@@ -80,7 +79,7 @@ test('a file that ends with a newline keeps it; a deleted last item leaves its c
 })
 
 test('with the seed\'s families declared, users keep their playlists nested under them, as an import reads them; deeper documents go to @nodes, and all come back after a restart', async () => {
-  const { file, server, store } = await serveDatabase('{}\n', { families: seedFamilies }, { resources: seedDeclarations })
+  const { file, server, store } = await serveDatabase('{}\n', { families: loadDeclarations(seedDeclarations) }, { resources: seedDeclarations })
   const user = await server.request('POST', '/user', { body: { username: 'ann' } })
   assert.is(user.status, 201, user.text)
   const userId = user.json.user_id as string
@@ -91,7 +90,7 @@ test('with the seed\'s families declared, users keep their playlists nested unde
   assert.equal(written.user, [{ user_id: userId, username: 'ann', playlist: [playlist.json] }])
   assert.equal(written['@nodes'], [{ path: ['posts', '1', 'comments', '7'], document: { id: '7', text: 'deep' } }])
   await store.close()
-  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet, families: seedFamilies }), resources: seedDeclarations })
+  const reopened = await startServer({ store: await JsonFileStore.open(file, { log: quiet, families: loadDeclarations(seedDeclarations) }), resources: seedDeclarations })
   servers.push(reopened)
   assert.equal((await reopened.request('GET', `/user/${userId}/playlist/${playlist.json.playlist_id}`)).json, playlist.json)
   assert.equal((await reopened.request('GET', '/posts/1/comments/7')).json, { id: '7', text: 'deep' })

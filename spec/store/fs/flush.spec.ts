@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { DirectoryFlusher } from '../../../lib/store/file/flush.ts'
+import { DirectoryFlusher } from '../../../lib/store/fs/flush.ts'
 
 // With --sync, concurrent writes share directory fsyncs (a group commit), yet
 // each write waits for a flush that began after its own change.

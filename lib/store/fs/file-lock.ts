@@ -1,11 +1,11 @@
 import { mkdir, rmdir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { errorCode } from '../file/fs-errors.ts'
-import { releaseLock, takeLock, type StoreLock } from '../file/folder-lock.ts'
+import { errorCode } from './fs-errors.ts'
+import { releaseLock, takeLock, type StoreLock } from './folder-lock.ts'
 
 /**
  * One server per db.json (docs/json-server.md, "Serving a db.json"): the
- * folder store's lock (lib/store/file/folder-lock.ts), taken in a folder
+ * folder store's lock (lib/store/fs/folder-lock.ts), taken in a folder
  * beside the file, `.db.json.lock/`, which a clean stop removes. A crashed
  * holder's lock is taken over as the folder store's is.
  */
