@@ -165,7 +165,7 @@ export class Documents {
     return this.#store.appliesBatches
   }
 
-  /** The store filters, sorts and pages listings itself (Store.query): a listing it leaves to the process is read from every document (lib/data/full-store.ts). */
+  /** The store filters, sorts and pages listings itself (Store.query): a listing it leaves to the process is read from every document (lib/store/full-store.ts). */
   get listsItself(): boolean {
     return this.#store.listsItself
   }
