@@ -344,17 +344,12 @@ export interface RequestBody {
 
 /** The body of a request from the network, read when a resource asks for it. */
 export class SentBody implements RequestBody {
-  readonly #req: IncomingMessage
-  readonly #limits: BodyLimits
-  constructor(req: IncomingMessage, limits: BodyLimits) {
-    this.#req = req
-    this.#limits = limits
-  }
+  constructor(private readonly req: IncomingMessage, private readonly limits: BodyLimits) {}
   json(): Promise<JsonObject> {
-    return readJsonBody(this.#req, this.#limits)
+    return readJsonBody(this.req, this.limits)
   }
   patch(): Promise<PatchBody> {
-    return readPatchBody(this.#req, this.#limits)
+    return readPatchBody(this.req, this.limits)
   }
 }
 

@@ -17,12 +17,7 @@ export function writeAnswer(res: ServerResponse, answer: Answer, held: readonly 
   if (answer.stream) return answer.stream(res, held)
   const list = withHeaders(held, answer.headers)
   const { body } = answer
-  if (body === undefined) {
-    res.writeHead(answer.status, list)
-    res.end()
-    return
-  }
-  list.push('Content-Type', JSON_TYPE, 'Content-Length', answer.length ?? String(Buffer.byteLength(body)))
+  if (body !== undefined) list.push('Content-Type', JSON_TYPE, 'Content-Length', answer.length ?? String(Buffer.byteLength(body)))
   res.writeHead(answer.status, list)
   res.end(head ? undefined : body)
 }
