@@ -78,7 +78,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // 0.17's per-request parameters and headers; json-server 1.0 has neither, and its error bodies carry `"error"`.
   const jsonServer017 = settings.jsonServer && settings.jsonServerVersion === '0.17'
   const jsonServer1 = settings.jsonServer && settings.jsonServerVersion === '1'
-  const readGeneric: RouteHandler = async (context) => generic(context, requireOwners)
+  const readGeneric: RouteHandler = (context) => generic(context, requireOwners)
 
   /**
    * The one way from a request to its answer, for a request from the network and for each request

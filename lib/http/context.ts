@@ -63,7 +63,8 @@ export interface Answer {
 /** An answer now, or one on its way: a hot document's is given in the turn it was asked for. */
 export type Answering = Answer | Promise<Answer>
 
-export type RouteHandler = (context: Context) => Promise<Answer>
+/** A resource: its answer to a request, at once when it has it (a hot document), else as a promise. */
+export type RouteHandler = (context: Context) => Answering
 
 /** The URL path of a node as clients reach it, with the mount path and the API prefix. */
 export function urlOf(context: Context, path: NodePath): string {

@@ -118,7 +118,8 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       throw error
     })
   }
-  return { status: 200, stream: (response, held) => {
+  // The stream is written once the answer is the network's (respond.ts, writeAnswer), with the request's own headers.
+  const stream = (response: ServerResponse, held: readonly string[]) => {
     res = response
     response.req.on('close', () => close())
     response.on('error', () => close())
@@ -147,7 +148,8 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
     else if (resumeFrom !== undefined) send(`${retry}event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
     if (value !== undefined) send(`${resumeFrom === undefined ? retry : ''}id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
     pump()
-  } }
+  }
+  return { status: 200, stream }
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { Answer, Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
 import type { Params } from '../http/router.ts'
-import type { Doc } from '../store/store.ts'
+import type { Doc, NodePath, StoredText } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { arrayFieldProblem, arrayItemNote, lineageOf, uniqueFieldProblem, type Family } from '../data/declarations.ts'
@@ -78,11 +78,22 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, [...parentPath, created.id]), ETag: created.etag })
   }
 
-  async function readMember(context: Context): Promise<Answer> {
+  /** A hot member the store can tell at once (Documents.readTextNow) is answered at once, as readNode answers a document. */
+  function readMember(context: Context): Answering {
     // `?_children` names the member's children (a user's `playlist`), as on any node.
     const path = memberPath(resource, context.params)
     if (context.query.has('_children')) return readNode(context, path)
-    const stored = await context.documents.readTextNow(path) // a hot member without waiting on the store
+    try {
+      const stored = context.documents.readTextNow(path)
+      if (stored !== undefined && !('then' in stored)) return storedDocumentAnswer(context, path, stored)
+      return readMemberLater(context, path, stored)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  async function readMemberLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<Answer> {
+    const stored = await reading
     if (!stored) throw noMember(context.params)
     return storedDocumentAnswer(context, path, stored)
   }
