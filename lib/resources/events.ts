@@ -107,7 +107,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
     streams.delete(close)
     // Ending would keep what is buffered until the reader takes it; a reader cut off gets nothing more.
     if (cutOff) res?.destroy()
-    else if (res?.headersSent) res.end() // before the head, the value is still being read: its end answers
+    else if (res?.headersSent) res.end() // before the head, the stream is not written yet: its writing ends it
   }
   streams.add(close)
 
