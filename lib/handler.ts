@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Context, RouteHandler } from './http/context.ts'
+import type { Answer, Answering, Context, RouteHandler } from './http/context.ts'
 import type { Store } from './store/store.ts'
 import { openStore } from './store/open.ts'
 import { Documents } from './data/documents.ts'
@@ -11,7 +11,7 @@ import { optionDefaults, resolveSettings, type RestdirOptions, type Settings } f
 import { StaticFolders } from './static/static-folders.ts'
 import { eventsSent, serveChanges, wantsChanges } from './resources/events.ts'
 import { keepChanges } from './data/changes.ts'
-import { applyHeaders, sendNoContent } from './http/respond.ts'
+import { applyHeaders, noContent, writeAnswer } from './http/respond.ts'
 import { handleGeneric } from './resources/generic.ts'
 import { optionsHeaders } from './resources/patch.ts'
 import { jsonServerGeneric } from './resources/json-server/mode.ts'
@@ -32,7 +32,7 @@ import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
 import { runMiddlewares } from './middleware/middlewares.ts'
-import { parseBodyForMiddlewares } from './http/body.ts'
+import { parseBodyForMiddlewares, SentBody } from './http/body.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -78,14 +78,34 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // 0.17's per-request parameters and headers; json-server 1.0 has neither, and its error bodies carry `"error"`.
   const jsonServer017 = settings.jsonServer && settings.jsonServerVersion === '0.17'
   const jsonServer1 = settings.jsonServer && settings.jsonServerVersion === '1'
-  // A request of a batch (docs/http-api.md, "Batches") reaches what it would reach alone.
-  const dispatch = (context: Context): Promise<void> => {
-    const match = router.match(context.method, context.path)
-    if (!match) return generic(context, requireOwners)
-    if (!match.handler) throw new HttpError(405, `${context.method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
+  const readGeneric: RouteHandler = (context) => generic(context, requireOwners)
+
+  /**
+   * The one way from a request to its answer, for a request from the network and for each request
+   * of a batch (docs/http-api.md, "Batches"), which so reaches what it would reach alone: the
+   * reserved queries of the API root, the declared routes with their methods (`405` with `Allow`,
+   * OPTIONS), event streams, then the generic data API. A rule that must see every request goes
+   * first here. A thrown error is the request's problem answer (lib/http/problem.ts).
+   */
+  const dispatch = (context: Context): Answering => {
+    const { method, path, query } = context
+    // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
+    if (path.length === 0 && query.size > 0) {
+      if (query.has('_openapi')) return answerOpenApi(context)
+      if (query.has('_reset')) return answerReset(context, reset)
+      if (query.has('_batch')) return answerBatch(context, dispatch)
+    }
+    if (method === 'OPTIONS' && settings.guards.readonly) return noContent({ Allow: 'GET, HEAD, OPTIONS' })
+    const match = router.match(method, path)
+    if (!match) return wantsChanges(context) ? serveChanges(context, streams, readGeneric) : generic(context, requireOwners)
     context.params = match.params
+    if (wantsChanges(context)) return serveChanges(context, streams, match.handler)
+    if (method === 'OPTIONS') return noContent(optionsHeaders(match.allow))
+    if (!match.handler) throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
     return match.handler(context)
   }
+  /** Whether the generic data API answers a request: no reserved query of the root, no declared route, no event stream. */
+  const reachesGeneric = (context: Context) => !asksRoot(context) && !router.match(context.method, context.path) && !wantsChanges(context)
   const www = new StaticFolders(settings.www, settings.wwwCache)
 
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
@@ -149,13 +169,15 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       throw new HttpError(503, 'The store could not be opened; see the server log.')
     })
     const context: Context = {
-      req,
-      res,
       method,
       path: apiPath,
+      target: req.url ?? '/',
       base,
       params: Object.create(null),
       query: queryOf(target),
+      requestHeaders: req.headers,
+      connection: req.socket ?? {},
+      body: new SentBody(req, settings.bodyLimits),
       headers,
       documents: documents!,
       settings,
@@ -163,32 +185,26 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // The mode's per-request `_delay`, its first `q` only, and json-server's no-cache headers.
     const delay = jsonServer017 ? takeJsonServerParameters(context.query) || settings.delay : settings.delay
     if (jsonServer017) headers.push('Cache-Control', 'no-cache', 'Pragma', 'no-cache', 'Expires', '-1')
-    // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
-    if (apiPath.length === 0 && context.query.has('_openapi')) return answerOpenApi(context)
-    if (apiPath.length === 0 && context.query.has('_reset')) return answerReset(context, reset)
-    if (apiPath.length === 0 && context.query.has('_batch')) return answerBatch(context, dispatch)
-    if (method === 'OPTIONS' && settings.guards.readonly) return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
-
-    const match = router.match(method, apiPath)
-    if (match) {
-      context.params = match.params
-      if (wantsChanges(context)) return serveChanges(context, streams, match.handler)
-      if (method === 'OPTIONS') return sendNoContent(context, optionsHeaders(match.allow))
-      if (!match.handler) {
-        throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
-      }
-      if (delay > 0) await sleep(delay)
-      return match.handler(context)
-    }
-    if (wantsChanges(context)) return serveChanges(context, streams, (streamed) => generic(streamed, requireOwners))
+    // A static file answers where the data API would (not a route's, an event stream's or the root's reserved queries);
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (www.mayServe(segments) && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
+      if (www.mayServe(segments) && reachesGeneric(context) && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
     }
-    if (delay > 0) await sleep(delay)
-    if (next && (method === 'GET' || method === 'HEAD')) return generic(context, requireOwners).catch(passNotFoundTo(next, res))
-    return generic(context, requireOwners)
+    // `--delay` holds back data answers, not event streams and the root's reserved queries.
+    if (delay > 0 && !asksRoot(context) && !wantsChanges(context)) await sleep(delay)
+    const answering = dispatch(context)
+    // A hot document's answer is written in the turn it was asked for.
+    if (!(answering instanceof Promise)) return writeAnswer(res, answering, headers, method === 'HEAD')
+    let answer: Answer
+    try {
+      answer = await answering
+    } catch (error) {
+      // As middleware, a read the data API finds nothing for (no document, no collection, no file) goes on to the next middleware.
+      if (next && (method === 'GET' || method === 'HEAD') && answersNotFound(error) && !res.headersSent && reachesGeneric(context)) return next()
+      throw error
+    }
+    writeAnswer(res, answer, headers, method === 'HEAD')
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse, next?: Next) => {
@@ -238,12 +254,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   return handler
 }
 
-/** As middleware, a read that finds nothing (no document, no collection, no file) goes on to the next middleware. */
-function passNotFoundTo(next: Next, res: ServerResponse) {
-  return (error: unknown) => {
-    if (!answersNotFound(error) || res.headersSent) throw error
-    next()
-  }
+/** Does the request ask the API root's reserved queries (`?_openapi`, `?_reset`, `?_batch`)? */
+function asksRoot(context: Context): boolean {
+  const { query } = context
+  return context.path.length === 0 && (query.has('_openapi') || query.has('_reset') || query.has('_batch'))
 }
 
 /** The segments below the API prefix, or undefined when the path is outside it. */

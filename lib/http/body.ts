@@ -33,7 +33,7 @@ export async function readJsonBody(req: IncomingMessage, limits: BodyLimits = de
   const declaredLength = Number(req.headers['content-length'])
   if (declaredLength > limits.maxBody) throw tooLarge(req, limits)
   sendContinue(req)
-  return parseBody(await readBytes(req, limits), kind, req, limits)
+  return parseBody(await readBytes(req, limits), kind, req.headers['content-type'], limits)
 }
 
 /** Requests whose client waits for `100 Continue` before it sends the body, with the answer that will carry it. */
@@ -69,13 +69,13 @@ function checkContentEncoding(header: string | undefined): void {
   throw new HttpError(415, `Content-Encoding "${named}" is not accepted; send the body uncompressed.`, { 'Accept-Encoding': 'identity' })
 }
 
-function parseBody(bytes: Buffer, kind: BodyKind, req: IncomingMessage, limits: BodyLimits): JsonObject {
+function parseBody(bytes: Buffer, kind: BodyKind, header: string | undefined, limits: BodyLimits): JsonObject {
   if (bytes.length === 0 && kind !== 'unsupported') return {}
   if (kind === 'missing') {
     throw new HttpError(415, 'The request has a body but no Content-Type; send it as JSON with "Content-Type: application/json".')
   }
   if (kind === 'unsupported') {
-    throw new HttpError(415, `Content-Type "${quotedHeader(req.headers['content-type']!)}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
+    throw new HttpError(415, `Content-Type "${quotedHeader(header!)}" is not accepted; send JSON with "Content-Type: application/json" (or a form as application/x-www-form-urlencoded).`)
   }
   const text = decodeUtf8(bytes)
   if (kind === 'form') {
@@ -109,13 +109,13 @@ function requireObject(value: unknown): JsonObject {
 function bodyReadEarlier(req: IncomingMessage, kind: BodyKind, limits: BodyLimits): JsonObject {
   // Read by parseBodyForMiddlewares: the body as sent is held to every rule, whatever the middlewares made of req.body.
   const sent = bytesSent.get(req)
-  if (sent !== undefined) parseBody(sent, kind, req, limits)
+  if (sent !== undefined) parseBody(sent, kind, req.headers['content-type'], limits)
   const earlier = (req as IncomingMessage & { body?: unknown }).body
   if (earlier === undefined) {
     // A fault of the embedding app, not of the client: a 500 whose log line says what to change.
     throw new Error('The request body was read before restdir saw it and req.body holds nothing: mount restdir before the middleware that read it.')
   }
-  if (Buffer.isBuffer(earlier) || typeof earlier === 'string') return parseBody(Buffer.from(earlier), kind, req, limits)
+  if (Buffer.isBuffer(earlier) || typeof earlier === 'string') return parseBody(Buffer.from(earlier), kind, req.headers['content-type'], limits)
   return requireObject(earlier)
 }
 
@@ -307,15 +307,7 @@ export type PatchBody = { type: 'json-patch'; operations: unknown } | { type: 'm
  */
 export async function readPatchBody(req: IncomingMessage, limits: BodyLimits = defaultBodyLimits): Promise<PatchBody> {
   const header = req.headers['content-type']
-  if ((header ?? '').split(';', 1)[0].trim().toLowerCase() !== 'application/json-patch+json') {
-    const patch = await readJsonBody(req, limits).catch((error: unknown) => {
-      if (!(error instanceof HttpError) || error.status !== 415) throw error
-      const ofType = bodyKind(header) === 'unsupported' && !Object.hasOwn(error.headers, 'Accept-Encoding')
-      const detail = ofType ? `Content-Type "${header}" is not a patch this server applies; send application/merge-patch+json (or application/json) for a merge patch (RFC 7396), or application/json-patch+json for a JSON Patch (RFC 6902).` : error.detail
-      throw new HttpError(415, detail, { ...error.headers, 'Accept-Patch': ACCEPT_PATCH })
-    })
-    return { type: 'merge', patch }
-  }
+  if (!isJsonPatch(header)) return mergePatchOf(header, readJsonBody(req, limits))
   if (req.readableEnded) {
     const earlier = (req as IncomingMessage & { body?: unknown }).body
     // Nothing there is the embedding app's fault, which readJsonBody reports.
@@ -327,6 +319,47 @@ export async function readPatchBody(req: IncomingMessage, limits: BodyLimits = d
   if (Number(req.headers['content-length']) > limits.maxBody) throw tooLarge(req, limits)
   sendContinue(req)
   return { type: 'json-patch', operations: parseJsonText(await readBytes(req, limits), limits) }
+}
+
+function isJsonPatch(header: string | undefined): boolean {
+  return (header ?? '').split(';', 1)[0].trim().toLowerCase() === 'application/json-patch+json'
+}
+
+/** A merge patch as readJsonBody reads it; a 415 carries `Accept-Patch` and says which types are taken. */
+async function mergePatchOf(header: string | undefined, reading: Promise<JsonObject>): Promise<PatchBody> {
+  const patch = await reading.catch((error: unknown) => {
+    if (!(error instanceof HttpError) || error.status !== 415) throw error
+    const ofType = bodyKind(header) === 'unsupported' && !Object.hasOwn(error.headers, 'Accept-Encoding')
+    const detail = ofType ? `Content-Type "${header}" is not a patch this server applies; send application/merge-patch+json (or application/json) for a merge patch (RFC 7396), or application/json-patch+json for a JSON Patch (RFC 6902).` : error.detail
+    throw new HttpError(415, detail, { ...error.headers, 'Accept-Patch': ACCEPT_PATCH })
+  })
+  return { type: 'merge', patch }
+}
+
+/** A request's body as a resource reads it (Context.body): a JSON object (readJsonBody's rules), or a PATCH body. */
+export interface RequestBody {
+  json(): Promise<JsonObject>
+  patch(): Promise<PatchBody>
+}
+
+/** The body of a request from the network, read when a resource asks for it. */
+export class SentBody implements RequestBody {
+  constructor(private readonly req: IncomingMessage, private readonly limits: BodyLimits) {}
+  json(): Promise<JsonObject> {
+    return readJsonBody(this.req, this.limits)
+  }
+  patch(): Promise<PatchBody> {
+    return readPatchBody(this.req, this.limits)
+  }
+}
+
+/** A body given as JSON text with its Content-Type (a request of a batch), held to the rules of a body sent as it is. */
+export function givenBody(text: string, header: string | undefined, limits: BodyLimits): RequestBody {
+  const json = async () => parseBody(Buffer.from(text), bodyKind(header), header, limits)
+  return {
+    json,
+    patch: async () => (isJsonPatch(header) ? { type: 'json-patch', operations: parseJsonText(Buffer.from(text), limits) } : mergePatchOf(header, json())),
+  }
 }
 
 function parseJsonText(bytes: Buffer, limits: BodyLimits): unknown {

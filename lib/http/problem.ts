@@ -29,7 +29,7 @@ export function sendProblem(res: ServerResponse, error: HttpError, head = false)
 
 /**
  * The RFC 9457 body of an error: `type`, `title`, `status` and `detail`, and the error's extension
- * members after them, ending with a newline as every JSON answer does (respond.ts, sendJsonText).
+ * members after them, ending with a newline as every JSON answer does (respond.ts, jsonTextAnswer).
  */
 export function problemJson(error: HttpError): string {
   const problem = {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import type { Context } from './context.ts'
+import type { Answer, Context } from './context.ts'
 import type { StoredDoc, StoredText } from '../store/store.ts'
 import { isNotModified } from './conditional.ts'
 import { indentJson } from '../json/indent.ts'
@@ -12,19 +12,30 @@ import { indentJson } from '../json/indent.ts'
  * is a tenth of the server's time (measured in bench/).
  */
 
-/** Sends a JSON answer; HEAD gets the same headers and no body. */
-export function sendJson(context: Context, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  sendJsonText(context, status, JSON.stringify(body), headers)
+/** Writes an answer to the network; HEAD gets the same headers and no body. */
+export function writeAnswer(res: ServerResponse, answer: Answer, held: readonly string[], head: boolean): void {
+  if (answer.stream) return answer.stream(res, held)
+  const list = withHeaders(held, answer.headers)
+  const { body } = answer
+  if (body !== undefined) list.push('Content-Type', JSON_TYPE, 'Content-Length', answer.length ?? String(Buffer.byteLength(body)))
+  res.writeHead(answer.status, list)
+  res.end(head ? undefined : body)
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** A JSON answer of a value. */
+export function jsonAnswer(context: Context, status: number, body: unknown, headers?: Record<string, string>): Answer {
+  return jsonTextAnswer(context, status, JSON.stringify(body), headers)
 }
 
 /**
- * Sends JSON that is already text, ending with a newline as a text file
- * does, so that answers printed in a terminal (curl) end their line
- * (docs/http-api.md, "Requests and errors").
+ * JSON that is already text, ending with a newline as a text file does, so
+ * that answers printed in a terminal (curl) end their line (docs/http-api.md,
+ * "Requests and errors").
  */
-export function sendJsonText(context: Context, status: number, text: string, headers: Record<string, string>): void {
-  const body = bodyOf(context, text)
-  sendBody(context, status, body, String(Buffer.byteLength(body)), headers)
+export function jsonTextAnswer(context: Context, status: number, text: string, headers?: Record<string, string>): Answer {
+  return { status, headers, body: bodyOf(context, text) }
 }
 
 /**
@@ -35,64 +46,53 @@ function bodyOf(context: Context, text: string): string {
   return `${context.settings.jsonServer ? indentJson(text) : text}\n`
 }
 
-function sendBody(context: Context, status: number, body: string | Buffer, length: string, headers: Record<string, string>): void {
-  const list = withHeaders(context.headers, headers)
-  list.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', length)
-  context.res.writeHead(status, list)
-  context.res.end(context.method === 'HEAD' ? undefined : body)
-}
-
 /**
- * Sends one stored document with its ETag; a GET or HEAD whose If-None-Match matches gets 304 (RFC 9110 §13.2.2).
+ * One stored document with its ETag; a GET or HEAD whose If-None-Match matches gets 304 (RFC 9110 §13.2.2).
  * A document read as text (Documents.readText) goes as it is.
  */
-export function sendDocument(context: Context, stored: StoredDoc | StoredText, status = 200, headers: Record<string, string> = {}): void {
+export function documentAnswer(context: Context, stored: StoredDoc | StoredText, status = 200, headers?: Record<string, string>): Answer {
   const isRead = context.method === 'GET' || context.method === 'HEAD'
-  if (isRead && isNotModified(context.req.headers, stored)) {
-    context.res.writeHead(304, withHeaders(context.headers, { ETag: stored.etag }))
-    context.res.end()
-    return
-  }
-  if ('json' in stored && stored.sent !== undefined) return sendKept(context, stored, status, { ...headers, ETag: stored.etag })
-  const text = 'json' in stored ? stored.json : JSON.stringify(stored.doc)
-  sendJsonText(context, status, text, { ...headers, ETag: stored.etag })
+  if (isRead && isNotModified(context.requestHeaders, stored)) return { status: 304, headers: { ETag: stored.etag } }
+  const withTag = headers === undefined ? { ETag: stored.etag } : { ...headers, ETag: stored.etag }
+  if ('json' in stored && stored.sent !== undefined) return keptAnswer(context, stored, status, withTag)
+  return jsonTextAnswer(context, status, 'json' in stored ? stored.json : JSON.stringify(stored.doc), withTag)
 }
 
 /**
  * A document the store keeps (StoredText.sent): its answer's bytes are made
- * once per form and kept with it, the same bytes sendJsonText would make.
+ * once per form and kept with it, the same bytes jsonTextAnswer would make.
  * Only a small one's, so what is kept stays within about the store cache's
  * own bound, each in a buffer of its own: a slice of Node's shared pool kept
  * for long would hold on to the whole pool slab.
  */
-function sendKept(context: Context, stored: StoredText, status: number, headers: Record<string, string>): void {
+function keptAnswer(context: Context, stored: StoredText, status: number, headers: Record<string, string>): Answer {
   const form = context.settings.jsonServer ? 'indented' : 'compact'
   let sent = stored.sent
   if (sent?.form !== form) {
     const body = bodyOf(context, stored.json)
     const length = Buffer.byteLength(body)
-    if (length > KEPT_BODY_BYTES) return sendBody(context, status, body, String(length), headers)
+    if (length > KEPT_BODY_BYTES) return { status, headers, body, length: String(length) }
     const bytes = Buffer.allocUnsafeSlow(length)
     bytes.write(body)
     stored.sent = sent = { form, bytes, length: String(length) }
   }
-  sendBody(context, status, sent.bytes, sent.length, headers)
+  return { status, headers, body: sent.bytes, length: sent.length }
 }
 
-/** The largest answer whose bytes are kept with its document (see sendKept). */
+/** The largest answer whose bytes are kept with its document (see keptAnswer). */
 const KEPT_BODY_BYTES = 16 * 1024
 
-export function sendNoContent(context: Context, headers: Record<string, string> = {}): void {
-  context.res.writeHead(204, withHeaders(context.headers, headers))
-  context.res.end()
+export function noContent(headers?: Record<string, string>): Answer {
+  return { status: 204, headers }
 }
 
-/** Sets headers held as a flat list on the response, for answers written by other means (static files, events, errors). */
+/** Sets headers held as a flat list on the response, for answers written by other means (static files, middlewares, errors). */
 export function applyHeaders(res: ServerResponse, headers: readonly string[]): void {
   for (let index = 0; index < headers.length; index += 2) res.setHeader(headers[index], headers[index + 1])
 }
 
-function withHeaders(held: readonly string[], headers: Record<string, string>): string[] {
+function withHeaders(held: readonly string[], headers: Record<string, string> | undefined): string[] {
+  if (headers === undefined) return held.slice()
   // An answer that names its own exposed headers (the json-server mode's, as json-server names them) sends only those.
   const list = EXPOSE in headers ? withoutHeader(held, EXPOSE) : held.slice()
   for (const name in headers) list.push(name, headers[name])

@@ -1,9 +1,8 @@
-import type { ServerResponse } from 'node:http'
-import type { Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import { Documents } from '../data/documents.ts'
 import { HttpError } from '../http-error.ts'
-import { readJsonBody } from '../http/body.ts'
-import { sendJson, sendNoContent } from '../http/respond.ts'
+import { givenBody } from '../http/body.ts'
+import { JSON_TYPE, jsonAnswer, noContent } from '../http/respond.ts'
 import { toHttpError } from '../http/problem.ts'
 import { defineValue, isObject, type JsonObject } from '../json/values.ts'
 import { queryOf, splitPath } from '../path.ts'
@@ -14,8 +13,8 @@ import type { BatchOp } from '../store/store.ts'
 
 /**
  * `POST /?_batch` on the API root (docs/http-api.md, "Batches"): several
- * writes applied all or none. Each request runs through the very handler it
- * would reach alone, against a staged view of the store (lib/store/staged.ts)
+ * writes applied all or none. Each request goes through the same dispatch as
+ * it would alone (lib/handler.ts), against a staged view of the store (lib/store/staged.ts)
  * that shows it the requests before it; when every one succeeded, the store
  * applies what they did in one atomic step (Store.batch). Something another
  * client changed meanwhile that a request relied on makes the store refuse the
@@ -40,8 +39,8 @@ const RESERVED = ['_batch', '_reset', '_openapi']
 /** A placeholder for what an earlier request made: `$0.id`, the whole of a path segment or of a string value. */
 const PLACEHOLDER = /^\$(\d+)\.id$/
 
-/** Routes a request below the API root as the server does (declared resources, then the generic API). */
-export type Dispatch = (context: Context) => Promise<void>
+/** Answers a request below the API root as the server does (lib/handler.ts): declared resources, then the generic API. */
+export type Dispatch = (context: Context) => Answering
 
 interface BatchRequest {
   method: string
@@ -56,11 +55,11 @@ interface SubResponse {
   body: unknown
 }
 
-export async function answerBatch(context: Context, dispatch: Dispatch): Promise<void> {
+export async function answerBatch(context: Context, dispatch: Dispatch): Promise<Answer> {
   const { method } = context
-  if (method === 'OPTIONS') return sendNoContent(context, { Allow: 'POST, OPTIONS' })
+  if (method === 'OPTIONS') return noContent({ Allow: 'POST, OPTIONS' })
   if (method !== 'POST') throw new HttpError(405, `${method} /?_batch is not allowed; a batch is a POST.`, { Allow: 'POST, OPTIONS' })
-  const requests = parseBatch(await readJsonBody(context.req, context.settings.bodyLimits))
+  const requests = parseBatch(await context.body.json())
   if (!context.documents.appliesBatches) throw new HttpError(501, 'This store cannot apply a batch as one step (its Store has no batch method).')
   for (let attempt = 1; ; attempt++) {
     const staged = context.documents.staged(BATCH_TEXT_FACTOR * context.settings.bodyLimits.maxBody)
@@ -72,7 +71,7 @@ export async function answerBatch(context: Context, dispatch: Dispatch): Promise
       if (attempt < ATTEMPTS && isStoreError(error) && ['version-changed', 'owner-missing', 'taken'].includes(error.kind)) continue
       throw error
     }
-    return sendJson(context, 200, { responses })
+    return jsonAnswer(context, 200, { responses })
   }
 }
 
@@ -112,68 +111,39 @@ function failed(index: number, request: BatchRequest, error: HttpError): HttpErr
   return new HttpError(error.status, detail, error.headers, { index })
 }
 
-/** One request, through its handler, with a request and an answer that live in memory. */
+/** One request, through the dispatch, with its body and headers as the batch gives them. */
 async function runOne(context: Context, dispatch: Dispatch, documents: Documents, request: BatchRequest, target: string, body: unknown): Promise<SubResponse> {
   const headers: Record<string, string> = { ...request.headers }
   if (body !== undefined) headers['content-type'] ??= 'application/json'
-  const req = {
-    method: request.method,
-    url: context.base + target,
-    headers,
-    socket: context.req.socket,
-    // Read already: body.ts takes a body that was read before it (as behind a body parser).
-    readableEnded: true,
-    body: body === undefined ? '' : JSON.stringify(body),
-  }
-  const answer = new CapturedAnswer()
-  await dispatch({
+  const answer = await dispatch({
     ...context,
-    req: req as unknown as Context['req'],
-    res: answer as unknown as ServerResponse,
     method: request.method,
     path: splitPath(target, context.settings.pathLimits),
+    target: context.base + target,
     params: Object.create(null),
     query: queryOf(target),
+    requestHeaders: headers,
+    body: givenBody(body === undefined ? '' : JSON.stringify(body), headers['content-type'], context.settings.bodyLimits),
     headers: [],
     documents,
   })
-  return answer.response()
+  return subResponseOf(answer)
 }
 
-/** What a handler writes, kept: status, headers (`Content-Length` left out) and the body as JSON. */
-class CapturedAnswer {
-  statusCode = 200
-  headersSent = false
-  readonly #headers: Record<string, string> = {}
-  #text = ''
-
-  setHeader(name: string, value: unknown): void {
-    this.#headers[name] = String(value)
-  }
-
-  writeHead(status: number, headers: readonly string[] | Record<string, string> = []): this {
-    this.statusCode = status
-    if (Array.isArray(headers)) for (let index = 0; index < headers.length; index += 2) this.setHeader(headers[index], headers[index + 1])
-    else for (const [name, value] of Object.entries(headers)) this.setHeader(name, value)
-    this.headersSent = true
-    return this
-  }
-
-  end(text?: string | Buffer): void {
-    this.headersSent = true
-    if (text !== undefined) this.#text += String(text)
-  }
-
-  response(): SubResponse {
-    const headers = Object.fromEntries(Object.entries(this.#headers).filter(([name]) => name.toLowerCase() !== 'content-length'))
-    let body: unknown = null
+/** An answer as a batch's response: its status, its headers with the body's type, and the body as JSON. */
+function subResponseOf(answer: Answer): SubResponse {
+  const headers: Record<string, string> = { ...answer.headers }
+  let body: unknown = null
+  if (answer.body !== undefined) {
+    headers['Content-Type'] = JSON_TYPE
+    const text = answer.body.toString()
     try {
-      if (this.#text !== '') body = JSON.parse(this.#text)
+      if (text !== '') body = JSON.parse(text)
     } catch {
-      body = this.#text
+      body = text
     }
-    return { status: this.statusCode, headers, body }
   }
+  return { status: answer.status, headers, body }
 }
 
 /** The id of what a request made: its first write's node (a POST's new document), as the document holds it. */

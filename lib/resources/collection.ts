@@ -1,8 +1,8 @@
-import type { Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import { urlOf } from '../http/context.ts'
 import type { Doc, NodePath, StoredText } from '../store/store.ts'
 import type { StoreError } from '../store/errors.ts'
-import { sendDocument, sendJson, sendJsonText } from '../http/respond.ts'
+import { documentAnswer, jsonAnswer, jsonTextAnswer } from '../http/respond.ts'
 import { checkParameters } from '../listing/filters.ts'
 import { joinRelations, parseRelations } from '../listing/relations.ts'
 import { pacer } from '../data/pace.ts'
@@ -20,26 +20,25 @@ import { withoutAbsentFields } from './json-server/query.ts'
  * Answers GET on a collection: the documents of the node's children in
  * ascending id order, narrowed by the listing query, with `X-Total-Count`
  * (the count before the window) and, for `_page`, a `Link` header.
- * Returns false when the node does not exist.
+ * Undefined when the node does not exist.
  */
-export async function sendCollection(context: Context, path: NodePath): Promise<boolean> {
+export async function collectionAnswer(context: Context, path: NodePath): Promise<Answer | undefined> {
   let listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings, isVersion1(context))
   let selected = await selectListing(context.documents, path, listing)
-  if (!selected) return false
+  if (!selected) return undefined
   // json-server 0.17 leaves out filters on fields no document has; asked only when nothing matched.
   const relaxed = selected.total === 0 && context.settings.jsonServer ? await withoutAbsentFields(context.documents, path, context.query) : undefined
   if (relaxed) {
     listing = parseListingQuery(relaxed, context.settings.listingLimits, context.settings, isVersion1(context))
     selected = (await selectListing(context.documents, path, listing)) ?? selected
   }
-  sendListing(context, path, listing, selected)
-  return true
+  return listingAnswer(context, path, listing, selected)
 }
 
 /** A collection that does not exist yet but is known to be one (such as `/user` before the first user): `[]`. */
-export function sendEmptyCollection(context: Context, path: NodePath): void {
+export function emptyCollectionAnswer(context: Context, path: NodePath): Answer {
   const listing = parseListingQuery(context.query, context.settings.listingLimits, context.settings, isVersion1(context))
-  sendListing(context, path, listing, emptyListing(listing))
+  return listingAnswer(context, path, listing, emptyListing(listing))
 }
 
 /** json-server 1.0's mode: its `_where` compares typed values (docs/json-server.md, "json-server 1.0's mode"). */
@@ -47,11 +46,11 @@ function isVersion1(context: Context): boolean {
   return context.settings.jsonServer && context.settings.jsonServerVersion === '1'
 }
 
-function sendListing(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): void {
+function listingAnswer(context: Context, path: NodePath, listing: ListingQuery, selected: Listing): Answer {
   const headers = listingHeaders(context, path, listing, selected.total)
   if (selected.skipped.length > 0) headers['X-Restdir-Skipped'] = reportSkipped(context, selected.skipped)
   if (context.settings.jsonServer) exposeAsJsonServer(context.query, headers)
-  sendJsonText(context, 200, selected.text, headers)
+  return jsonTextAnswer(context, 200, selected.text, headers)
 }
 
 /**
@@ -69,23 +68,18 @@ function exposeAsJsonServer(query: URLSearchParams, headers: Record<string, stri
  * (`/posts/1?_embed=comments`), which makes it more than the stored document,
  * so without an ETag. A `_` parameter restdir does not know is a 400 here too.
  */
-export function sendStoredDocument(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+export function storedDocumentAnswer(context: Context, path: NodePath, stored: StoredText): Answering {
   // Most GETs have no query: nothing to check or join, and nothing to wait for.
-  if (context.query.size === 0) {
-    sendDocument(context, stored)
-    return SENT
-  }
-  return sendWithRelations(context, path, stored)
+  if (context.query.size === 0) return documentAnswer(context, stored)
+  return withRelations(context, path, stored)
 }
 
-const SENT = Promise.resolve()
-
-async function sendWithRelations(context: Context, path: NodePath, stored: StoredText): Promise<void> {
+async function withRelations(context: Context, path: NodePath, stored: StoredText): Promise<Answer> {
   checkParameters(context.query)
   const relations = parseRelations(context.query, undefined, context.settings, isVersion1(context))
-  if (relations.length === 0) return sendDocument(context, stored)
+  if (relations.length === 0) return documentAnswer(context, stored)
   const [joined] = await joinRelations(context.documents, path.slice(0, -1), [JSON.parse(stored.json) as Doc], relations, pacer())
-  sendJson(context, 200, joined)
+  return jsonAnswer(context, 200, joined)
 }
 
 /**
@@ -115,9 +109,9 @@ function listingHeaders(context: Context, path: NodePath, listing: ListingQuery,
  * A Host that is not a plain `name[:port]` leaves the links relative (RFC 3986 §4.2).
  */
 function originOf(context: Context): string {
-  const host = context.req.headers.host
+  const host = context.requestHeaders.host
   if (host === undefined || !/^(?:[a-z\d.-]+|\[[a-f\d:.]+\])(?::\d{1,5})?$/i.test(host)) return ''
-  const scheme = (context.req.socket as { encrypted?: boolean } | null)?.encrypted ? 'https' : 'http'
+  const scheme = context.connection.encrypted ? 'https' : 'http'
   return `${scheme}://${host}`
 }
 

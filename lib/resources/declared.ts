@@ -1,10 +1,10 @@
-import type { Context, RouteHandler } from '../http/context.ts'
+import type { Answer, Context, RouteHandler } from '../http/context.ts'
 import { urlOf } from '../http/context.ts'
 import type { Params, Router } from '../http/router.ts'
 import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
-import { sendEmptyCollection } from './collection.ts'
+import { emptyCollectionAnswer } from './collection.ts'
 import { readNode, type RequireOwners } from './generic.ts'
 
 /**
@@ -67,13 +67,15 @@ export function addDeclaredRoutes(router: Router<RouteHandler>, resources: reado
  * collection (docs/http-api.md, "Listing queries"). It exists as soon as its owner does:
  * before the first member it lists `[]` rather than 404.
  */
-async function listCollection(context: Context, resource: DeclaredResource): Promise<void> {
+async function listCollection(context: Context, resource: DeclaredResource): Promise<Answer> {
   await requireOwnersOf(context, resource)
   const path = collectionPath(resource, context.params)
-  await readNode(context, path).catch((error: unknown) => {
-    if (error instanceof NothingStored) return sendEmptyCollection(context, path)
+  try {
+    return await readNode(context, path)
+  } catch (error) {
+    if (error instanceof NothingStored) return emptyCollectionAnswer(context, path)
     throw error
-  })
+  }
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http'
-import type { Context, RouteHandler } from '../http/context.ts'
+import type { Answer, Context, RouteHandler } from '../http/context.ts'
 import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
 import { changeLogOf, type LoggedChange } from '../data/changes.ts'
 import { HttpError } from '../http-error.ts'
 import { answersNotFound } from '../http/problem.ts'
-import { sendJson } from '../http/respond.ts'
+import { jsonAnswer } from '../http/respond.ts'
 
 const KEEP_ALIVE_MS = 30_000
 /** How soon a client comes back after a dropped stream (the `retry` field, WHATWG HTML §9.2.6). */
@@ -16,7 +16,7 @@ export const RETRY_MS = 1000
 export function wantsChanges(context: Context): boolean {
   if (context.method !== 'GET' && context.method !== 'HEAD') return false
   if (context.query.has('_changes')) return true
-  const accept = context.req.headers.accept
+  const accept = context.requestHeaders.accept
   return context.method === 'GET' && accept !== undefined && accept.includes('text/event-stream')
 }
 
@@ -25,8 +25,8 @@ export function wantsChanges(context: Context): boolean {
  * `?_changes` polls it as JSON, anything else opens an event stream.
  * `read` is the GET route of the URL, whose answer is the node's value.
  */
-export function serveChanges(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<void> {
-  return context.query.has('_changes') ? sendChanges(context, read) : openEventStream(context, streams, read)
+export function serveChanges(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<Answer> {
+  return context.query.has('_changes') ? changesAnswer(context, read) : openEventStream(context, streams, read)
 }
 
 /** Events sent by each open or closed stream, for the request log. */
@@ -47,8 +47,8 @@ export function eventsSent(res: ServerResponse): number | undefined {
  * from the change log as the reader takes them, so a stream holds no queue
  * of its own; one whose reader falls too far behind is closed.
  */
-async function openEventStream(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<void> {
-  const { req, res, documents, path, settings } = context
+async function openEventStream(context: Context, streams: Set<() => void>, read: RouteHandler | undefined): Promise<Answer> {
+  const { documents, path, settings } = context
   // Each stream holds a connection and a file descriptor for as long as it lives: cap them.
   if (streams.size >= settings.maxStreams) {
     throw new HttpError(503, `Too many event streams are open (the limit is ${settings.maxStreams}); close one or try again later.`, {
@@ -56,25 +56,26 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
     })
   }
   const log = changeLogOf(documents)
-  const resumeFrom = (req.headers['last-event-id'] as string | undefined) ?? context.query.get('since') ?? undefined
+  const resumeFrom = (context.requestHeaders['last-event-id'] as string | undefined) ?? context.query.get('since') ?? undefined
   const resumeId = resumeFrom === undefined ? undefined : parseId(resumeFrom)
   if (resumeId !== undefined) await log.recall(resumeId)
   const resumes = resumeId !== undefined && log.covers(resumeId)
   /** The id of the last change this stream has dealt with (sent, or passed over as not its own). */
   let cursor = resumes ? resumeId : log.last
-  let ready = false
+  /** The response, once the answer is written (Answer.stream). */
+  let res: ServerResponse | undefined
   let closed = false
   let waitingForDrain = false
   const sent = { events: 0 }
 
   const send = (text: string) => {
-    res.write(text)
+    res!.write(text)
     sent.events++
   }
   /** Sends what the log holds after the cursor, until the reader has `maxStreamBuffer` bytes waiting. */
   const pump = () => {
     while (!closed && cursor < log.last) {
-      if (res.writableLength >= settings.maxStreamBuffer) return waitForDrain()
+      if (res!.writableLength >= settings.maxStreamBuffer) return waitForDrain()
       const entry = log.at(cursor + 1)
       // The window moved past what this stream has yet to send: close, and the client resumes into a `gap`.
       if (!entry) return close(true)
@@ -85,22 +86,19 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   const waitForDrain = () => {
     if (waitingForDrain) return
     waitingForDrain = true
-    res.once('drain', () => {
+    res!.once('drain', () => {
       waitingForDrain = false
       pump()
     })
   }
   // Listen before reading, so no change between the read and the first event is lost.
   const unsubscribe = documents.subscribe((change) => {
-    if (!ready || closed || !concerns(path, change)) return
+    if (!res || closed || !concerns(path, change)) return
     // A reader that has not taken what it was sent is not sent more: it comes back for it by id.
     if (res.writableLength >= settings.maxStreamBuffer) return close(true)
     pump()
   })
-  const keepAlive = setInterval(() => {
-    if (res.writableLength >= settings.maxStreamBuffer) close(true)
-    else res.write(': keep-alive\n\n')
-  }, KEEP_ALIVE_MS)
+  let keepAlive: NodeJS.Timeout | undefined
   function close(cutOff = false) {
     if (closed) return
     closed = true
@@ -108,13 +106,10 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
     unsubscribe()
     streams.delete(close)
     // Ending would keep what is buffered until the reader takes it; a reader cut off gets nothing more.
-    if (cutOff) res.destroy()
-    else if (res.headersSent) res.end() // before the head, the value is still being read: its end answers
-
+    if (cutOff) res?.destroy()
+    else if (res?.headersSent) res.end() // before the head, the stream is not written yet: its writing ends it
   }
   streams.add(close)
-  req.on('close', () => close())
-  res.on('error', () => close())
 
   let value: string | undefined
   if (!resumes) {
@@ -123,26 +118,38 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       throw error
     })
   }
-  if (closed) {
-    res.end()
-    return
+  // The stream is written once the answer is the network's (respond.ts, writeAnswer), with the request's own headers.
+  const stream = (response: ServerResponse, held: readonly string[]) => {
+    res = response
+    response.req.on('close', () => close())
+    response.on('error', () => close())
+    // Closed while the value was read (handler.close), or the client went meanwhile.
+    if (closed || response.req.destroyed || response.socket?.destroyed !== false) {
+      close()
+      response.end()
+      return
+    }
+    response.writeHead(200, [
+      ...held,
+      'Content-Type', 'text/event-stream; charset=utf-8',
+      'Cache-Control', 'no-cache',
+      'Connection', 'keep-alive',
+      'X-Accel-Buffering', 'no',
+    ])
+    streamsSent.set(response, sent)
+    keepAlive = setInterval(() => {
+      if (response.writableLength >= settings.maxStreamBuffer) close(true)
+      else response.write(': keep-alive\n\n')
+    }, KEEP_ALIVE_MS)
+    const retry = `retry: ${RETRY_MS}\n`
+    const shownPath = JSON.stringify(displayPath(path))
+    if (value === undefined) response.write(`${retry}\n`)
+    // The gap event has no id: a client dropped before the value comes back to the id it had, and is told again.
+    else if (resumeFrom !== undefined) send(`${retry}event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
+    if (value !== undefined) send(`${resumeFrom === undefined ? retry : ''}id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
+    pump()
   }
-  res.writeHead(200, [
-    ...context.headers,
-    'Content-Type', 'text/event-stream; charset=utf-8',
-    'Cache-Control', 'no-cache',
-    'Connection', 'keep-alive',
-    'X-Accel-Buffering', 'no',
-  ])
-  streamsSent.set(res, sent)
-  const retry = `retry: ${RETRY_MS}\n`
-  const shownPath = JSON.stringify(displayPath(path))
-  if (value === undefined) res.write(`${retry}\n`)
-  // The gap event has no id: a client dropped before the value comes back to the id it had, and is told again.
-  else if (resumeFrom !== undefined) send(`${retry}event: gap\ndata: {"path":${shownPath},"since":${JSON.stringify(resumeFrom)}}\n\n`)
-  if (value !== undefined) send(`${resumeFrom === undefined ? retry : ''}id: ${cursor}\nevent: value\ndata: {"path":${shownPath},"data":${value}}\n\n`)
-  ready = true
-  pump()
+  return { status: 200, stream }
 }
 
 /**
@@ -150,7 +157,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
  * with the id of the last change, or the node's value when ID cannot be
  * resumed from (docs/http-api.md, "Live updates").
  */
-async function sendChanges(context: Context, read: RouteHandler | undefined): Promise<void> {
+async function changesAnswer(context: Context, read: RouteHandler | undefined): Promise<Answer> {
   const log = changeLogOf(context.documents)
   const since = context.query.get('since')
   const sinceId = since === null ? undefined : parseId(since)
@@ -162,11 +169,11 @@ async function sendChanges(context: Context, read: RouteHandler | undefined): Pr
   if (missed) {
     const changes = missed.filter((entry) => concerns(context.path, entry))
       .map(({ id, type, json }) => ({ id, type, ...JSON.parse(json) as { path: string; data: unknown } }))
-    return sendJson(context, 200, { last: log.last, changes })
+    return jsonAnswer(context, 200, { last: log.last, changes })
   }
   const last = log.last
   const value = JSON.parse(await currentValue(context, read))
-  sendJson(context, 200, sinceId === undefined ? { last, value } : { last, gap: true, value })
+  return jsonAnswer(context, 200, sinceId === undefined ? { last, value } : { last, gap: true, value })
 }
 
 /** A change id as events carry it: decimal digits. */
@@ -186,28 +193,15 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
   const query = new URLSearchParams(context.query)
   query.delete('_changes')
   query.delete('since')
-  const answer = { status: 0, body: 'null' }
-  const capture = {
-    headersSent: false,
-    writeHead(status: number) {
-      answer.status = status
-      return capture
-    },
-    // A kept answer's bytes come as a Buffer (respond.ts, sendKept).
-    end(body?: string | Buffer) {
-      if (body !== undefined) answer.body = body.toString()
-    },
-    setHeader() {},
-    removeHeader() {},
-  }
+  let answer: Answer
   try {
-    await read({ ...context, method: 'GET', query, res: capture as unknown as ServerResponse })
+    answer = await read({ ...context, method: 'GET', query })
   } catch (error) {
     if (answersNotFound(error)) return 'null'
     throw error
   }
-  // A JSON answer ends with a newline (respond.ts, sendJsonText), which an event's data line cannot hold.
-  return answer.status === 200 ? answer.body.trimEnd() : 'null'
+  // A JSON answer ends with a newline (respond.ts, jsonTextAnswer), which an event's data line cannot hold; kept bytes come as a Buffer.
+  return answer.status === 200 && answer.body !== undefined ? answer.body.toString().trimEnd() : 'null'
 }
 
 /** A change concerns a stream when it is at or below the watched node, or deletes an ancestor of it. */

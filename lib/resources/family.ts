@@ -1,18 +1,17 @@
-import type { Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
 import type { Params } from '../http/router.ts'
-import type { Doc } from '../store/store.ts'
+import type { Doc, NodePath, StoredText } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { arrayFieldProblem, arrayItemNote, lineageOf, uniqueFieldProblem, type Family } from '../data/declarations.ts'
 import { isStoreError } from '../store/errors.ts'
-import { readJsonBody } from '../http/body.ts'
 import { defineValue, type JsonObject } from '../json/values.ts'
 import { readPatch } from './patch.ts'
-import { sendJson, sendNoContent } from '../http/respond.ts'
+import { jsonAnswer, noContent } from '../http/respond.ts'
 import { readNode, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } from './declared.ts'
-import { sendStoredDocument } from './collection.ts'
+import { storedDocumentAnswer } from './collection.ts'
 
 /**
  * The resources of declared families (docs/http-api.md, "Users and playlists" and "Declaring
@@ -64,9 +63,9 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     return field === undefined ? undefined : { among: collectionPath(resource, context.params), field }
   }
 
-  async function createMember(context: Context): Promise<void> {
+  async function createMember(context: Context): Promise<Answer> {
     refuseUnreachableChild(context)
-    const body = await readJsonBody(context.req, context.settings.bodyLimits)
+    const body = await context.body.json()
     refuseIdChanges(body, context.params, undefined)
     checkUniqueFields(body)
     const arrays = arraysOf(body)
@@ -76,21 +75,32 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     const created = await context.documents
       .create(parentPath, (id) => ({ [idField]: id, ...ids, ...body, ...arrays }), { owner, unique: uniqueness(context) })
       .catch((error: unknown) => uniqueTaken(error, body))
-    sendJson(context, 201, created.doc, { Location: urlOf(context, [...parentPath, created.id]), ETag: created.etag })
+    return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, [...parentPath, created.id]), ETag: created.etag })
   }
 
-  async function readMember(context: Context): Promise<void> {
+  /** A hot member the store can tell at once (Documents.readTextNow) is answered at once, as readNode answers a document. */
+  function readMember(context: Context): Answering {
     // `?_children` names the member's children (a user's `playlist`), as on any node.
     const path = memberPath(resource, context.params)
     if (context.query.has('_children')) return readNode(context, path)
-    const stored = await context.documents.readTextNow(path) // a hot member without waiting on the store
-    if (!stored) throw noMember(context.params)
-    await sendStoredDocument(context, path, stored)
+    try {
+      const stored = context.documents.readTextNow(path)
+      if (stored !== undefined && !('then' in stored)) return storedDocumentAnswer(context, path, stored)
+      return readMemberLater(context, path, stored)
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 
-  async function replaceMember(context: Context): Promise<void> {
+  async function readMemberLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<Answer> {
+    const stored = await reading
+    if (!stored) throw noMember(context.params)
+    return storedDocumentAnswer(context, path, stored)
+  }
+
+  async function replaceMember(context: Context): Promise<Answer> {
     const { params } = context
-    const body = await readJsonBody(context.req, context.settings.bodyLimits)
+    const body = await context.body.json()
     refuseIdChanges(body, params, params[idField])
     checkUniqueFields(body)
     const arrays = arraysOf(body)
@@ -100,10 +110,10 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
         return withIds({ ...body, ...arrays }, params)
       }, { preconditions: preconditionsOf(context), unique: uniqueness(context) })
       .catch((error: unknown) => uniqueTaken(error, body))
-    sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+    return jsonAnswer(context, 200, outcome.doc, { ETag: outcome.etag })
   }
 
-  async function patchMember(context: Context): Promise<void> {
+  async function patchMember(context: Context): Promise<Answer> {
     const { params } = context
     // A merge patch or a JSON Patch (docs/http-api.md, "PATCH"); the document it makes is held to the rules a PUT body is.
     const patch = await readPatch(context)
@@ -122,15 +132,14 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
         return withIds({ ...merged, ...arraysOf(merged) }, params)
       }, { preconditions: preconditionsOf(context), unique: uniqueness(context), patch: patch.merge })
       .catch((error: unknown) => uniqueTaken(error, merged))
-    sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+    return jsonAnswer(context, 200, outcome.doc, { ETag: outcome.etag })
   }
 
-  async function removeMember(context: Context): Promise<void> {
+  async function removeMember(context: Context): Promise<Answer> {
     const { doc } = await context.documents.remove(memberPath(resource, context.params), preconditionsOf(context)).catch((error) => {
       throw error instanceof NothingStored ? noMember(context.params) : error
     })
-    if (doc) sendJson(context, 200, doc)
-    else sendNoContent(context)
+    return doc ? jsonAnswer(context, 200, doc) : noContent()
   }
 
   /**

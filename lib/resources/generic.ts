@@ -1,13 +1,12 @@
-import type { Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
 import type { NodePath, StoredText } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
-import { readJsonBody } from '../http/body.ts'
 import type { JsonObject } from '../json/values.ts'
-import { sendJson, sendJsonText, sendNoContent } from '../http/respond.ts'
+import { jsonAnswer, jsonTextAnswer, noContent } from '../http/respond.ts'
 import { compactJsonOf } from '../data/changes.ts'
-import { sendCollection, sendStoredDocument, sendEmptyCollection } from './collection.ts'
+import { collectionAnswer, storedDocumentAnswer, emptyCollectionAnswer } from './collection.ts'
 import { parseDependents, removeWithDependents } from '../listing/relations.ts'
 import { checkNewChildPath, joinPath } from '../path.ts'
 import { ID_LENGTH } from '../store/new-id.ts'
@@ -29,16 +28,16 @@ export type RequireOwners = (context: Context, parent: NodePath) => Promise<Node
 /** The root takes reads and POST only: replacing or deleting the whole store by one request is refused. */
 const rootMethods = ['GET', 'HEAD', 'POST', 'OPTIONS']
 
-export function handleGeneric(context: Context, requireOwners: RequireOwners): Promise<void> {
+export function handleGeneric(context: Context, requireOwners: RequireOwners): Answering {
   // Reads first, with no frame of their own: a hot document is answered in the turn it was asked for.
   if (context.method === 'GET' || context.method === 'HEAD') return readNode(context)
   return answerOtherMethods(context, requireOwners)
 }
 
-async function answerOtherMethods(context: Context, requireOwners: RequireOwners): Promise<void> {
+async function answerOtherMethods(context: Context, requireOwners: RequireOwners): Promise<Answer> {
   const { method, path } = context
   const allowed = path.length === 0 ? rootMethods : genericMethods
-  if (method === 'OPTIONS') return sendNoContent(context, optionsHeaders(allowed))
+  if (method === 'OPTIONS') return noContent(optionsHeaders(allowed))
   if (!allowed.includes(method)) {
     throw new HttpError(405, `${method} is not allowed on ${joinPath(path)}.`, { Allow: allowed.join(', ') })
   }
@@ -49,61 +48,62 @@ async function answerOtherMethods(context: Context, requireOwners: RequireOwners
       return replaceDocument(context, requireOwners)
     case 'PATCH':
       return patchDocument(context)
-    case 'DELETE':
+    default:
       return deleteNode(context)
   }
 }
 
 /**
  * GET of any node: its document, else its children's documents, else 404. Shared with declared collections.
- * A document the store can tell at once (Documents.readTextNow) is sent before this returns.
+ * A document the store can tell at once (Documents.readTextNow) is answered at once, not as a promise.
  */
-export function readNode(context: Context, path: NodePath = context.path): Promise<void> {
+export function readNode(context: Context, path: NodePath = context.path): Answering {
   if (context.query.has('_children')) return readChildNames(context, path)
   try {
     const stored = context.documents.readTextNow(path)
-    if (stored !== undefined && !('then' in stored)) return sendStoredDocument(context, path, stored)
+    if (stored !== undefined && !('then' in stored)) return storedDocumentAnswer(context, path, stored)
     return readNodeLater(context, path, stored)
   } catch (error) {
     return Promise.reject(error)
   }
 }
 
-async function readChildNames(context: Context, path: NodePath): Promise<void> {
+async function readChildNames(context: Context, path: NodePath): Promise<Answer> {
   const names = await context.documents.children(path)
-  if (names) return sendJson(context, 200, names)
-  if (path.length === 0) return sendJson(context, 200, [])
+  if (names) return jsonAnswer(context, 200, names)
+  if (path.length === 0) return jsonAnswer(context, 200, [])
   throw new NothingStored(path)
 }
 
-async function readNodeLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<void> {
+async function readNodeLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<Answer> {
   const stored = await reading
-  if (stored) return sendStoredDocument(context, path, stored)
-  if (await sendCollection(context, path)) return
+  if (stored) return storedDocumentAnswer(context, path, stored)
+  const listed = await collectionAnswer(context, path)
+  if (listed) return listed
   // The root always exists: an empty store is an empty collection, not a 404.
-  if (path.length === 0) return sendEmptyCollection(context, path)
+  if (path.length === 0) return emptyCollectionAnswer(context, path)
   throw new NothingStored(path)
 }
 
 /** A POST is refused before anything is written when its new document's URL would be past the path limits (414). Shared with declared collections. */
 export function refuseUnreachableChild(context: Context): void {
-  checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
+  checkNewChildPath(context.target, ID_LENGTH, context.settings.pathLimits)
 }
 
-async function createChild(context: Context, requireOwners: RequireOwners): Promise<void> {
+async function createChild(context: Context, requireOwners: RequireOwners): Promise<Answer> {
   refuseUnreachableChild(context)
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+  const body = await context.body.json()
   if (Object.hasOwn(body, 'id')) {
     throw new HttpError(400, 'POST generates the id; to choose one, PUT the document at its own URL instead.')
   }
   const owner = await requireOwners(context, context.path)
   const created = await context.documents.create(context.path, (id) => ({ id, ...body }), { owner })
   const location = urlOf(context, [...context.path, created.id])
-  sendJsonText(context, 201, compactJsonOf(created.doc), { Location: location, ETag: created.etag })
+  return jsonTextAnswer(context, 201, compactJsonOf(created.doc), { Location: location, ETag: created.etag })
 }
 
-async function replaceDocument(context: Context, requireOwners: RequireOwners): Promise<void> {
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+async function replaceDocument(context: Context, requireOwners: RequireOwners): Promise<Answer> {
+  const body = await context.body.json()
   const id = checkId(context.path, body)
   const owner = await requireOwners(context, context.path.slice(0, -1))
   const outcome = await context.documents.write(context.path, () => ({ id, ...withoutId(body) }), {
@@ -111,13 +111,13 @@ async function replaceDocument(context: Context, requireOwners: RequireOwners): 
     owner,
     replaces: true,
   })
-  sendJsonText(context, outcome.created ? 201 : 200, compactJsonOf(outcome.doc), {
+  return jsonTextAnswer(context, outcome.created ? 201 : 200, compactJsonOf(outcome.doc), {
     ETag: outcome.etag,
     ...(outcome.created ? { Location: urlOf(context, context.path) } : {}),
   })
 }
 
-async function patchDocument(context: Context): Promise<void> {
+async function patchDocument(context: Context): Promise<Answer> {
   const patch = await readPatch(context)
   const id = checkId(context.path, patch.merge ?? {})
   const outcome = await context.documents.write(
@@ -132,14 +132,13 @@ async function patchDocument(context: Context): Promise<void> {
     },
     { preconditions: preconditionsOf(context), patch: patch.merge },
   )
-  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+  return jsonAnswer(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 
-async function deleteNode(context: Context): Promise<void> {
+async function deleteNode(context: Context): Promise<Answer> {
   const dependents = parseDependents(context.query)
   const { doc } = await removeWithDependents(context.documents, context.path, dependents, preconditionsOf(context), context.settings)
-  if (doc) sendJson(context, 200, doc)
-  else sendNoContent(context)
+  return doc ? jsonAnswer(context, 200, doc) : noContent()
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { Context } from '../http/context.ts'
+import type { Answer, Context } from '../http/context.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
-import { sendJsonText, sendNoContent } from '../http/respond.ts'
+import { jsonTextAnswer, noContent } from '../http/respond.ts'
 import { HEAVY_STEP, pacer, type Pace } from '../data/pace.ts'
 import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
@@ -49,15 +49,15 @@ type Schema = Record<string, unknown>
 type Operation = Record<string, unknown>
 
 /** `GET /?_openapi` on the API root. */
-export async function answerOpenApi(context: Context): Promise<void> {
+export async function answerOpenApi(context: Context): Promise<Answer> {
   const { method } = context
-  if (method === 'OPTIONS') return sendNoContent(context, { Allow: 'GET, HEAD, OPTIONS' })
+  if (method === 'OPTIONS') return noContent({ Allow: 'GET, HEAD, OPTIONS' })
   if (method !== 'GET' && method !== 'HEAD') {
     throw new HttpError(405, `${method} /?_openapi is not allowed; the API description is read with GET.`, { Allow: 'GET, HEAD, OPTIONS' })
   }
   const pace = pacer()
   const description = await describeApi(context, pace)
-  sendJsonText(context, 200, JSON.stringify(description), { 'Cache-Control': 'no-store' })
+  return jsonTextAnswer(context, 200, JSON.stringify(description), { 'Cache-Control': 'no-store' })
 }
 
 export async function describeApi(context: Context, pace: Pace = pacer()): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 import type { Context } from '../http/context.ts'
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
-import { ACCEPT_PATCH, readPatchBody } from '../http/body.ts'
+import { ACCEPT_PATCH } from '../http/body.ts'
 import { pacer } from '../data/pace.ts'
 import { applyJsonPatch, checkedPatchArray, JsonPatchError, parseOperation, type PatchOperation } from '../json/patch.ts'
 import { isObject, jsonKindOf, mergePatch, type JsonObject } from '../json/values.ts'
@@ -26,7 +26,7 @@ export interface Patch {
 }
 
 export async function readPatch(context: Context): Promise<Patch> {
-  const body = await readPatchBody(context.req, context.settings.bodyLimits)
+  const body = await context.body.patch()
   if (body.type === 'merge') return { merge: body.patch, apply: async (current) => mergePatch(current, body.patch) as Doc }
   // One budget for the request's work on the event loop, as a listing's (docs/http-api.md, "PATCH"): checking thousands of operations is paced too.
   const pace = pacer()

@@ -28,6 +28,16 @@ function assertFailedAt(answer: Answer, status: number, index: number): void {
   assert.match(answer.json.detail, `Request ${index} of the batch`)
 }
 
+batch('a response carries the headers its request alone is answered with: Location, ETag and Content-Type', async ({ server }) => {
+  const alone = await server.request('PUT', '/bh/alone', { body: { n: 1 } })
+  const answer = await send(server, [{ method: 'PUT', path: '/bh/batched', body: { n: 1 } }])
+  assert.is(answer.status, 200, answer.text)
+  const [put] = answer.json.responses
+  assert.is(put.status, alone.status)
+  assert.equal(put.headers, { ETag: put.headers.ETag, Location: '/bh/batched', 'Content-Type': alone.headers['content-type'] })
+  assert.is((await server.request('GET', '/bh/batched')).headers.etag, put.headers.ETag)
+})
+
 batch('each request is answered as it alone would be, and a later one sees what an earlier POST made through $N.id', async ({ server }) => {
   const answer = await send(server, [
     { method: 'POST', path: '/b1/orders', body: { item: 'lamp' } },

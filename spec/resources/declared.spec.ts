@@ -19,7 +19,7 @@ import { rm } from 'node:fs/promises'
 
 /** A handler that says which one it is, so a test can see which route it reached. */
 function named(name: string): RouteHandler {
-  const handler = async () => {}
+  const handler = async () => ({ status: 204 })
   Object.defineProperty(handler, 'name', { value: name })
   return handler
 }

@@ -1,9 +1,9 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import type { Documents } from '../../data/documents.ts'
 import type { NodePath } from '../../store/store.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { readNode } from '../generic.ts'
-import { sendEmptyCollection } from '../collection.ts'
+import { emptyCollectionAnswer } from '../collection.ts'
 
 /*
  * The top-level collections the json-server mode knows (docs/json-server.md, "The json-server
@@ -60,11 +60,11 @@ export function emptiedCollections(documents: Documents, held: readonly string[]
  * GET of a top-level collection: as restdir lists it, or `[]` under the same query (its
  * parameters checked as any listing's) when it is a known collection that holds nothing now.
  */
-export async function readCollection(context: Context, path: NodePath): Promise<void> {
+export async function readCollection(context: Context, path: NodePath): Promise<Answer> {
   try {
-    await readNode(context, path)
+    return await readNode(context, path)
   } catch (error) {
     if (!(error instanceof NothingStored) || path.length !== 1 || !knownOf(context.documents).has(path[0])) throw error
-    sendEmptyCollection(context, path)
+    return emptyCollectionAnswer(context, path)
   }
 }

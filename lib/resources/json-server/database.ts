@@ -1,13 +1,13 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import type { Documents } from '../../data/documents.ts'
-import { sendJson } from '../../http/respond.ts'
+import { jsonAnswer } from '../../http/respond.ts'
 import { defineValue } from '../../json/values.ts'
 import { withoutOwnId } from './singular.ts'
 import { emptiedCollections } from './collections.ts'
 
 /** `GET /db` (docs/json-server.md, "The json-server mode"): the whole database, as databaseOf reads it. */
-export async function sendDatabase(context: Context): Promise<void> {
-  sendJson(context, 200, await databaseOf(context.documents))
+export async function databaseAnswer(context: Context): Promise<Answer> {
+  return jsonAnswer(context, 200, await databaseOf(context.documents))
 }
 
 /**

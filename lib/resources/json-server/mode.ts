@@ -1,10 +1,9 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import { handleGeneric, type RequireOwners } from '../generic.ts'
-import { sendDatabase } from './database.ts'
+import { databaseAnswer } from './database.ts'
 import { createNested, nestedRouteOf, readNested } from './nested.ts'
 import { createMember, removeMember, replaceMember, updateDocument } from './plural.ts'
-import { replaceSingular, sendSingular } from './singular.ts'
-import { readJsonBody } from '../../http/body.ts'
+import { replaceSingular, singularAnswer } from './singular.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
 import { checkWrite1, createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
@@ -20,7 +19,7 @@ import { readCollection } from './collections.ts'
  * leaves every path below them to restdir.
  */
 export function jsonServerGeneric(declared: readonly string[], version: '0.17' | '1' = '0.17') {
-  return async function handleJsonServer(context: Context, requireOwners: RequireOwners): Promise<void> {
+  return async function handleJsonServer(context: Context, requireOwners: RequireOwners): Promise<Answer> {
     const { method, path } = context
     if (path.length === 0 || declared.includes(path[0])) return handleGeneric(context, requireOwners)
     const reads = method === 'GET' || method === 'HEAD'
@@ -33,7 +32,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
       if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
     }
     if (path.length === 1) {
-      if (reads && path[0] === 'db' && version === '0.17') return sendDatabase(context)
+      if (reads && path[0] === 'db' && version === '0.17') return databaseAnswer(context)
       return topLevel(context, requireOwners)
     }
     if (path.length === 2) {
@@ -64,20 +63,20 @@ async function requireId(context: Context): Promise<void> {
 }
 
 /** `/:name`: a singular resource when a document is stored there, else a collection. */
-async function topLevel(context: Context, requireOwners: RequireOwners): Promise<void> {
+async function topLevel(context: Context, requireOwners: RequireOwners): Promise<Answer> {
   const { method, path } = context
   if (method === 'GET' || method === 'HEAD') {
     if (context.query.has('_children') || context.query.has('_changes')) return handleGeneric(context, requireOwners)
     const stored = await context.documents.readText(path)
     if (!stored) return readCollection(context, path)
     if (context.query.size > 0) checkParameters(context.query)
-    return sendSingular(context, stored)
+    return singularAnswer(context, stored)
   }
   if (method === 'PUT') return replaceSingular(context)
   if (method === 'PATCH') return updateDocument(context, false)
   if (method === 'POST') {
     if (await context.documents.read(path)) return replaceSingular(context)
-    const body = await readJsonBody(context.req, context.settings.bodyLimits)
+    const body = await context.body.json()
     return createMember(context, path, requireOwners, body)
   }
   return handleGeneric(context, requireOwners)

@@ -1,7 +1,6 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import type { NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
-import { readJsonBody } from '../../http/body.ts'
 import { singular } from '../../listing/relations.ts'
 import { keepStrict } from './query.ts'
 import { createMember } from './plural.ts'
@@ -33,7 +32,7 @@ export async function nestedRouteOf(context: Context): Promise<NestedRoute | und
 }
 
 /** GET: the collection's documents whose foreign key is the parent's id, with the request's own query. */
-export function readNested(context: Context, route: NestedRoute): Promise<void> {
+export function readNested(context: Context, route: NestedRoute): Promise<Answer> {
   const query = new URLSearchParams(context.query)
   query.append(route.foreignKey, route.parentId)
   keepStrict(query, route.foreignKey)
@@ -41,7 +40,7 @@ export function readNested(context: Context, route: NestedRoute): Promise<void> 
 }
 
 /** POST: a new document of the collection, its foreign key set to the parent's id. */
-export async function createNested(context: Context, route: NestedRoute, requireOwners: RequireOwners): Promise<void> {
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+export async function createNested(context: Context, route: NestedRoute, requireOwners: RequireOwners): Promise<Answer> {
+  const body = await context.body.json()
   return createMember(context, route.collection, requireOwners, { ...body, [route.foreignKey]: route.parentId })
 }

@@ -1,12 +1,11 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import { preconditionsOf, urlOf } from '../../http/context.ts'
 import type { Doc, NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
 import { HttpError } from '../../http-error.ts'
 import { NothingStored } from '../../data/documents.ts'
-import { readJsonBody } from '../../http/body.ts'
 import { defineValue, type JsonObject } from '../../json/values.ts'
-import { sendJson } from '../../http/respond.ts'
+import { jsonAnswer } from '../../http/respond.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
@@ -30,7 +29,7 @@ class IdTaken extends Error {}
  * collection's ids are integers, else a new restdir id. `extra` is added to the
  * body (a nested route's foreign key).
  */
-export async function createMember(context: Context, collection: NodePath, requireOwners: RequireOwners, body: JsonObject): Promise<void> {
+export async function createMember(context: Context, collection: NodePath, requireOwners: RequireOwners, body: JsonObject): Promise<Answer> {
   const owner = await requireOwners(context, collection)
   const { idField } = context.settings
   const chosen = body[idField]
@@ -38,21 +37,21 @@ export async function createMember(context: Context, collection: NodePath, requi
     if ((typeof chosen !== 'string' && typeof chosen !== 'number') || String(chosen) === '' || (typeof chosen === 'number' && !Number.isSafeInteger(chosen))) {
       throw new HttpError(400, `The body's ${JSON.stringify(idField)} (${JSON.stringify(chosen)}) must be a non-empty string or a whole number; leave it out and the server gives one.`)
     }
-    checkNewChildPath(context.req.url ?? '/', String(chosen).length, context.settings.pathLimits)
+    checkNewChildPath(context.target, String(chosen).length, context.settings.pathLimits)
     const created = await createAt(context, [...collection, String(chosen)], withId(body, idField, chosen), owner)
     if (!created) throw new HttpError(409, `${urlOf(context, [...collection, String(chosen)])} exists already; PUT or PATCH it, or POST without an id.`)
-    return sendCreated(context, created)
+    return createdAnswer(context, created)
   }
   for (;;) {
     const next = await context.documents.holdIntegerId(collection, idField)
     if (next === undefined) break
     const created = await createAt(context, [...collection, String(next.id)], withId(body, idField, next.id), owner).finally(next.release)
     // Taken meanwhile by another instance: the next one.
-    if (created) return sendCreated(context, created)
+    if (created) return createdAnswer(context, created)
   }
-  checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
+  checkNewChildPath(context.target, ID_LENGTH, context.settings.pathLimits)
   const created = await context.documents.create(collection, (id) => withId(body, idField, id), { owner })
-  sendCreated(context, { path: [...collection, created.id], doc: created.doc, etag: created.etag })
+  return createdAnswer(context, { path: [...collection, created.id], doc: created.doc, etag: created.etag })
 }
 
 /** `body` with its id field set to `id`: last, where json-server's insert puts it, or where the body has it. */
@@ -82,9 +81,9 @@ async function createAt(context: Context, path: NodePath, doc: Doc, owner: NodeP
   }
 }
 
-function sendCreated(context: Context, created: Created): void {
+function createdAnswer(context: Context, created: Created): Answer {
   // json-server 0.17 exposes `Location` on every answer to a POST, with or without an `Origin`.
-  sendJson(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag, 'Access-Control-Expose-Headers': 'Location' })
+  return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, created.path), ETag: created.etag, 'Access-Control-Expose-Headers': 'Location' })
 }
 
 /**
@@ -92,8 +91,8 @@ function sendCreated(context: Context, created: Created): void {
  * keeps the number 1 of `/posts/1`, and ignores an `id` in the body); a member
  * that does not exist is a 404.
  */
-export async function replaceMember(context: Context): Promise<void> {
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+export async function replaceMember(context: Context): Promise<Answer> {
+  const body = await context.body.json()
   const outcome = await context.documents.write(context.path, (current) => {
     if (!current) throw new NothingStored(context.path)
     // json-server 0.17 keeps the stored id whatever the body says ("id values are not mutable").
@@ -105,7 +104,7 @@ export async function replaceMember(context: Context): Promise<void> {
     if (!Object.hasOwn(doc, idField)) defineValue(doc, idField, id)
     return doc
   }, { preconditions: preconditionsOf(context) })
-  sendJson(context, 200, outcome.doc, { ETag: outcome.etag })
+  return jsonAnswer(context, 200, outcome.doc, { ETag: outcome.etag })
 }
 
 /**
@@ -114,8 +113,8 @@ export async function replaceMember(context: Context): Promise<void> {
  * `Content-Type: application/merge-patch+json` RFC 7396's merge, or with
  * `application/json-patch+json` a JSON Patch (RFC 6902).
  */
-export async function updateDocument(context: Context, keepsId: boolean): Promise<void> {
-  const mergeType = /^application\/merge-patch\+json\b/i.test(context.req.headers['content-type'] ?? '')
+export async function updateDocument(context: Context, keepsId: boolean): Promise<Answer> {
+  const mergeType = /^application\/merge-patch\+json\b/i.test(context.requestHeaders['content-type'] ?? '')
   const patch = await readPatch(context)
   const outcome = await context.documents.write(context.path, async (current) => {
     if (!current) throw new NothingStored(context.path)
@@ -126,7 +125,7 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
     defineValue(doc, idField, current.doc[idField] ?? lastOf(context.path))
     return doc
   }, { preconditions: preconditionsOf(context), patch: mergeType ? patch.merge : undefined })
-  sendJson(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
+  return jsonAnswer(context, 200, keepsId ? outcome.doc : withoutOwnId(outcome.doc, context.path[0]), { ETag: outcome.etag })
 }
 
 /**
@@ -134,11 +133,11 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
  * top-level collection whose foreign key names it (`postId` 1 for `/posts/1`),
  * as json-server 0.17 removes them, in one batch; answered `{}`, as 0.17 answers.
  */
-export async function removeMember(context: Context): Promise<void> {
+export async function removeMember(context: Context): Promise<Answer> {
   const collections = ((await context.documents.children([])) ?? []).filter((name) => name !== context.path[0])
   // The member and its dependents go in one step of the store (one write of a db.json), all or none.
   await removeWithDependents(context.documents, context.path, collections, preconditionsOf(context), context.settings)
-  sendJson(context, 200, {})
+  return jsonAnswer(context, 200, {})
 }
 
 function lastOf(path: NodePath): string {

@@ -1,8 +1,7 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import { preconditionsOf, urlOf } from '../../http/context.ts'
 import type { Doc, StoredText } from '../../store/store.ts'
-import { readJsonBody } from '../../http/body.ts'
-import { sendDocument, sendJson } from '../../http/respond.ts'
+import { documentAnswer, jsonAnswer } from '../../http/respond.ts'
 
 /*
  * Singular resources (docs/json-server.md, "The json-server mode"): a
@@ -22,24 +21,24 @@ export function withoutOwnId(doc: Doc, name: string): Doc {
 }
 
 /** GET of a singular resource. */
-export function sendSingular(context: Context, stored: StoredText): void {
+export function singularAnswer(context: Context, stored: StoredText): Answer {
   const doc = JSON.parse(stored.json) as Doc
   const shown = withoutOwnId(doc, context.path[0])
-  sendDocument(context, shown === doc ? stored : { json: JSON.stringify(shown), etag: stored.etag })
+  return documentAnswer(context, shown === doc ? stored : { json: JSON.stringify(shown), etag: stored.etag })
 }
 
 /**
  * POST (201) or PUT (200, or 201 when new) of a singular resource: the body
  * becomes the whole resource, with no `id` added.
  */
-export async function replaceSingular(context: Context): Promise<void> {
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+export async function replaceSingular(context: Context): Promise<Answer> {
+  const body = await context.body.json()
   const outcome = await context.documents.write(context.path, () => body as Doc, {
     preconditions: preconditionsOf(context),
     replaces: true,
   })
   const status = context.method === 'POST' || outcome.created ? 201 : 200
-  sendJson(context, status, outcome.doc, {
+  return jsonAnswer(context, status, outcome.doc, {
     ETag: outcome.etag,
     ...(status === 201 ? { Location: urlOf(context, context.path) } : {}),
     // json-server 0.17 exposes `Location` on a POST of a singular resource, with or without an `Origin`.

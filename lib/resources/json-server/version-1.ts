@@ -1,11 +1,10 @@
-import type { Context } from '../../http/context.ts'
+import type { Answer, Context } from '../../http/context.ts'
 import { preconditionsOf, urlOf } from '../../http/context.ts'
 import type { Doc, NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
 import { HttpError } from '../../http-error.ts'
 import { NothingStored } from '../../data/documents.ts'
-import { sendJson } from '../../http/respond.ts'
-import { readJsonBody } from '../../http/body.ts'
+import { jsonAnswer } from '../../http/respond.ts'
 import { isObject, type Json, type JsonObject } from '../../json/values.ts'
 import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filters.ts'
 import { singular } from '../../listing/relations.ts'
@@ -182,14 +181,14 @@ async function isCollection(context: Context, name: string): Promise<boolean> {
  * POST on a collection, as json-server 1.0 creates: the body under a new id
  * (restdir's), an `id` in the body set aside, as 1.0 sets it aside.
  */
-export async function createMember1(context: Context, collection: NodePath, requireOwners: RequireOwners): Promise<void> {
-  const body = await readJsonBody(context.req, context.settings.bodyLimits)
+export async function createMember1(context: Context, collection: NodePath, requireOwners: RequireOwners): Promise<Answer> {
+  const body = await context.body.json()
   const owner = await requireOwners(context, collection)
-  checkNewChildPath(context.req.url ?? '/', ID_LENGTH, context.settings.pathLimits)
+  checkNewChildPath(context.target, ID_LENGTH, context.settings.pathLimits)
   const { id: _id, ...rest } = body
   const created = await context.documents.create(collection, (id) => ({ ...rest, id }), { owner })
   const path = [...collection, created.id]
-  sendJson(context, 201, created.doc, { Location: urlOf(context, path), ETag: created.etag })
+  return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, path), ETag: created.etag })
 }
 
 /**
@@ -198,7 +197,7 @@ export async function createMember1(context: Context, collection: NodePath, requ
  * it has that key set to `null`; and the collections `_dependent` names lose
  * their documents whose foreign key is `null` (1.0's service.ts, destroyById).
  */
-export async function removeMember1(context: Context): Promise<void> {
+export async function removeMember1(context: Context): Promise<Answer> {
   const dependents = context.query.getAll('_dependent')
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
@@ -215,7 +214,7 @@ export async function removeMember1(context: Context): Promise<void> {
       if (key === id || (removing && key === null)) await settle(context, path, removing ? undefined : foreignKey)
     }
   }
-  sendJson(context, 200, doc ?? {})
+  return jsonAnswer(context, 200, doc ?? {})
 }
 
 /** Removes the document at `path`, or sets its `foreignKey` to null; one gone meanwhile is left gone. */
