@@ -54,4 +54,28 @@ test("a nested route's foreign key is left out when no item of the collection ha
   await assertSameFiles(pair, 'after the nested POST')
 })
 
+test('a write to a name the file does not have is a 404, as json-server 0.17 (which routes only its file\'s names) answers it', async () => {
+  const pair = await pairOn({ posts: [{ id: 1, title: 'one' }], comments: [], profile: { name: 'ann' } })
+  const writes: Array<[string, string, object?]> = [
+    ['POST', '/newthings', { title: 'x' }],
+    ['PUT', '/newthing', { name: 'x' }],
+    ['PATCH', '/newthing', { name: 'x' }],
+    ['DELETE', '/newthing'],
+    ['PUT', '/newthings/1', { title: 'x' }],
+    ['PATCH', '/newthings/1', { title: 'x' }],
+    ['DELETE', '/newthings/1'],
+    ['POST', '/posts/1/newthings', { title: 'x' }],
+    ['POST', '/db', { posts: [] }],
+    // The file's own names, the emptied collection among them, take writes.
+    ['POST', '/comments', { body: 'first', postId: 1 }],
+    ['POST', '/posts/1/comments', { body: 'second' }],
+    ['PUT', '/profile', { name: 'bob' }],
+    ['PATCH', '/profile', { role: 'admin' }],
+    ['POST', '/posts', { title: 'two' }],
+  ]
+  for (const [method, target, body] of writes) assertSame(await pair.both(method, target, body && { body }), `${method} ${target}`)
+  for (const target of ['/newthings', '/newthing', '/db']) assertSame(await pair.both('GET', target), `GET ${target} after the writes`)
+  await assertSameFiles(pair, 'after the writes')
+})
+
 test.run()
