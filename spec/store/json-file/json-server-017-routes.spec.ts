@@ -78,4 +78,31 @@ test('a write to a name the file does not have is a 404, as json-server 0.17 (wh
   await assertSameFiles(pair, 'after the writes')
 })
 
+test('a DELETE removes every orphan of the file, as json-server 0.17 does, in one pass: the answers and the files agree', async () => {
+  const pair = await pairOn({
+    posts: [{ id: 1, title: 'one' }, { id: 2, title: 'two' }, { id: 3, title: 'three' }],
+    comments: [
+      { id: 1, postId: 1, body: 'on the deleted post' },
+      { id: 2, postId: 2, body: 'kept' },
+      { id: 3, postId: '3', body: 'an id named as text is found' },
+      { id: 4, postId: 9, body: 'an orphan before the DELETE' },
+      { id: 5, postId: 2, userId: 7, body: 'one key of two names nothing' },
+      { id: 6, categoryId: 4, body: 'no categories in the file: kept' },
+      { id: 7, tagId: 1, body: 'the tags are an empty collection' },
+      { id: 8, postId: 2, userId: 1, tagIdea: 'x', body: 'kept' },
+    ],
+    replies: [{ id: 1, commentId: 1, text: 'names a comment the cascade removes' }, { id: 2, commentId: 2, text: 'kept' }],
+    users: [{ id: 1, name: 'ann' }],
+    tags: [],
+    profile: { name: 'ann', address: { userId: 99 } },
+  })
+  assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
+  for (const target of ['/db', '/comments', '/replies', '/profile']) assertSame(await pair.both('GET', target), `GET ${target} after the first DELETE`)
+  await assertSameFiles(pair, 'after the first DELETE')
+  // The reply whose comment went is an orphan now: the next DELETE, of anything, takes it.
+  assertSame(await pair.both('DELETE', '/users/1'), 'DELETE /users/1')
+  for (const target of ['/db', '/comments', '/replies']) assertSame(await pair.both('GET', target), `GET ${target} after the second DELETE`)
+  await assertSameFiles(pair, 'after the second DELETE')
+})
+
 test.run()
