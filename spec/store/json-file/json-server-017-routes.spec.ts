@@ -90,11 +90,14 @@ test('a DELETE removes every orphan of the file, as json-server 0.17 does, in on
       { id: 6, categoryId: 4, body: 'no categories in the file: kept' },
       { id: 7, tagId: 1, body: 'the tags are an empty collection' },
       { id: 8, postId: 2, userId: 1, tagIdea: 'x', body: 'kept' },
+      { id: 9, ownerId: 5, body: 'a singular resource: its values with an id are its items' },
+      { id: 10, ownerId: 6, body: 'names none of them' },
     ],
     replies: [{ id: 1, commentId: 1, text: 'names a comment the cascade removes' }, { id: 2, commentId: 2, text: 'kept' }],
     users: [{ id: 1, name: 'ann' }],
     tags: [],
     profile: { name: 'ann', address: { userId: 99 } },
+    owners: { main: { id: 5, name: 'bo' }, label: 'x' },
   })
   assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
   for (const target of ['/db', '/comments', '/replies', '/profile']) assertSame(await pair.both('GET', target), `GET ${target} after the first DELETE`)
@@ -103,6 +106,33 @@ test('a DELETE removes every orphan of the file, as json-server 0.17 does, in on
   assertSame(await pair.both('DELETE', '/users/1'), 'DELETE /users/1')
   for (const target of ['/db', '/comments', '/replies']) assertSame(await pair.both('GET', target), `GET ${target} after the second DELETE`)
   await assertSameFiles(pair, 'after the second DELETE')
+})
+
+test('where 0.17 fails a DELETE with a 500 (a foreign key that is null, an orphan without an id), restdir removes the item asked for and keeps those (docs/json-server.md)', async () => {
+  const pair = await pairOn({
+    posts: [{ id: 1, title: 'one' }, { id: 2, title: 'two' }],
+    comments: [{ id: 1, postId: null, body: 'names nothing' }, { id: 2, postId: 2, body: 'kept' }],
+    notes: [{ postId: 9, body: 'an orphan without an id' }],
+  })
+  const [theirs, ours] = await pair.both('DELETE', '/posts/1')
+  assert.is(theirs.status, 500, `json-server 0.17 answers ${theirs.status} ${theirs.text}`)
+  assert.is(ours.status, 200, ours.text)
+  assert.equal((await pair.restdir.request('GET', '/db')).json, {
+    posts: [{ id: 2, title: 'two' }],
+    comments: [{ id: 1, postId: null, body: 'names nothing' }, { id: 2, postId: 2, body: 'kept' }],
+    notes: [{ postId: 9, body: 'an orphan without an id' }],
+  })
+})
+
+test('the cascade reads foreign keys by --foreignKeySuffix, as 0.17 reads them by its foreignKeySuffix', async () => {
+  const pair = await startPair(
+    { posts: [{ id: 1 }, { id: 2 }], comments: [{ id: 1, post_id: 1 }, { id: 2, post_id: 2 }, { id: 3, postId: 1 }, { id: 4, post_id: 7 }] },
+    { jsonServer: { how: 'module', foreignKeySuffix: '_id' }, restdir: { options: { foreignKeySuffix: '_id' } } },
+  )
+  pairs.push(pair)
+  assertSame(await pair.both('DELETE', '/posts/1'), 'DELETE /posts/1')
+  assertSame(await pair.both('GET', '/comments'), 'GET /comments')
+  await assertSameFiles(pair, 'after the DELETE')
 })
 
 test.run()
