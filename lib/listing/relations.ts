@@ -326,6 +326,7 @@ async function orphansOf(documents: Documents, removed: NodePath, keys: Relation
     const items = (await documents.list([name])) ?? []
     const listed = pace(HEAVY_STEP)
     if (listed) await listed
+    // A broken document there holds no items to name, as an absent one.
     const stored = items.length === 0 ? await documents.read([name]).catch(() => undefined) : undefined
     // A singular resource: json-server looks for the id among its values.
     for (const value of stored ? Object.values(stored.doc) : []) {
@@ -340,9 +341,10 @@ async function orphansOf(documents: Documents, removed: NodePath, keys: Relation
       const own = textOf(doc[idField])
       if (own !== undefined) ids.add(own)
       const references: Array<[string, string]> = []
-      for (const [key, value] of Object.entries(doc)) {
-        const text = textOf(value)
-        if (key.length > foreignKeySuffix.length && key.endsWith(foreignKeySuffix) && text !== undefined) references.push([plural(key.slice(0, -foreignKeySuffix.length)), text])
+      for (const key of Object.keys(doc)) {
+        if (key.length <= foreignKeySuffix.length || !key.endsWith(foreignKeySuffix)) continue
+        const text = textOf(doc[key])
+        if (text !== undefined) references.push([plural(key.slice(0, -foreignKeySuffix.length)), text])
       }
       if (references.length > 0 && id !== undefined) keyed.push({ path: [name, id], doc, references })
     }
