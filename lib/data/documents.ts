@@ -145,6 +145,15 @@ export class Documents {
     return store instanceof JsonFileStore ? store.resources() : ((await this.#store.children([])) ?? [])
   }
 
+  /**
+   * A db.json's top-level names, the routes json-server 0.17 builds from its file (docs/json-server.md,
+   * "The json-server mode"); undefined for any other store, where a write makes the names it needs.
+   */
+  async fileResources(): Promise<string[] | undefined> {
+    const { store } = this.#store
+    return store instanceof JsonFileStore ? store.resources() : undefined
+  }
+
   /** The next integer id of `parent` as json-server gives it, held for this process until released (lib/data/ids.ts, holdIntegerId). */
   holdIntegerId(parent: NodePath, idField?: string): Promise<{ id: number; release(): void } | undefined> {
     return holdIntegerId(this.#store, parent, idField)

@@ -214,7 +214,21 @@ export function parseDependents(query: URLSearchParams): string[] {
 }
 
 /**
- * Removes `path` (`/posts/1`) and, of each sibling collection named
+ * What goes with a removed document: the documents of the sibling collections named
+ * (`_dependent=comments`) whose foreign key names it, or EVERY_ORPHAN.
+ */
+export type Dependents = readonly string[] | typeof EVERY_ORPHAN
+
+/**
+ * json-server 0.17's cascade (its getRemovable, docs/json-server.md "The json-server mode"): once a
+ * document is removed, every item of every top-level collection with a foreign key (`postId`, a
+ * singular name then the suffix) that names no item of the top-level resource of that name's plural
+ * (`posts`), whether it named the removed one or was an orphan before.
+ */
+export const EVERY_ORPHAN = 'every orphan'
+
+/**
+ * Removes `path` (`/posts/1`) and, of each sibling collection named (or EVERY_ORPHAN)
  * (`/comments`), the documents whose foreign key (`postId`) is its id, as one
  * batch of the store (docs/http-api.md, "Batches"): one step, all or none, on
  * every store, and on a db.json one write of the file however many go with it.
@@ -222,8 +236,8 @@ export function parseDependents(query: URLSearchParams): string[] {
  * Without preconditions, a document changed between the read and the batch
  * is read again; with them, the change is the store's `version-changed`.
  */
-export async function removeWithDependents(documents: Documents, path: NodePath, names: readonly string[], preconditions?: Preconditions, keys: RelationKeys = {}): Promise<{ doc?: Doc }> {
-  if (path.length < 2 || names.length === 0 || !documents.appliesBatches) {
+export async function removeWithDependents(documents: Documents, path: NodePath, names: Dependents, preconditions?: Preconditions, keys: RelationKeys = {}): Promise<{ doc?: Doc }> {
+  if (path.length < 2 || (names !== EVERY_ORPHAN && names.length === 0) || !documents.appliesBatches) {
     const removed = await documents.remove(path, preconditions)
     await removeDependentsOneByOne(documents, path, names, keys)
     return removed
@@ -255,7 +269,8 @@ export async function removeWithDependents(documents: Documents, path: NodePath,
 }
 
 /** The documents of each sibling collection named whose foreign key names `path`'s id, with their paths. */
-async function dependentsOf(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys): Promise<Array<{ path: NodePath; doc: Doc }>> {
+async function dependentsOf(documents: Documents, path: NodePath, names: Dependents, keys: RelationKeys): Promise<Array<{ path: NodePath; doc: Doc }>> {
+  if (names === EVERY_ORPHAN) return orphansOf(documents, path, keys)
   const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
   const collection = path.slice(0, -1)
   const id = path[path.length - 1]
@@ -276,7 +291,7 @@ async function dependentsOf(documents: Documents, path: NodePath, names: readonl
 }
 
 /** For a store that cannot apply a batch: the dependents one removal after another. */
-async function removeDependentsOneByOne(documents: Documents, path: NodePath, names: readonly string[], keys: RelationKeys): Promise<void> {
+async function removeDependentsOneByOne(documents: Documents, path: NodePath, names: Dependents, keys: RelationKeys): Promise<void> {
   if (path.length < 2) return
   for (const dependent of await dependentsOf(documents, path, names, keys)) {
     // One removed meanwhile by another request is gone already.
@@ -284,4 +299,60 @@ async function removeDependentsOneByOne(documents: Documents, path: NodePath, na
       if (!(error instanceof NothingStored)) throw error
     })
   }
+}
+
+/**
+ * EVERY_ORPHAN's documents once `removed` (a member of a top-level collection) is gone, by
+ * getRemovable's rules: each item of a top-level collection, each of its own keys ending in the
+ * suffix (`postId`) whose singular name's plural (`posts`) is a top-level resource, that names no
+ * item there (ids compared as text, `1` names `"1"`; a singular resource's items are its values
+ * that have an id). Singular resources lose nothing, as json-server's removal by id finds nothing in
+ * them. Where 0.17 fails with a `500` — a key that is `null`, an orphan without an id — restdir keeps
+ * the item: `null` names nothing, and an item without an id is at no URL to remove.
+ * One pass, as 0.17's: an item that named a removed orphan goes at the next DELETE.
+ * Every document of the collections is read once, on the listing's budget (lib/data/pace.ts);
+ * what is held is each resource's ids and the items that have a foreign key.
+ */
+async function orphansOf(documents: Documents, removed: NodePath, keys: RelationKeys): Promise<Array<{ path: NodePath; doc: Doc }>> {
+  const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
+  if (removed.length !== 2 || foreignKeySuffix === '') return []
+  const pace = pacer()
+  const idsOf = new Map<string, Set<string>>()
+  const keyed: Array<{ path: NodePath; doc: Doc; references: Array<[string, string]> }> = []
+  const names = new Set([...((await documents.children([])) ?? []), removed[0]])
+  for (const name of names) {
+    const ids = new Set<string>()
+    idsOf.set(name, ids)
+    const items = (await documents.list([name])) ?? []
+    const listed = pace(HEAVY_STEP)
+    if (listed) await listed
+    // A broken document there holds no items to name, as an absent one.
+    const stored = items.length === 0 ? await documents.read([name]).catch(() => undefined) : undefined
+    // A singular resource: json-server looks for the id among its values.
+    for (const value of stored ? Object.values(stored.doc) : []) {
+      const id = isObject(value) ? textOf(value[idField]) : undefined
+      if (id !== undefined) ids.add(id)
+    }
+    for (const doc of items) {
+      const id = idOf(doc, [name], idField)
+      const turn = pace()
+      if (turn) await turn
+      if (name === removed[0] && id === removed[1]) continue
+      const own = textOf(doc[idField])
+      if (own !== undefined) ids.add(own)
+      const references: Array<[string, string]> = []
+      for (const key of Object.keys(doc)) {
+        if (key.length <= foreignKeySuffix.length || !key.endsWith(foreignKeySuffix)) continue
+        const text = textOf(doc[key])
+        if (text !== undefined) references.push([plural(key.slice(0, -foreignKeySuffix.length)), text])
+      }
+      if (references.length > 0 && id !== undefined) keyed.push({ path: [name, id], doc, references })
+    }
+  }
+  return keyed.filter(({ references }) => references.some(([name, id]) => idsOf.get(name)?.has(id) === false))
+}
+
+/** A value as json-server's `toString()` compares it (`[1, 2]` is `"1,2"`, an object `"[object Object]"`); undefined for `null` and absent. */
+function textOf(value: unknown): string | undefined {
+  return value === null || value === undefined ? undefined : String(value)
 }

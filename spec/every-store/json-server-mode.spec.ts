@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { jsonServerModeFor, type RestdirOptions } from '../../lib/options.ts'
-import { startServerWithData, type TestServer } from '../support/helpers.ts'
+import { startServer, startServerWithData, type TestServer } from '../support/helpers.ts'
 
 // The json-server mode's own rules beyond json-server 0.17.4's tests
 // (docs/json-server.md, "The json-server mode"): what it leaves alone, and races.
@@ -54,11 +54,14 @@ mode('a POST may choose its id, once; a second POST of the same id is a 409', ()
   assert.is((await server.request('GET', '/posts/a1b2')).json.title, 'chosen')
 }))
 
-mode('a nested route\'s foreign key always filters, even when no document has it yet', () => withServer({ jsonServer: true }, async (server) => {
+mode('a nested route\'s foreign key reads as the plain filter does: left out while no document has the field, as json-server 0.17 leaves it', () => withServer({ jsonServer: true }, async (server) => {
   assert.equal((await server.request('GET', '/comments/1/replies')).status, 404)
   assert.is((await server.request('POST', '/replies', { body: { text: 'loose' } })).status, 201)
-  assert.equal((await server.request('GET', '/comments/1/replies')).json, [])
-  assert.is((await server.request('GET', '/replies?commentId=1')).json.length, 1, 'a plain filter on a field no document has is left out')
+  assert.equal((await server.request('GET', '/comments/1/replies')).json, [{ text: 'loose', id: 1 }])
+  assert.equal((await server.request('GET', '/replies?commentId=1')).json, [{ text: 'loose', id: 1 }], 'a plain filter on a field no document has is left out')
+  assert.is((await server.request('POST', '/comments/2/replies', { body: { text: 'kept' } })).status, 201)
+  assert.equal((await server.request('GET', '/comments/1/replies')).json, [], 'once a document has it, it filters')
+  assert.equal((await server.request('GET', '/comments/2/replies')).json, [{ text: 'kept', commentId: '2', id: 2 }])
 }))
 
 mode('/user keeps its own rules: service-given user_id, no integer ids, no nested route or cascade over it', () => withServer({ jsonServer: true }, async (server) => {
@@ -90,5 +93,19 @@ mode('a bad _delay is a 400 that says what it takes', () => withServer({ jsonSer
   assert.is(answer.status, 400)
   assert.match(answer.json.detail, /_delay must be a number of milliseconds/)
 }))
+
+mode('on a store other than a db.json, a write makes the name it needs: an empty store takes its first collection and singular resource', async () => {
+  const server = await startServer({ jsonServer: true })
+  try {
+    const created = await server.request('POST', '/newthings', { body: { title: 'x' } })
+    assert.is(created.status, 201, created.text)
+    assert.equal(created.json, { title: 'x', id: 1 })
+    assert.is((await server.request('PUT', '/newthing', { body: { name: 'y' } })).status, 201)
+    assert.equal((await server.request('GET', '/newthings')).json, [{ title: 'x', id: 1 }])
+    assert.equal((await server.request('GET', '/newthing')).json, { name: 'y' })
+  } finally {
+    await server.close()
+  }
+})
 
 mode.run()

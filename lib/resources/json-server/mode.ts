@@ -31,6 +31,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
       if (path.length > 2) return handleGeneric(context, requireOwners)
       if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
     }
+    if (!reads && version === '0.17') await requireFileName(context)
     if (path.length === 1) {
       if (reads && path[0] === 'db' && version === '0.17') return databaseAnswer(context)
       return topLevel(context, requireOwners)
@@ -51,6 +52,19 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
     }
     return handleGeneric(context, requireOwners)
   }
+}
+
+/**
+ * json-server 0.17 routes only its file's top-level names: a write to any other (`POST /newthings`,
+ * `PUT /newthing`, a nested route's `POST /posts/1/newthings`) is a 404 on a db.json. Other stores
+ * have no file to declare names, and their writes make them (an empty store must take its first).
+ */
+async function requireFileName(context: Context): Promise<void> {
+  const names = await context.documents.fileResources()
+  if (!names) return
+  const { path } = context
+  if (!names.includes(path[0])) throw new NothingStored(path.slice(0, 1))
+  if (path.length === 3 && context.method === 'POST' && !names.includes(path[2]) && (await nestedRouteOf(context))) throw new NothingStored(path.slice(2))
 }
 
 /**

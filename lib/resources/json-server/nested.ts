@@ -2,7 +2,6 @@ import type { Answer, Context } from '../../http/context.ts'
 import type { NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
 import { singular } from '../../listing/relations.ts'
-import { keepStrict } from './query.ts'
 import { createMember } from './plural.ts'
 import { readCollection } from './collections.ts'
 
@@ -31,11 +30,14 @@ export async function nestedRouteOf(context: Context): Promise<NestedRoute | und
   return { collection: [name], foreignKey: `${singular(parent)}${context.settings.foreignKeySuffix}`, parentId }
 }
 
-/** GET: the collection's documents whose foreign key is the parent's id, with the request's own query. */
+/**
+ * GET: the collection's listing with the foreign key as one more filter, set over any the query
+ * had (0.17 sets `req.query.postId`): like any `field=value` of the mode, left out when no item of
+ * the collection has the field (query.ts), so `/comments/1/replies` lists every reply then.
+ */
 export function readNested(context: Context, route: NestedRoute): Promise<Answer> {
   const query = new URLSearchParams(context.query)
-  query.append(route.foreignKey, route.parentId)
-  keepStrict(query, route.foreignKey)
+  query.set(route.foreignKey, route.parentId)
   return readCollection({ ...context, query }, route.collection)
 }
 

@@ -9,7 +9,7 @@ import { jsonAnswer } from '../../http/respond.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { isStoreError } from '../../store/errors.ts'
-import { removeWithDependents } from '../../listing/relations.ts'
+import { EVERY_ORPHAN, removeWithDependents } from '../../listing/relations.ts'
 import { withoutOwnId } from './singular.ts'
 import { readPatch } from '../patch.ts'
 
@@ -134,9 +134,8 @@ export async function updateDocument(context: Context, keepsId: boolean): Promis
  * as json-server 0.17 removes them, in one batch; answered `{}`, as 0.17 answers.
  */
 export async function removeMember(context: Context): Promise<Answer> {
-  const collections = ((await context.documents.children([])) ?? []).filter((name) => name !== context.path[0])
-  // The member and its dependents go in one step of the store (one write of a db.json), all or none.
-  await removeWithDependents(context.documents, context.path, collections, preconditionsOf(context), context.settings)
+  // The member and every orphan go in one step of the store (one write of a db.json), all or none.
+  await removeWithDependents(context.documents, context.path, EVERY_ORPHAN, preconditionsOf(context), context.settings)
   return jsonAnswer(context, 200, {})
 }
 

@@ -29,13 +29,6 @@ export function takeJsonServerParameters(query: URLSearchParams): number {
   return Number(delay)
 }
 
-/** Filters a mode's own route adds (the foreign key of `/posts/1/comments`): never left out. */
-const strictKeys = new WeakMap<URLSearchParams, Set<string>>()
-
-export function keepStrict(query: URLSearchParams, key: string): void {
-  strictKeys.set(query, (strictKeys.get(query) ?? new Set()).add(key))
-}
-
 /** A plain `field=value` key, as 0.17 reads it: not restdir's `_` parameters, `q`, `field:op` or `field_op`. */
 function isPlainFilter(key: string): boolean {
   return key !== '' && key !== 'q' && !key.startsWith('_') && !key.includes(':') && !/_(eq|ne|lt|lte|gt|gte|in|contains|like)$/.test(key)
@@ -48,15 +41,13 @@ function isPlainFilter(key: string): boolean {
  * filters on absent fields, or undefined when every filtered field is somewhere.
  */
 export async function withoutAbsentFields(documents: Documents, path: NodePath, query: URLSearchParams): Promise<URLSearchParams | undefined> {
-  const strict = strictKeys.get(query)
-  const candidates = [...new Set(query.keys())].filter((key) => isPlainFilter(key) && !strict?.has(key))
+  const candidates = [...new Set(query.keys())].filter(isPlainFilter)
   if (candidates.length === 0) return undefined
   const docs = (await documents.list(path)) ?? []
   const absent = candidates.filter((key) => !docs.some((doc) => hasPath(doc, key)))
   if (absent.length === 0) return undefined
   const relaxed = new URLSearchParams(query)
   for (const key of absent) relaxed.delete(key)
-  if (strict) strictKeys.set(relaxed, strict)
   return relaxed
 }
 
