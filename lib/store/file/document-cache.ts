@@ -65,6 +65,11 @@ export class DocumentCache {
     return entry
   }
 
+  /** The entry of `file`, whichever version it was read from: for a hit whose version is known otherwise (watched-hits.ts). */
+  current(file: string): CacheEntry | undefined {
+    return this.#entries.get(file)
+  }
+
   /** True when `file` was cached: the store saw it exist at its last read or write. */
   has(file: string): boolean {
     return this.#entries.has(file)

@@ -120,6 +120,15 @@ export function isRegularFile(file: string): boolean {
   }
 }
 
+/** Whether anything is at `path` now (a link followed); false when that cannot be told. */
+export function isThere(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    return false
+  }
+}
+
 /** A read on the calling thread that took longer than this (ms) waited on the disk. */
 export const SLOW_READ_MS = 1
 /** How long (ms) a store reads through the thread pool after such a read. */

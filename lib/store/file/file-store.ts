@@ -8,7 +8,7 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS, statDocument } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, isThere, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS, statDocument } from './document-file.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -22,6 +22,7 @@ import { checkConditions, checkVersion, writeClaims } from '../conditions.ts'
 import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
 import { sweepStore } from './sweep.ts'
+import { WatchedHits } from './watched-hits.ts'
 import { dropJournal, leftJournals, writeJournal } from './journal.ts'
 import { ApplyingBatches } from './applying-batches.ts'
 import { batchClaims, planBatch } from '../staged.ts'
@@ -33,6 +34,8 @@ export interface FileStoreOptions {
   cache?: CacheLimits
   /** A cache miss read on the calling thread slower than this (ms, default 1) waited on the disk: misses then go through the thread pool for 10 s. */
   slowReadMs?: number
+  /** Most folders watched so that a hot document's GET needs no stat (default 1000, watched-hits.ts); 0: every GET stats its file. */
+  watches?: number
 }
 
 /**
@@ -50,6 +53,7 @@ export class FileStore implements Store {
   readonly #runId: string
   readonly #lock: StoreLock
   readonly #cache: DocumentCache
+  readonly #hits: WatchedHits
   readonly #flusher = new DirectoryFlusher()
   readonly #indexes = new ChildIndexes()
   readonly #locks = new NodeLocks()
@@ -72,7 +76,7 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowReadMs ?? SLOW_READ_MS)
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowReadMs ?? SLOW_READ_MS, options.watches)
     try {
       await store.#finishBatches()
     } catch (error) {
@@ -90,7 +94,7 @@ export class FileStore implements Store {
     }
   }
 
-  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowReadMs: number) {
+  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowReadMs: number, watches?: number) {
     this.dir = root
     this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
@@ -98,6 +102,7 @@ export class FileStore implements Store {
     this.#lock = lock
     this.#cache = cache
     this.#rootIno = statSync(root).ino
+    this.#hits = new WatchedHits(root, cache, watches)
     const tempPathIn = (directory: string) => this.#tempPath(directory)
     // Not awaited: the server may serve while it runs (it spares this run's files).
     this.recovery = lock.takenOver ? sweepStore(root, runId, tempPathIn).catch(() => {}) : Promise.resolve()
@@ -135,9 +140,13 @@ export class FileStore implements Store {
   /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
   readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
     if (this.#applying.settled(path)) return this.readText(path)
-    const found = this.#lookUp(path)
+    const directory = this.#directoryOf(path)
+    // A trusted hit needs no stat: answered in the check phase, once the events read with the request are applied (watched-hits.ts).
+    if (this.#hits.trusted(directory)) return this.#hits.afterEvents(directory, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
+    const found = this.#lookUp(path, directory)
     if (found === undefined) return undefined
     if ('file' in found) return this.#readMissed(path, found).then((read) => read && { json: JSON.stringify(read.doc), etag: read.etag })
+    this.#hits.checked(directory, () => this.#directoriesTo(path))
     return answerOf(found)
   }
 
@@ -159,8 +168,7 @@ export class FileStore implements Store {
   }
 
   /** The stat every read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. */
-  #lookUp(path: NodePath): CacheEntry | MissedFile | undefined {
-    const directory = this.#directoryOf(path)
+  #lookUp(path: NodePath, directory = this.#directoryOf(path)): CacheEntry | MissedFile | undefined {
     const file = this.#below(directory, DOC_FILE)
     const stats = statDocument(file, path)
     if (stats === undefined) {
@@ -445,7 +453,7 @@ export class FileStore implements Store {
       })
     // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
     const gone = (): ChildChange[] =>
-      path.flatMap((name, depth) => (exists(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
+      path.flatMap((name, depth) => (isThere(directories[depth + 1]) ? [] : [{ directory: directories[depth], name, kind: 'removed' as const }]))
     const removed = await this.#indexes.change(directories.slice(0, -1), removal, gone).catch((error: unknown) => {
       throw this.#report(error)
     })
@@ -455,6 +463,7 @@ export class FileStore implements Store {
 
   /** Stops retrying unfinished batches (the next start completes them), waits for the crash cleanup, if any, then releases the lock. Safe to call twice. */
   close(): Promise<void> {
+    this.#hits.close()
     this.#closed ??= this.#applying.stop().then(() => this.recovery).then(() => releaseLock(this.#lock))
     return this.#closed
   }
@@ -584,11 +593,3 @@ export class FileStore implements Store {
 
 /** A document file whose version the cache does not hold, and its folder. */
 type MissedFile = { directory: string; file: string }
-
-function exists(directory: string): boolean {
-  try {
-    return statSync(directory, { throwIfNoEntry: false }) !== undefined
-  } catch {
-    return false
-  }
-}

@@ -1,0 +1,289 @@
+import { readFileSync, statfsSync, watch, type FSWatcher } from 'node:fs'
+import { basename, sep } from 'node:path'
+import type { CacheEntry, DocumentCache } from './document-cache.ts'
+import { errorCode } from './fs-errors.ts'
+import { DOC_FILE } from './names.ts'
+
+/*
+ * Which cache hits may be answered with no stat of their file (docs/storage.md, "Editing by hand").
+ *
+ * A hot document's folder, and each folder above it up to the store folder, is watched (inotify(7),
+ * through fs.watch). Every change of a folder's entries, and every write to a file in it, queues an
+ * event inside the very system call that makes it, so by the time a client that edited a file sends
+ * its next request, the event is waiting in the kernel. Node reads the events and the request in the
+ * poll phase of its loop; a hit decided in the check phase after it (setImmediate) has had every event
+ * delivered with its request applied. So a hit waits for that check phase, and is then answered from
+ * memory if nothing was heard about its file, or a folder on its way, since a stat last found the
+ * cache's version on disk, less than TRUST_MS ago.
+ *
+ * Where that argument does not hold, a hit stats its file as every read did before: not on Linux
+ * (macOS's and Windows's watches are not read in the same turn), a file system of another machine
+ * or a user-space one (its changes made elsewhere raise no event here), a watch refused (the
+ * per-user inotify limit, descriptors), a watcher's error, a burst of events that may have
+ * overflowed the kernel's queue (libuv drops the overflow event itself), and a folder no longer
+ * watched (at most `maxWatches` watches, the least recently used dropped).
+ */
+
+/** A stat found the cache's version this recently (ms), or the hit stats again: what no event tells (a write through a hard link from another folder, an mmap) is seen within this. */
+export const TRUST_MS = 1000
+/** Watches a store keeps by default, the folders above its hot documents included. */
+export const DEFAULT_MAX_WATCHES = 1000
+/** After a watch is refused or fails, how long (ms) hits stat their files before watches are tried again. */
+const RETRY_MS = 60_000
+
+/*
+ * File systems whose every change is made by this kernel (linux/magic.h): ext2/3/4, XFS, Btrfs,
+ * tmpfs, F2FS, ZFS. A bind mount of one of them into a container is the same inodes, and raises
+ * the same events. Anything else, NFS, SMB, FUSE, 9p, virtiofs (a folder shared into a virtual
+ * machine, as Docker Desktop does), overlayfs, is not trusted.
+ */
+const LOCAL_FILE_SYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1])
+
+/** One watched folder: a hot document's, or one above such a folder. */
+interface Watched {
+  readonly directory: string
+  /** `directory` ending in a separator: its entries' paths start with it. */
+  readonly prefix: string
+  /** Its document file. */
+  readonly file: string
+  readonly name: string
+  readonly watcher: FSWatcher
+  readonly parent: Watched | undefined
+  readonly children: Set<Watched>
+  /** True when its own document was hit (else it is watched only for the folders below). */
+  document: boolean
+  /** When (performance.now()) a stat last found the cache's version of its document, with the watches already in place; -Infinity since an event about it. */
+  checkedAt: number
+  /** Hit since eviction last passed it. */
+  used: boolean
+  closed: boolean
+}
+
+/** The watches of one store folder, and the hits waiting for the check phase. */
+export class WatchedHits {
+  readonly #cache: DocumentCache
+  readonly #maxWatches: number
+  readonly #watched = new Map<string, Watched>()
+  /** Until when (performance.now()) no watch is made: one was refused or failed. */
+  #refusedUntil = 0
+  #closed = false
+  /** Hits waiting for this turn's check phase. */
+  #waiting: Array<() => void> = []
+  /** Events heard this turn; more than #overflowAt may mean the kernel's queue overflowed. */
+  #burst = 0
+  readonly #overflowAt: number
+
+  /** `maxWatches`: most folders watched at once; 0 watches none, so every hit stats its file. */
+  constructor(root: string, cache: DocumentCache, maxWatches = DEFAULT_MAX_WATCHES) {
+    this.#cache = cache
+    this.#maxWatches = process.platform === 'linux' && isLocal(root) ? maxWatches : 0
+    this.#overflowAt = Math.floor(queueLength() / 4)
+  }
+
+  /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
+  trusted(directory: string): boolean {
+    const watched = this.#watched.get(directory)
+    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return false
+    watched.used = true
+    return true
+  }
+
+  /**
+   * A stat just found the cache's version of `directory`'s document: trusted from now if the
+   * folder and those above it were watched before that stat; else they are watched now, and
+   * trusted after the next stat. `chain` gives the folders from the store folder down to `directory`.
+   */
+  checked(directory: string, chain: () => string[]): void {
+    const watched = this.#watched.get(directory)
+    if (watched !== undefined) {
+      watched.document = true
+      watched.checkedAt = performance.now()
+      watched.used = true
+      return
+    }
+    if (this.#maxWatches === 0 || this.#closed || performance.now() < this.#refusedUntil) return
+    const made = this.#watchChain(chain())
+    if (made !== undefined) made.document = true
+  }
+
+  /**
+   * Calls `answer` in this turn's check phase, once every event read with the request in the
+   * poll phase before it has been applied (one setImmediate for all the hits of a turn), with
+   * the cache's entry of `directory`'s document if it is still trusted; else with undefined, and
+   * it is trusted no more until a stat finds the cache's version again.
+   */
+  afterEvents<T>(directory: string, answer: (entry: CacheEntry | undefined) => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#waiting.length === 0) setImmediate(this.#answerWaiting)
+      this.#waiting.push(() => {
+        try {
+          resolve(answer(this.#trustedEntry(directory)))
+        } catch (error) {
+          reject(error)
+        }
+      })
+    })
+  }
+
+  #trustedEntry(directory: string): CacheEntry | undefined {
+    const watched = this.#watched.get(directory)
+    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return undefined
+    const entry = this.#cache.current(watched.file)
+    if (entry === undefined) watched.checkedAt = -Infinity
+    return entry
+  }
+
+  readonly #answerWaiting = (): void => {
+    const waiting = this.#waiting
+    this.#waiting = []
+    for (const answer of waiting) answer()
+  }
+
+  /** Closes every watch: the store's hits stat their files from now on. */
+  close(): void {
+    this.#closed = true
+    for (const watched of [...this.#watched.values()]) this.#forget(watched)
+  }
+
+  /** How many folders are watched now. */
+  get size(): number {
+    return this.#watched.size
+  }
+
+  /** Watches each folder of `chain` not yet watched (after making room); returns the last one's, or undefined when a watch could not be made. */
+  #watchChain(chain: string[]): Watched | undefined {
+    let missing = 0
+    while (missing < chain.length && !this.#watched.has(chain[chain.length - 1 - missing])) missing++
+    if (missing > this.#maxWatches) return undefined
+    let parent = this.#watched.get(chain[chain.length - 1 - missing])
+    this.#makeRoom(missing, parent)
+    for (let index = chain.length - missing; index < chain.length; index++) {
+      const made = this.#watch(chain[index], parent)
+      if (made === undefined) {
+        if (parent !== undefined) this.#release(parent)
+        return undefined
+      }
+      parent = made
+    }
+    return parent
+  }
+
+  /** One folder's watch, or undefined when it cannot be watched (then none is made for a while, unless the folder just went). */
+  #watch(directory: string, parent: Watched | undefined): Watched | undefined {
+    let watcher: FSWatcher
+    try {
+      if (!isLocal(directory)) throw Object.assign(new Error('not a local file system'), { code: 'EREMOTE' })
+      watcher = watch(directory, { persistent: false })
+    } catch (error) {
+      const code = errorCode(error)
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#refusedUntil = performance.now() + RETRY_MS
+      return undefined
+    }
+    const watched: Watched = {
+      directory,
+      prefix: directory.endsWith(sep) ? directory : directory + sep,
+      file: (directory.endsWith(sep) ? directory : directory + sep) + DOC_FILE,
+      name: basename(directory),
+      watcher,
+      parent,
+      children: new Set(),
+      document: false,
+      checkedAt: -Infinity,
+      used: true,
+      closed: false,
+    }
+    watcher.on('change', (_kind, name) => this.#heard(watched, typeof name === 'string' ? name : name?.toString()))
+    watcher.on('error', () => this.#failed())
+    parent?.children.add(watched)
+    this.#watched.set(directory, watched)
+    return watched
+  }
+
+  /** An event in a watched folder: what it may have changed is no longer trusted. */
+  #heard(watched: Watched, name: string | undefined): void {
+    if (++this.#burst === 1) setImmediate(() => (this.#burst = 0))
+    if (this.#burst === this.#overflowAt) this.#distrustAll()
+    if (watched.closed) return
+    if (name === DOC_FILE) {
+      watched.checkedAt = -Infinity
+      return
+    }
+    // The store's own files (temp files, long names' @name, the lock, the trash) are no document.
+    if (name !== undefined && name.startsWith('@')) return
+    // The folder itself went or moved, or the kernel did not say which entry: none of it is known.
+    if (name === undefined || name === watched.name) return this.#drop(watched)
+    // An entry that is a watched folder: it may now be another folder, or none.
+    const child = this.#watched.get(watched.prefix + name)
+    if (child !== undefined) this.#drop(child)
+  }
+
+  /** A watcher failed: every hit stats its file, and no watch is made for a while. */
+  #failed(): void {
+    this.#refusedUntil = performance.now() + RETRY_MS
+    for (const watched of [...this.#watched.values()]) this.#forget(watched)
+  }
+
+  /** So many events in one turn that some may have been lost: every hit stats its file once more. */
+  #distrustAll(): void {
+    for (const watched of this.#watched.values()) watched.checkedAt = -Infinity
+  }
+
+  /** Stops watching a folder and every folder below it, then those above that nothing needs any more. */
+  #drop(watched: Watched): void {
+    this.#forget(watched)
+    if (watched.parent !== undefined) this.#release(watched.parent)
+  }
+
+  /** Closes `watched` and every watched folder below it. */
+  #forget(watched: Watched): void {
+    if (watched.closed) return
+    watched.closed = true
+    for (const child of watched.children) this.#forget(child)
+    watched.watcher.close()
+    this.#watched.delete(watched.directory)
+    watched.parent?.children.delete(watched)
+  }
+
+  /** Closes `watched` if it is neither a hit document's folder nor above one, and so on upwards. */
+  #release(watched: Watched): void {
+    for (let at: Watched | undefined = watched; at !== undefined && !at.closed && !at.document && at.children.size === 0; at = at.parent) {
+      this.#forget(at)
+    }
+  }
+
+  /**
+   * Drops the least recently hit documents' folders (a clock: a folder hit since the last pass
+   * gets another round; one with watched folders below stays) until `count` more fit; `keep` is
+   * the folder the new watches go below.
+   */
+  #makeRoom(count: number, keep: Watched | undefined): void {
+    for (let turns = 2 * this.#watched.size; this.#watched.size + count > this.#maxWatches && turns > 0; turns--) {
+      const oldest = this.#watched.values().next().value as Watched
+      if (oldest.used || oldest.children.size > 0 || oldest === keep) {
+        oldest.used = false
+        this.#watched.delete(oldest.directory)
+        this.#watched.set(oldest.directory, oldest)
+      } else {
+        this.#drop(oldest)
+      }
+    }
+  }
+}
+
+/** Whether `directory` is on a file system whose changes this kernel makes (LOCAL_FILE_SYSTEMS). */
+function isLocal(directory: string): boolean {
+  try {
+    return LOCAL_FILE_SYSTEMS.has(statfsSync(directory).type)
+  } catch {
+    return false
+  }
+}
+
+/** The kernel's inotify queue length (fs.inotify.max_queued_events), 16384 when unknown. */
+function queueLength(): number {
+  try {
+    return Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8')) || 16384
+  } catch {
+    return 16384
+  }
+}

@@ -1,0 +1,352 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import fs, { linkSync, mkdirSync, writeFileSync, type FSWatcher } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
+import { rm } from 'node:fs/promises'
+import { join, sep } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
+import { FileStore } from '../../../lib/store/file/file-store.ts'
+import { TRUST_MS } from '../../../lib/store/file/watched-hits.ts'
+
+// A hot document's GET needs no stat while its folder is watched, and a hand edit is still what the
+// next GET returns (docs/storage.md, "Editing by hand"); `watches: 0` is the store that stats every GET,
+// as it does wherever a watch cannot be trusted.
+
+/** The file of `/notes/<id>`. */
+const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')
+
+/**
+ * Counts the stats of document files the server makes (fs.statSync, which every read that is not
+ * trusted starts with), and the watches open. Without these counts the tests below would pass on a
+ * store that stats every GET, or watches every folder there is.
+ */
+const watching = (() => {
+  // node:fs's own exports, changed for the whole process (syncBuiltinESMExports: for ES modules' imports too).
+  const patchable = fs as { statSync: typeof fs.statSync; watch: typeof fs.watch }
+  const realStat = fs.statSync
+  const realWatch = fs.watch
+  const stats = new Map<string, number>()
+  const open = new Map<FSWatcher, string>()
+  let deaf = false
+  let refuse: string | undefined
+  const countedStat = function (this: unknown, ...args: Parameters<typeof realStat>) {
+    const file = String(args[0])
+    if (file.endsWith(`${sep}@.json`)) stats.set(file, (stats.get(file) ?? 0) + 1)
+    return realStat.apply(this, args)
+  } as typeof realStat
+  const countedWatch = ((directory: string, options: { persistent?: boolean }) => {
+    if (refuse) throw Object.assign(new Error(`${refuse}: refused for the test`), { code: refuse })
+    const watcher = realWatch(directory, options)
+    // A deaf watcher hears nothing more, as one the kernel stopped would.
+    const emit = watcher.emit.bind(watcher)
+    watcher.emit = ((name: string, ...args: unknown[]) => (deaf && name === 'change' ? false : emit(name, ...args))) as typeof watcher.emit
+    open.set(watcher, directory)
+    const close = watcher.close.bind(watcher)
+    watcher.close = () => {
+      open.delete(watcher)
+      close()
+    }
+    return watcher
+  }) as typeof fs.watch
+  return {
+    start() {
+      patchable.statSync = countedStat
+      patchable.watch = countedWatch
+      syncBuiltinESMExports()
+    },
+    stop() {
+      patchable.statSync = realStat
+      patchable.watch = realWatch
+      syncBuiltinESMExports()
+    },
+    /** Stats of `file` since the last call. */
+    statsOf(file: string): number {
+      const count = stats.get(file) ?? 0
+      stats.delete(file)
+      return count
+    },
+    /** Watches open on `dir` or a folder inside it. */
+    openIn(dir: string): number {
+      return [...open.values()].filter((directory) => directory === dir || directory.startsWith(dir + sep)).length
+    },
+    /** Every watcher fails: it hears nothing more, and says so once. */
+    fail() {
+      deaf = true
+      for (const watcher of open.keys()) watcher.emit('error', Object.assign(new Error('the watch failed (test)'), { code: 'EIO' }))
+    },
+    refuse(code: string | undefined) {
+      refuse = code
+    },
+    reset() {
+      deaf = false
+      refuse = undefined
+      stats.clear()
+    },
+  }
+})()
+test.before(watching.start)
+test.after(watching.stop)
+test.before.each(watching.reset)
+
+/** A server on a fresh store folder opened with `watches`; `close` closes the store and removes the folder. */
+async function startOnFolder(watches?: number): Promise<TestServer & { store: FileStore }> {
+  const dir = await makeTempDir()
+  const store = await FileStore.open(dir, { watches })
+  const server = await startServer({ store })
+  return {
+    ...server,
+    dir,
+    store,
+    async close() {
+      await server.close()
+      await store.close()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** GETs `target` until it is trusted: three reads (a miss, a hit that watches its folder, a hit that trusts it). */
+async function warm(server: TestServer, target: string): Promise<void> {
+  for (let read = 0; read < 3; read++) assert.is((await server.request('GET', target)).status, 200)
+}
+
+/*
+ * The edits and the reads come from other threads than the server's, as from another process: the
+ * editor's write queues its event in the kernel at once, and the server reads it in its own loop,
+ * in the same turn as the request or before. Plain JavaScript, run by each worker as it is.
+ */
+const editorCode = `
+const { workerData, parentPort } = require('node:worker_threads')
+const fs = require('node:fs')
+const http = require('node:http')
+const { port, file, draft, pairs } = workerData
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+const get = () => new Promise((resolve, reject) => {
+  http.get({ port, host: '127.0.0.1', path: '/notes/target', agent }, (res) => {
+    let text = ''
+    res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode, text }))
+  }).on('error', reject)
+})
+;(async () => {
+  let stale = 0
+  let first
+  for (let n = 0; n < pairs; n++) {
+    const text = JSON.stringify({ id: 'target', n }, null, 2)
+    // In place as a script or some editors do, or saved by rename as most editors do.
+    if (n % 2 === 0) fs.writeFileSync(file, text)
+    else {
+      fs.writeFileSync(draft, text)
+      fs.renameSync(draft, file)
+    }
+    const answer = await get()
+    const read = answer.status === 200 ? JSON.parse(answer.text).n : answer.status
+    if (read !== n) {
+      stale++
+      first ??= { wrote: n, read }
+    }
+    // Read once more: a hit that finds the file unchanged, so that the next edit is made while the document is trusted.
+    if ((await get()).status !== 200) stale++
+  }
+  agent.destroy()
+  parentPort.postMessage({ stale, first })
+})().catch((error) => parentPort.postMessage({ error: String(error) }))
+`
+
+const loadCode = `
+const { workerData, parentPort } = require('node:worker_threads')
+const http = require('node:http')
+const { port, targets } = workerData
+const agent = new http.Agent({ keepAlive: true })
+let running = true
+let requests = 0
+let wrong = 0
+parentPort.on('message', () => (running = false))
+const loop = (target) => new Promise((resolve) => {
+  const next = () => {
+    if (!running) return resolve()
+    http.get({ port, host: '127.0.0.1', path: target, agent }, (res) => {
+      res.resume().on('end', () => {
+        requests++
+        if (res.statusCode !== 200) wrong++
+        next()
+      })
+    }).on('error', () => resolve())
+  }
+  next()
+})
+Promise.all(targets.map(loop)).then(() => {
+  agent.destroy()
+  parentPort.postMessage({ requests, wrong })
+})
+`
+
+function runWorker<T>(code: string, data: object): { worker: Worker; done: Promise<T> } {
+  const worker = new Worker(code, { eval: true, workerData: data })
+  const done = new Promise<T>((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  return { worker, done }
+}
+
+const PAIRS = 20_000
+const OTHERS = 3
+
+/** 20 000 hand edits of /notes/target, each read back at once over HTTP, while other threads GET other documents. */
+async function editAndReadUnderLoad(server: TestServer) {
+  for (let index = 0; index < OTHERS; index++) await server.request('PUT', `/notes/other${index}`, { body: { index } })
+  await server.request('PUT', '/notes/target', { body: { n: -1 } })
+  await warm(server, '/notes/target')
+  const targets = Array.from({ length: OTHERS }, (_, index) => `/notes/other${index}`)
+  for (const target of targets) await warm(server, target)
+  for (const target of targets) watching.statsOf(fileOf(server.dir, target.slice('/notes/'.length)))
+  const load = runWorker<{ requests: number; wrong: number }>(loadCode, { port: server.port, targets: [...targets, ...targets] })
+  const file = fileOf(server.dir, 'target')
+  const editor = runWorker<{ stale: number; first?: unknown; error?: string }>(editorCode, {
+    port: server.port,
+    file,
+    draft: join(server.dir, 'notes', 'target', '.@.json.swp'),
+    pairs: PAIRS,
+  })
+  const edited = await editor.done
+  load.worker.postMessage('stop')
+  const loaded = await load.done
+  const othersStats = targets.reduce((sum, target) => sum + watching.statsOf(fileOf(server.dir, target.slice('/notes/'.length))), 0)
+  return { edited, loaded, othersStats }
+}
+
+test('20 000 hand edits, in place and saved by rename, are each what the next GET returns, while other hot documents are answered with no stat', async () => {
+  const server = await startOnFolder()
+  try {
+    const { edited, loaded, othersStats } = await editAndReadUnderLoad(server)
+    assert.is(edited.error, undefined)
+    assert.is(edited.stale, 0, `a stale answer: ${JSON.stringify(edited.first)}`)
+    assert.is(loaded.wrong, 0)
+    assert.ok(loaded.requests > 2000, `the load ran (${loaded.requests} GETs)`)
+    // At most one stat a second for each of them (TRUST_MS), not one per GET.
+    assert.ok(othersStats < loaded.requests / 20, `${othersStats} stats for ${loaded.requests} GETs of watched documents`)
+  } finally {
+    await server.close()
+  }
+})
+
+test('with no watches (watches: 0), the same 20 000 edits are each what the next GET returns, every GET looking at its file', async () => {
+  const server = await startOnFolder(0)
+  try {
+    const { edited, loaded, othersStats } = await editAndReadUnderLoad(server)
+    assert.is(edited.error, undefined)
+    assert.is(edited.stale, 0, `a stale answer: ${JSON.stringify(edited.first)}`)
+    assert.is(loaded.wrong, 0)
+    assert.ok(othersStats >= loaded.requests, `${othersStats} stats for ${loaded.requests} GETs`)
+    assert.is(watching.openIn(server.dir), 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a change no event tells (a write through a hard link from another folder) is seen within a second: the trust ends with a stat', async () => {
+  const server = await startOnFolder()
+  const outside = await makeTempDir()
+  try {
+    await server.request('PUT', '/notes/linked', { body: { n: 1 } })
+    await warm(server, '/notes/linked')
+    const file = fileOf(server.dir, 'linked')
+    watching.statsOf(file)
+    assert.equal((await server.request('GET', '/notes/linked')).json, { id: 'linked', n: 1 })
+    assert.is(watching.statsOf(file), 0, 'a trusted hit needs no stat')
+    const alias = join(outside, 'alias.json')
+    linkSync(file, alias)
+    writeFileSync(alias, JSON.stringify({ id: 'linked', n: 22 }))
+    await new Promise((resolve) => setTimeout(resolve, TRUST_MS + 100))
+    assert.equal((await server.request('GET', '/notes/linked')).json, { id: 'linked', n: 22 })
+  } finally {
+    await server.close()
+    await rm(outside, { recursive: true, force: true })
+  }
+})
+
+test('at most `watches` folders are watched, the least recently read dropped first, and none once the store is closed', async () => {
+  const server = await startOnFolder(6)
+  try {
+    const ids = Array.from({ length: 12 }, (_, index) => `d${index}`)
+    for (const id of ids) await server.request('PUT', `/notes/${id}`, { body: { id, n: 0 } })
+    let most = 0
+    for (let round = 0; round < 3; round++) {
+      for (const id of ids) {
+        await warm(server, `/notes/${id}`)
+        most = Math.max(most, watching.openIn(server.dir))
+      }
+    }
+    // The store folder, /notes and four documents' folders.
+    assert.is(most, 6)
+    // The last read are the ones watched: their GETs need no stat; the first read need one.
+    watching.statsOf(fileOf(server.dir, 'd11'))
+    watching.statsOf(fileOf(server.dir, 'd0'))
+    await server.request('GET', '/notes/d11')
+    await server.request('GET', '/notes/d0')
+    assert.is(watching.statsOf(fileOf(server.dir, 'd11')), 0, 'the most recently read stays watched')
+    assert.is(watching.statsOf(fileOf(server.dir, 'd0')), 1, 'the least recently read was dropped')
+    for (const id of ids) writeFileSync(fileOf(server.dir, id), JSON.stringify({ id, n: 1 }))
+    for (const id of ids) assert.equal((await server.request('GET', `/notes/${id}`)).json, { id, n: 1 })
+    await server.store.close()
+    assert.is(watching.openIn(server.dir), 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a watcher that fails leaves every GET looking at its file: a hand edit after it is what the next GET returns', async () => {
+  const server = await startOnFolder()
+  try {
+    await server.request('PUT', '/notes/e', { body: { n: 1 } })
+    await warm(server, '/notes/e')
+    const file = fileOf(server.dir, 'e')
+    watching.statsOf(file)
+    await server.request('GET', '/notes/e')
+    assert.is(watching.statsOf(file), 0, 'a trusted hit needs no stat')
+    watching.fail()
+    assert.is(watching.openIn(server.dir), 0)
+    writeFileSync(file, JSON.stringify({ id: 'e', n: 2 }))
+    assert.equal((await server.request('GET', '/notes/e')).json, { id: 'e', n: 2 })
+    assert.is(watching.statsOf(file), 1)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a watch refused (the per-user limit, ENOSPC) leaves every GET looking at its file', async () => {
+  const server = await startOnFolder()
+  try {
+    watching.refuse('ENOSPC')
+    await server.request('PUT', '/notes/r', { body: { n: 1 } })
+    await warm(server, '/notes/r')
+    const file = fileOf(server.dir, 'r')
+    for (let n = 2; n < 6; n++) {
+      writeFileSync(file, JSON.stringify({ id: 'r', n }))
+      watching.statsOf(file)
+      assert.equal((await server.request('GET', '/notes/r')).json, { id: 'r', n })
+      assert.is(watching.statsOf(file), 1)
+    }
+    assert.is(watching.openIn(server.dir), 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a folder above a hot document moved away and replaced by hand is seen by the next GET', async () => {
+  const server = await startOnFolder()
+  try {
+    await server.request('PUT', '/notes/m', { body: { n: 1 } })
+    await warm(server, '/notes/m')
+    await warm(server, '/notes/m')
+    fs.renameSync(join(server.dir, 'notes'), join(server.dir, 'old-notes'))
+    mkdirSync(join(server.dir, 'notes', 'm'), { recursive: true })
+    writeFileSync(fileOf(server.dir, 'm'), JSON.stringify({ id: 'm', n: 2 }))
+    assert.equal((await server.request('GET', '/notes/m')).json, { id: 'm', n: 2 })
+  } finally {
+    await server.close()
+  }
+})
+
+test.run()
