@@ -1,7 +1,7 @@
 import { readFileSync, statfsSync, watch, type FSWatcher } from 'node:fs'
 import { basename, sep } from 'node:path'
 import type { CacheEntry, DocumentCache } from './document-cache.ts'
-import { errorCode } from './fs-errors.ts'
+import { errorCode } from '../fs/fs-errors.ts'
 import { DOC_FILE } from './names.ts'
 
 /*
