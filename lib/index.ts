@@ -7,6 +7,8 @@ export { Router, type Params, type RouteMatch, type ListedRoute } from './http/r
 export { HttpError } from './http-error.ts'
 export { FileStore, MemoryStore, PostgresStore, SchemaError, MissingPgError, StoreError, encodeSegment, decodeFolderName, compareIds, type StoreErrorKind } from './store/index.ts'
 export type { Store, Doc, NodePath, StoredDoc, StoredText, WriteResult, WriteConditions, StoreChange, ListingPlan, ListingCondition, ListingPage, MemoryStoreOptions, PostgresStoreOptions } from './store/index.ts'
+export { batchPlan, planBatch } from './store/index.ts'
+export type { BaseReader, BatchOp, StagedBatch } from './store/index.ts'
 export { importDatabase, importDatabaseFile, readDatabaseFile, ImportError, type ImportOptions, type ImportSummary } from './data/import.ts'
 export { copyStore, type CopyOptions, type CopySummary } from './data/copy.ts'
 export type { ResetSummary } from './data/reset.ts'

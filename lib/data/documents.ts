@@ -1,4 +1,4 @@
-import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
+import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, StagedBatch, Store, StoreChange, StoredDoc, StoredText, WriteConditions } from '../store/store.ts'
 import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
@@ -400,10 +400,11 @@ export class Documents {
    * Applies a batch's ops in one atomic step (Store.batch; docs/http-api.md,
    * "Batches"), and, for a store without a feed of its own, reports `changes`
    * (what the ops make, as lib/store/staged.ts worked them out) once all of them are stored.
+   * `staged`: the staged view that made the ops, which the store confirms rather than checking each op again.
    */
-  async batch(ops: readonly BatchOp[], changes: readonly Omit<Change, 'id'>[]): Promise<void> {
+  async batch(ops: readonly BatchOp[], changes: readonly Omit<Change, 'id'>[], staged?: StagedBatch): Promise<void> {
     if (ops.length === 0) return
-    await this.#store.batch(ops)
+    await this.#store.batch(ops, staged)
     if (!this.#storeFeeds) for (const change of changes) this.#emit(change)
   }
 

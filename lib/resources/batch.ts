@@ -65,7 +65,7 @@ export async function answerBatch(context: Context, dispatch: Dispatch): Promise
     const staged = context.documents.staged(BATCH_TEXT_FACTOR * context.settings.bodyLimits.maxBody)
     const responses = await runAll(context, dispatch, requests, staged)
     try {
-      await context.documents.batch(staged.ops, staged.changes)
+      await context.documents.batch(staged.ops, staged.changes, staged)
     } catch (error) {
       // Another client changed what the batch relied on: run it again against the store as it is now.
       if (attempt < ATTEMPTS && isStoreError(error) && ['version-changed', 'owner-missing', 'taken'].includes(error.kind)) continue

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { isStoreError, type StoreErrorKind } from './errors.ts'
+import { StagedStore } from './staged.ts'
 import type { Doc, Store, StoreChange } from './store.ts'
 
 /*
@@ -450,7 +451,39 @@ const checks: Check[] = [
     stop?.()
     assert.deepEqual(seen, [], 'a refused batch reports no change')
   }],
+
+  ['batch, given the staged view that made its ops, refuses them and stores nothing when a write landed meanwhile on what an op relied on', async (store) => {
+    if (!store.batch) return
+    await store.write(['bs', 'kept'], { n: 1 })
+    await store.write(['bs', 'user', 'ann'], { name: 'ann' })
+    // Each: what the view stages, then what another client does before the store applies it.
+    const races: Array<[stage: (view: StagedStore) => Promise<unknown>, meanwhile: () => Promise<unknown>]> = [
+      [async (view) => view.write(['bs', 'kept'], { n: 2 }, { expect: (await store.read(['bs', 'kept']))?.etag }), () => store.write(['bs', 'kept'], { n: 3 })],
+      [(view) => view.write(['bs', 'user', 'u2'], { name: 'bob' }, { unique: { among: ['bs', 'user'], field: 'name' } }), () => store.write(['bs', 'user', 'u3'], { name: 'bob' })],
+      [(view) => view.write(['bs', 'list', 'l1'], { n: 1 }, { owner: ['bs', 'user', 'ann'] }), () => store.remove(['bs', 'user', 'ann'])],
+      [async (view) => view.remove(['bs', 'kept'], { expect: (await store.read(['bs', 'kept']))?.etag }), () => store.write(['bs', 'kept'], { n: 4 })],
+    ]
+    for (const [stage, meanwhile] of races) {
+      const view = new StagedStore(store)
+      await stage(view)
+      const before = await snapshot(store, ['bs'])
+      await meanwhile()
+      const after = await snapshot(store, ['bs'])
+      assert.notDeepEqual(after, before)
+      await assert.rejects(store.batch(view.ops, view), (error: unknown) => isStoreError(error) && ['version-changed', 'owner-missing', 'taken'].includes(error.kind))
+      assert.deepEqual(await snapshot(store, ['bs']), after, 'a refused batch stores nothing')
+    }
+  }],
 ]
+
+/** Every document below `path`, by path. */
+async function snapshot(store: Store, path: readonly string[]): Promise<Record<string, Doc>> {
+  const found: Record<string, Doc> = {}
+  const stored = await store.read(path)
+  if (stored) found[path.join('/')] = stored.doc
+  for (const name of (await store.children(path)) ?? []) Object.assign(found, await snapshot(store, [...path, name]))
+  return found
+}
 
 function range(count: number): number[] {
   return Array.from({ length: count }, (_, index) => index)

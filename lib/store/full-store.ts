@@ -1,4 +1,4 @@
-import type { BatchOp, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredText } from './store.ts'
+import type { BatchOp, ListingPage, ListingPlan, NodePath, StagedBatch, Store, StoreChange, StoredText } from './store.ts'
 import { isStoreError } from './errors.ts'
 
 /**
@@ -34,7 +34,7 @@ export class FullStore implements Store {
   /** Version tokens of the named children (see Store.documentVersions); without the store's own, none: its feed reports every change. */
   readonly documentVersions: (path: NodePath, names: readonly string[]) => (string | undefined)[]
   /** Applies ops as one step; a store without `batch` refuses (see `appliesBatches`). */
-  readonly batch: (ops: readonly BatchOp[]) => Promise<void>
+  readonly batch: (ops: readonly BatchOp[], staged?: StagedBatch) => Promise<void>
   /** The store's own change feed; a store without one reports nothing here, and Documents reports the changes made through it. */
   readonly subscribe: (listener: (change: StoreChange) => void) => () => void
   /** The newest change id the store reports; 0 for a store with no feed. */

@@ -2,8 +2,8 @@ import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { ChangeFeed, changeOfWrite } from './feed.ts'
 import { NodeLocks } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { batchClaims, planBatch } from './staged.ts'
-import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { batchClaims, batchPlan } from './staged.ts'
+import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type StagedBatch, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 import { madeNode, nodeAt } from './node-tree.ts'
 
 export interface MemoryStoreOptions {
@@ -101,13 +101,14 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Holds every node the batch claims, checks all its ops, then applies them
+   * Holds every node the batch claims, checks all its ops (or that what the
+   * staged view read is still so: batchPlan), then applies them
    * in one turn of the event loop: no reader sees part of it. The changes are
    * reported after the last op is applied.
    */
-  batch(ops: readonly BatchOp[]): Promise<void> {
+  batch(ops: readonly BatchOp[], staged?: StagedBatch): Promise<void> {
     return this.#locks.run(batchClaims(ops), async () => {
-      const plan = await planBatch(this, ops)
+      const plan = await batchPlan(this, ops, staged)
       if (plan.ops.length > 0) await this.#pause?.('write', plan.ops[0].path)
       // The id lists of the collections that lose members are mended once, after: one splice per removal costs the list's length each time.
       const thinned = new Set<MemoryNode>()

@@ -1,8 +1,9 @@
 import { checkConditions, checkVersion, writeClaims } from './conditions.ts'
 import { changeOfWrite } from './feed.ts'
+import { StoreError } from './errors.ts'
 import type { Claim } from './node-locks.ts'
 import { etagOf, serializeDoc } from './serialize.ts'
-import { compareIds, idInsertionPoint, type BatchOp, type Doc, type NodePath, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
+import { compareIds, idInsertionPoint, type BaseReader, type BatchOp, type Doc, type NodePath, type StagedBatch, type Store, type StoreChange, type StoredDoc, type WriteConditions, type WriteResult } from './store.ts'
 import { madeNode } from './node-tree.ts'
 import { HttpError } from '../http-error.ts'
 
@@ -10,13 +11,15 @@ import { HttpError } from '../http-error.ts'
  * A batch's view of a store (docs/http-api.md, "Batches"): the store as it is,
  * with the batch's writes and removals laid over it and nothing of them
  * stored. The requests of a batch run against it, each seeing the ones before;
- * what they did is kept as BatchOps and changes, for a store's `batch` to
- * check again and apply as one step. Each store's `batch` checks its ops on
- * one of these too, over its own reads, inside its critical section.
+ * what they did is kept as BatchOps and changes, and so is every answer the
+ * view had from the store (ReadRecord). A store's `batch` (batchPlan) then
+ * asks the store those questions again inside its critical section: when
+ * every answer is still the same, each op's conditions hold as they did when
+ * it was staged, and the ops and changes are applied as they are, staged
+ * once; when one differs, the store refuses and the batch runs again.
  */
 
-/** The store the view lies over: only reads. */
-export type BaseReader = Pick<Store, 'read' | 'children' | 'exists' | 'documentChildren'>
+export type { BaseReader }
 
 /** One node of the overlay: `doc` undefined leaves the base's, null is "no document"; `cleared` hides the base's whole subtree. */
 interface Layer {
@@ -28,8 +31,9 @@ interface Layer {
 /** What a batch's documents may come to in all, in multiples of the body limit (docs/http-api.md, "Batches"). */
 export const BATCH_TEXT_FACTOR = 16
 
-export class StagedStore implements Store {
-  readonly #base: BaseReader
+export class StagedStore implements Store, StagedBatch {
+  /** The store, through the record of what the view asked it. */
+  readonly #base: ReadRecord
   readonly #root: Layer = { children: new Map() }
   /** What was done, in order: a removal of nothing is left out. */
   readonly ops: BatchOp[] = []
@@ -49,8 +53,13 @@ export class StagedStore implements Store {
 
   /** `maxText`: the most characters of documents the batch may write in all; a write past it is a `413`. */
   constructor(base: BaseReader, maxText = Infinity) {
-    this.#base = base
+    this.#base = new ReadRecord(base)
     this.#maxText = maxText
+  }
+
+  /** StagedBatch: refuses, as 'version-changed', unless `base` answers every question the view asked of its store as it did then. */
+  confirm(base: BaseReader): Promise<void> {
+    return this.#base.confirm(base)
   }
 
   async read(path: NodePath): Promise<StoredDoc | undefined> {
@@ -144,13 +153,7 @@ export class StagedStore implements Store {
     if (known) return known.names.length > 0 || (await this.exists(path)) ? known.names : undefined
     if (!(await this.exists(path))) return undefined
     const { layer, hidden } = this.#walk(path)
-    let names: string[]
-    if (hidden) names = []
-    else if (this.#base.documentChildren) names = (await this.#base.documentChildren(path, 0, undefined))?.names ?? []
-    else {
-      names = []
-      for (const name of (await this.#base.children(path)) ?? []) if ((await this.#base.read([...path, name]).catch(() => true)) !== undefined) names.push(name)
-    }
+    const names = hidden ? [] : [...((await this.#base.documentNames(path)) ?? [])]
     for (const name of layer?.children.keys() ?? []) {
       if (await this.#holdsDocument([...path, name])) insertName(names, name)
       else removeName(names, name)
@@ -197,6 +200,111 @@ function namePosition(names: readonly string[], name: string): number {
   // A new id most often goes last: no search for it.
   if (names.length === 0 || compareIds(names[names.length - 1], name) < 0) return names.length
   return idInsertionPoint(names, name)
+}
+
+/** One question a staged view asks its store, and the answer it had, as text: a version, a list of names… */
+type Question = 'read' | 'children' | 'exists' | 'names'
+
+/**
+ * The store under a staged view, answering as it does and noting the first
+ * answer to each question (a node's document's version or its absence,
+ * whether a node exists, a node's children, those holding a document): what
+ * the batch relied on. A second answer unlike the first means the store
+ * changed while the batch was staged: it cannot be applied as staged.
+ */
+class ReadRecord {
+  readonly #base: BaseReader
+  readonly #answers = new Map<string, { question: Question; path: NodePath; answer: string }>()
+  #torn = false
+
+  constructor(base: BaseReader) {
+    this.#base = base
+  }
+
+  read(path: NodePath): Promise<StoredDoc | undefined> {
+    return this.#note('read', path, this.#base.read(path), (stored) => stored?.etag ?? '-')
+  }
+
+  children(path: NodePath): Promise<string[] | undefined> {
+    return this.#note('children', path, this.#base.children(path), listed)
+  }
+
+  exists(path: NodePath): Promise<boolean> {
+    return this.#note('exists', path, this.#base.exists(path), String)
+  }
+
+  /** The names of the node's children holding a document, in id order; undefined when it does not exist. */
+  documentNames(path: NodePath): Promise<string[] | undefined> {
+    return this.#note('names', path, documentNamesOf(this.#base, path), listed)
+  }
+
+  /** Asks `base` each question again, in the order first asked; the first answer unlike the one noted refuses the batch. */
+  async confirm(base: BaseReader): Promise<void> {
+    if (this.#torn) throw new StoreError('version-changed', [], 'the store changed while the batch was staged')
+    for (const { question, path, answer } of this.#answers.values()) {
+      if ((await answerOf(base, question, path)) !== answer) throw new StoreError('version-changed', path, 'the store changed after the batch was staged')
+    }
+  }
+
+  async #note<T>(question: Question, path: NodePath, asked: Promise<T>, text: (answer: T) => string): Promise<T> {
+    let answer: string
+    try {
+      const result = await asked
+      answer = text(result)
+      return result
+    } catch (error) {
+      answer = failure(error)
+      throw error
+    } finally {
+      const key = `${question} ${JSON.stringify(path)}`
+      const noted = this.#answers.get(key)
+      if (!noted) this.#answers.set(key, { question, path, answer: answer! })
+      else if (noted.answer !== answer!) this.#torn = true
+    }
+  }
+}
+
+/** The answer to `question` as ReadRecord notes it, a failure included. */
+async function answerOf(base: BaseReader, question: Question, path: NodePath): Promise<string> {
+  try {
+    if (question === 'read') return (await base.read(path))?.etag ?? '-'
+    if (question === 'exists') return String(await base.exists(path))
+    return listed(question === 'children' ? await base.children(path) : await documentNamesOf(base, path))
+  } catch (error) {
+    return failure(error)
+  }
+}
+
+function listed(names: readonly string[] | undefined): string {
+  return names === undefined ? '-' : JSON.stringify(names)
+}
+
+/** A failed answer (a broken document's 'bad-document'…), noted as its kind. */
+function failure(error: unknown): string {
+  return `!${error instanceof StoreError ? error.kind : 'error'}`
+}
+
+/** The node's children holding a document, as Store.documentChildren lists them; from `children` and `read` where the store has no documentChildren (a broken document counts, as for `exists`). */
+async function documentNamesOf(base: BaseReader, path: NodePath): Promise<string[] | undefined> {
+  if (base.documentChildren) return (await base.documentChildren(path, 0, undefined))?.names
+  const children = await base.children(path)
+  if (!children) return undefined
+  const names: string[] = []
+  for (const name of children) if ((await base.read([...path, name]).catch(() => true)) !== undefined) names.push(name)
+  return names
+}
+
+/**
+ * What a store's `batch` applies, worked out inside its critical section
+ * against `base`, its own reads there: when `staged` is the staged view
+ * that made these very ops, its ops and changes as they are, once every
+ * answer it had from the store is still so (else 'version-changed'); for ops
+ * made any other way, planBatch's.
+ */
+export async function batchPlan(base: BaseReader, ops: readonly BatchOp[], staged: StagedBatch | undefined): Promise<{ ops: readonly BatchOp[]; changes: readonly Omit<StoreChange, 'id'>[] }> {
+  if (staged === undefined || staged.ops !== ops) return planBatch(base, ops)
+  await staged.confirm(base)
+  return { ops: staged.ops, changes: staged.changes }
 }
 
 /**

@@ -87,6 +87,24 @@ export type BatchOp =
   | { kind: 'write'; path: NodePath; doc: Doc; conditions?: WriteConditions }
   | { kind: 'remove'; path: NodePath; expect?: string | null }
 
+/** The reads of a store a batch is checked against. */
+export type BaseReader = Pick<Store, 'read' | 'children' | 'exists' | 'documentChildren'>
+
+/** What a staged view of a store (lib/store/staged.ts) made of a batch, for Store.batch. */
+export interface StagedBatch {
+  /** Its ops: the very array Store.batch is given. */
+  readonly ops: readonly BatchOp[]
+  /** The changes its ops make, as the change feed will report them. */
+  readonly changes: readonly Omit<StoreChange, 'id'>[]
+  /**
+   * Asks `base` (the store, inside the batch's atomic step) every question
+   * the view asked of the store while staging (a document's version, whether
+   * a node exists, a node's children); throws StoreError 'version-changed'
+   * when an answer is not the one the view had.
+   */
+  confirm(base: BaseReader): Promise<void>
+}
+
 /** A change to the store, as the change feed (`subscribe`) reports it. */
 export interface StoreChange {
   /**
@@ -180,8 +198,14 @@ export interface Store {
    * batch or after it, never between; the change feed reports the batch's
    * changes, in order, once all of them are stored. A remove of a node that
    * holds nothing changes nothing and reports no change.
+   *
+   * `staged`, when given, is the staged view (lib/store/staged.ts) that made
+   * these very ops: its changes are the ones to report, and once its
+   * `confirm` passes against the store inside the batch's atomic step, every
+   * op's conditions hold as they did in the view, and need no second check
+   * (batchPlan). A store may ignore it and check each op itself.
    */
-  batch?(ops: readonly BatchOp[]): Promise<void>
+  batch?(ops: readonly BatchOp[], staged?: StagedBatch): Promise<void>
   /**
    * Optional: the feed of every change made to the store, whoever made it
    * (another process on the same database included), in id order. Returns

@@ -228,7 +228,7 @@ export function wrapStore(inner: Store, hooks: StoreHooks): Store {
     close: () => inner.close(),
   }
   const { readText, documentChildren, subscribe, lastChangeId, query, batch } = inner
-  if (batch) store.batch = (ops) => around('batch', ops[0]?.path ?? [], () => batch.call(inner, ops))
+  if (batch) store.batch = (ops, staged) => around('batch', ops[0]?.path ?? [], () => batch.call(inner, ops, staged))
   if (subscribe) store.subscribe = (listener) => subscribe.call(inner, listener)
   if (lastChangeId) store.lastChangeId = () => lastChangeId.call(inner)
   if (query) store.query = (path, plan) => around('query', path, () => query.call(inner, path, plan))

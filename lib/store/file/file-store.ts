@@ -17,7 +17,7 @@ import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } fr
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
-import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, NodePath, StagedBatch, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
 import { checkConditions, checkVersion, writeClaims } from '../conditions.ts'
 import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
@@ -25,7 +25,7 @@ import { sweepStore } from './sweep.ts'
 import { WatchedHits } from './watched-hits.ts'
 import { dropJournal, leftJournals, writeJournal } from './journal.ts'
 import { ApplyingBatches } from './applying-batches.ts'
-import { batchClaims, planBatch } from '../staged.ts'
+import { batchClaims, batchPlan } from '../staged.ts'
 
 export interface FileStoreOptions {
   /** Flush every write (file and directories) to disk before acknowledging it, so it survives power loss. */
@@ -391,15 +391,16 @@ export class FileStore implements Store {
   }
 
   /**
-   * Holds every node the batch claims and checks all its ops; then the
+   * Holds every node the batch claims and checks all its ops (or that what
+   * the staged view read is still so: batchPlan); then the
    * journal of the batch goes to disk first (journal.ts), its files are
    * placed, and the journal is deleted. A crash in between is finished at the
    * next start, a disk fault by retries (applying-batches.ts); the changes are reported once every file is in place.
    */
-  batch(ops: readonly BatchOp[]): Promise<void> {
+  batch(ops: readonly BatchOp[], staged?: StagedBatch): Promise<void> {
     return this.#locks.run(batchClaims(ops), async () => {
       for (const op of ops) this.#applying.refuseUnfinished(op.path)
-      const plan = await planBatch(this, ops)
+      const plan = await batchPlan(this, ops, staged)
       if (plan.ops.length === 0) return
       const count = ++this.#tempCount
       const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {

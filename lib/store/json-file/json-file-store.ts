@@ -8,7 +8,7 @@ import { isMissing, toStoreError } from '../fs/fs-errors.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
-import type { BatchOp, Doc, NodePath, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
+import type { BaseReader, BatchOp, Doc, NodePath, StagedBatch, Store, StoreChange, StoredDoc, WriteConditions, WriteResult } from '../store.ts'
 import { lockFile, unlockFile, type FileLock } from '../fs/file-lock.ts'
 import { ExclusiveGate } from './gate.ts'
 import { GroupWriter } from './group-writer.ts'
@@ -199,6 +199,10 @@ export class JsonFileStore implements Store {
   // as json-server keeps it (docs/json-server.md, "Serving a db.json"): the tree holds no node for it.
   async children(path: NodePath): Promise<string[] | undefined> {
     await this.#fresh()
+    return this.#childrenNow(path)
+  }
+
+  async #childrenNow(path: NodePath): Promise<string[] | undefined> {
     const names = await this.#tree.children(path)
     const empty = path.length === 0 ? this.#layout.emptyCollections() : []
     if (!names) {
@@ -217,6 +221,10 @@ export class JsonFileStore implements Store {
 
   async documentChildren(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     await this.#fresh()
+    return this.#documentChildrenNow(path, start, end)
+  }
+
+  async #documentChildrenNow(path: NodePath, start: number, end: number | undefined): Promise<{ names: string[]; total: number } | undefined> {
     const inTree = await this.#tree.documentChildren(path, 0, 0)
     if (!inTree) return this.#isEmptyCollection(path) ? { names: [], total: 0 } : undefined
     const names = this.#layout.documentNames(path)
@@ -227,7 +235,19 @@ export class JsonFileStore implements Store {
 
   async exists(path: NodePath): Promise<boolean> {
     await this.#fresh()
+    return this.#existsNow(path)
+  }
+
+  async #existsNow(path: NodePath): Promise<boolean> {
     return (await this.#tree.exists(path)) || this.#isEmptyCollection(path)
+  }
+
+  /** The store's reads as they answer once the file is read: what a staged batch is confirmed against, inside the tree's batch. */
+  readonly #asRead: BaseReader = {
+    read: (path) => this.#tree.read(path),
+    children: (path) => this.#childrenNow(path),
+    exists: (path) => this.#existsNow(path),
+    documentChildren: (path, start, end) => this.#documentChildrenNow(path, start, end),
   }
 
   /** The file's top-level resources, collections and documents, in the file's order (what json-server's banner lists). */
@@ -252,9 +272,14 @@ export class JsonFileStore implements Store {
     return this.#change(path, () => this.#tree.remove(path, conditions), (result) => result.existed)
   }
 
-  /** The tree applies the batch in one step; one file write then holds all of it (docs/http-api.md, "Batches"). */
-  batch(ops: readonly BatchOp[]): Promise<void> {
-    return this.#change(ops[0]?.path ?? [], () => this.#tree.batch(ops), () => ops.length > 0)
+  /**
+   * The tree applies the batch in one step; one file write then holds all of
+   * it (docs/http-api.md, "Batches"). A staged batch is confirmed against
+   * this store's answers (file order, empty collections), not the tree's.
+   */
+  batch(ops: readonly BatchOp[], staged?: StagedBatch): Promise<void> {
+    const confirmed = staged && { ops: staged.ops, changes: staged.changes, confirm: () => staged.confirm(this.#asRead) }
+    return this.#change(ops[0]?.path ?? [], () => this.#tree.batch(ops, confirmed), () => ops.length > 0)
   }
 
   subscribe(listener: (change: StoreChange) => void): () => void {

@@ -1,6 +1,6 @@
 import { etagOf, parseStoredDoc } from '../serialize.ts'
 import type { BatchOp, NodePath } from '../store.ts'
-import type { BaseReader } from '../staged.ts'
+import type { BaseReader } from '../store.ts'
 import { ID_ORDER } from './schema.ts'
 import { keyOf, pathKey, segmentOf, treeLockKey } from './keys.ts'
 import type { PoolClient } from './pg.ts'

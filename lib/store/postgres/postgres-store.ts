@@ -1,7 +1,7 @@
 import { StoreError } from '../errors.ts'
 import { changeOfWrite } from '../feed.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
-import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
+import type { BatchOp, Doc, ListingPage, ListingPlan, NodePath, StagedBatch, Store, StoreChange, StoredDoc, StoredText, WriteConditions, WriteResult } from '../store.ts'
 import { PRUNE_EVERY, changesAfter, keepChangeStatement, keptChangesAfter, lastCommitted, pruneChanges } from './changes.ts'
 import { Database } from './database.ts'
 import { JsonCache } from './json-cache.ts'
@@ -16,7 +16,7 @@ import { ID_ORDER, SCHEMA_VERSION, SchemaError } from './schema.ts'
 import { inTransaction } from './transactions.ts'
 import { checkWriteConditions, holdsDocument, insertIfEmpty, lockedText, removeTree, upsertDocument, writeLocks } from './writes.ts'
 import { batchLocks, transactionReader } from './batch.ts'
-import { planBatch } from '../staged.ts'
+import { batchPlan } from '../staged.ts'
 
 export { SCHEMA_VERSION, SchemaError }
 
@@ -246,16 +246,17 @@ export class PostgresStore implements Store {
    * One transaction (docs/postgres.md, "Batches"): the exclusive locks of
    * every node the batch touches and of their ancestors, so that no write or
    * removal of any instance lands among its checks and changes; the checks,
-   * against what the transaction sees; every op; and every change's row,
+   * against what the transaction sees (of each op, or that what the staged
+   * view read is still so: batchPlan); every op; and every change's row,
    * numbered in order. Other instances hear the changes once all commit.
    */
-  async batch(ops: readonly BatchOp[]): Promise<void> {
+  async batch(ops: readonly BatchOp[], staged?: StagedBatch): Promise<void> {
     if (ops.length === 0) return
     await this.#feed.ready()
     let kept: StoreChange[] = []
     await inTransaction(this.#database, ops[0].path, async (client) => {
       kept = []
-      const plan = await planBatch(transactionReader(client), ops)
+      const plan = await batchPlan(transactionReader(client), ops, staged)
       for (const op of plan.ops) {
         if (op.kind === 'write') await upsertDocument(client, op.path, serializeDoc(op.doc))
         else await removeTree(client, op.path)
