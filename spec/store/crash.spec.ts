@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readdir, readFile, rm } from 'node:fs/promises'
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { makeTempDir, send, type Answer } from '../support/helpers.ts'
 import { builtCommand, startCli, stopAll, type RunningCli } from '../support/process.ts'
@@ -66,6 +66,8 @@ interface CrashStore {
 async function crashFile(): Promise<CrashStore> {
   const folder = await makeTempDir('restdir-crash-')
   const file = join(folder, 'db.json')
+  // The file names what the writers write to: as json-server does, the mode answers 404 to a write of a name the file lacks.
+  await writeFile(file, '{ "user": [], "crash": {} }\n')
   return { location: file, file, dispose: () => rm(folder, { recursive: true, force: true }) }
 }
 
