@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { statSync } from 'node:fs'
-import { inexactJson, jsonErrorOffset } from '../json/syntax.ts'
+import { DatabaseProblem, inexactProblem, parseDatabase } from '../store/json-file/read-database.ts'
 
 /*
  * The sources json-server 0.17 loads into memory rather than serves from a
@@ -63,7 +63,7 @@ async function fetchJson(location: string, url: string): Promise<unknown> {
     throw new SourceError(`cannot load ${url}: ${fetchFailure(error)}.`)
   }
   if (!response.ok) throw new SourceError(`cannot load ${url}: it answered ${response.status}${response.statusText ? ` ${response.statusText}` : ''}, not the JSON of a database.`)
-  return parseJsonText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, url)
+  return parseJsonText(text, url)
 }
 
 function fetchFailure(error: unknown): string {
@@ -74,21 +74,22 @@ function fetchFailure(error: unknown): string {
   return cause?.message ?? cause?.code ?? message
 }
 
-/** The text of a database, parsed: broken JSON names its line and column, values JSON.parse would change their path. */
+/**
+ * The text of a database, read by the one reading of a db.json's text (lib/store/json-file/read-database.ts):
+ * broken JSON names its line and column, values JSON.parse would change their path. An answer of
+ * nothing is no database here: json-server fails on it too, and a URL that answers nothing is more
+ * likely a mistake than an empty database.
+ */
 function parseJsonText(text: string, label: string): unknown {
-  let value: unknown
+  if (text.trim() === '') throw new SourceError(`${label} answered nothing, not the JSON of a database.`)
   try {
-    value = JSON.parse(text)
+    const { value, inexact } = parseDatabase(text, label)
+    if (inexact.length > 0) throw inexactProblem(label, inexact)
+    return value
   } catch (error) {
-    const found = jsonErrorOffset(text)
-    if (found.offset < 0) throw new SourceError(`${label} is not valid JSON: ${(error as Error).message}.`)
-    const before = text.slice(0, found.offset)
-    throw new SourceError(`${label} is not valid JSON: line ${before.split('\n').length}, column ${found.offset - before.lastIndexOf('\n')}: expected ${found.expected}.`)
+    if (error instanceof DatabaseProblem) throw new SourceError(`${error.message}.`)
+    throw error
   }
-  // The same rule as a db.json's: stored exactly as written, or refused (docs/http-api.md, "Requests and errors").
-  const problems = inexactJson(text, value, 5)
-  if (problems.length > 0) throw new SourceError(`${label} holds ${problems.map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}.`)
-  return value
 }
 
 /**

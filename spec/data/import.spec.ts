@@ -87,9 +87,10 @@ test('--import reads a db.json by the rules of the store that serves it: a byte-
     assert.match(imported.stdout, /imported 0 documents \(0 collections\)/)
     const served = await startCli(['--port', '0', empty, '--quiet'])
     try {
-      // Served as an empty database: nothing at /posts until a POST makes it.
+      // Served as an empty database: no resource, so /posts is a 404 to a read and to a write, as json-server answers.
       assert.is((await send(served.port, 'GET', '/posts')).status, 404)
-      assert.is((await send(served.port, 'POST', '/posts', { body: { title: 'a' } })).status, 201)
+      assert.is((await send(served.port, 'POST', '/posts', { body: { title: 'a' } })).status, 404)
+      assert.equal((await send(served.port, 'GET', '/db')).json, {})
     } finally {
       await served.stop()
     }

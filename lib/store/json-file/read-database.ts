@@ -85,10 +85,7 @@ export function parseDatabase(text: string, label: string, format: DatabaseForma
  */
 export function readDatabase(text: string, label: string, families: readonly NestedFamily[] = [], format: DatabaseFormat = 'json', idField = 'id', asVersion1 = false): DatabaseFile {
   const { value, inexact, trailingNewline } = parseDatabase(text, label, format)
-  if (inexact.length > 0) {
-    const more = inexact.length > 5 ? `; and ${inexact.length - 5} more` : ''
-    throw new DatabaseProblem(`${label} holds ${inexact.slice(0, 5).map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}${more}`)
-  }
+  if (inexact.length > 0) throw inexactProblem(label, inexact)
   if (!isObject(value)) {
     throw new DatabaseProblem(`${label} holds ${jsonKindOf(value)}; a db.json is an object whose keys name collections (arrays) and documents (objects)`)
   }
@@ -100,6 +97,12 @@ export function readDatabase(text: string, label: string, families: readonly Nes
     throw new DatabaseProblem(`${label} cannot be served: ${shown}`)
   }
   return { placements: reader.placements, trailingNewline, idsGiven: reader.idsGiven }
+}
+
+/** What a db.json holds that JSON.parse would change: the first five places, and how many more. */
+export function inexactProblem(label: string, inexact: readonly JsonProblem[]): DatabaseProblem {
+  const more = inexact.length > 5 ? `; and ${inexact.length - 5} more` : ''
+  return new DatabaseProblem(`${label} holds ${inexact.slice(0, 5).map((problem) => `at ${problem.path} ${problem.message}`).join('; ')}${more}`)
 }
 
 /** Where JSON.parse stopped, as a line and a column (1-based), and what was expected there. */
