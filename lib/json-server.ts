@@ -122,8 +122,9 @@ export interface DefaultsOptions {
 export function defaults(options: DefaultsOptions = {}): ConnectMiddleware[] {
   const middlewares: ConnectMiddleware[] = []
   if (!options.noCors) {
-    // restdir's own CORS, not json-server's every-origin-with-credentials (docs/json-server.md, "CORS in the mode").
-    const guards = { cors: parseCorsList(undefined), readonly: false }
+    // restdir's own CORS, not json-server's every-origin-with-credentials (docs/json-server.md, "CORS in the mode");
+    // like json-server's, it names no exposed headers: the router's answers name 0.17's own.
+    const guards = { cors: parseCorsList(undefined), readonly: false, exposeOwn: false }
     middlewares.push(guarded((req, res, next) => {
       const headers: string[] = []
       if (answerByGuards(req, res, guards, headers)) return

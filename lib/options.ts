@@ -195,6 +195,8 @@ export function resolveSettings(options: RestdirOptions): Settings {
       readonly: options.readonly ?? optionDefaults.readonly,
       // json-server's read-only refuses with 403 (docs/json-server.md, "Its command line").
       readonlyStatus: jsonServer ? 403 : 405,
+      // json-server 0.17 names its own exposed headers, on its own answers only (docs/json-server.md).
+      exposeOwn: !(jsonServer && jsonServerVersionOf(options) === '0.17'),
     },
     timeouts: resolveTimeouts(options),
     maxStreams: positive('maxStreams', options.maxStreams ?? optionDefaults.maxStreams),

@@ -19,6 +19,11 @@ export interface GuardSettings {
   readonly: boolean
   /** The status a refused write gets: 405 (RFC 9110 §15.5.6), or json-server's 403. */
   readonlyStatus?: 403 | 405
+  /**
+   * false: beside an allowed Origin, no `Access-Control-Expose-Headers` of restdir's own; the answers
+   * name what json-server 0.17 names, where it names it (docs/json-server.md, "What still differs").
+   */
+  exposeOwn?: boolean
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -192,7 +197,8 @@ function applyCors(req: IncomingMessage, res: ServerResponse, method: string, gu
     return false
   }
   if (!preflight) {
-    headers.push('Access-Control-Allow-Origin', origin, 'Access-Control-Allow-Credentials', 'true', 'Access-Control-Expose-Headers', EXPOSED_HEADERS)
+    headers.push('Access-Control-Allow-Origin', origin, 'Access-Control-Allow-Credentials', 'true')
+    if (guards.exposeOwn !== false) headers.push('Access-Control-Expose-Headers', EXPOSED_HEADERS)
     return false
   }
 
