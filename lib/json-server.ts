@@ -16,12 +16,13 @@ import { sendProblem, toHttpError } from './http/problem.ts'
 import { HttpError } from './http-error.ts'
 import { queryObject } from './middleware/express-like.ts'
 import { splitPath } from './path.ts'
+import { Mirror, type LowDatabase } from './json-server-db.ts'
 
 /**
  * `restdir/json-server`: json-server 0.17's module (`require('json-server')`) for Express apps, each
  * part a Connect middleware, so that its README's examples run with only the import changed
- * (docs/json-server.md, "The json-server module"): `create()`, `router(fileOrData)`, `defaults()`,
- * `rewriter(rules)` and `bodyParser`.
+ * (docs/json-server.md, "The json-server module"): `create()`, `router(fileOrData)` with its `render`
+ * and `db`, `defaults()`, `rewriter(rules)` and `bodyParser`.
  */
 
 /** A Connect/Express middleware, as Express's `app.use` takes it. */
@@ -70,6 +71,18 @@ export interface Router extends ConnectMiddleware {
   /** Closes the store (and a db.json's lock). */
   close(): Promise<void>
   handler: RestdirHandler
+  /**
+   * json-server's `router.render(req, res)`: replaced by the app, it is given each answer json-server
+   * passes through it, its data in `res.locals.data` (see renderThrough).
+   */
+  render: (req: any, res: any) => void
+  /** json-server's `router.db`: lowdb 1 over the router's store (lib/json-server-db.ts). */
+  readonly db: LowDatabase
+}
+
+/** json-server 0.17's own render (its router/index.js): the data as JSON. */
+function jsonServerRender(_req: unknown, res: any): void {
+  res.jsonp(res.locals.data)
 }
 
 /**
@@ -80,24 +93,110 @@ export interface Router extends ConnectMiddleware {
 export function router(source: string | Record<string, unknown>, options: RestdirOptions = {}): Router {
   const shared: RestdirOptions = { jsonServer: true, quiet: true, maxBody: BODY_LIMITS.maxBody, www: NO_STATIC_FILES, ...options }
   let handler: RestdirHandler
-  let loading: Promise<void>
+  let opening: Promise<void>
   if (typeof source === 'string') {
     handler = createHandler({ ...shared, store: source })
-    loading = handler.ready
+    opening = handler.ready
   } else {
     const store = new MemoryStore()
     const seeding = importDatabase(store, structuredClone(source), { force: true })
     handler = createHandler({ ...shared, store })
-    loading = Promise.all([seeding, handler.ready]).then(() => {})
+    opening = Promise.all([seeding, handler.ready]).then(() => {})
   }
+  const mirror = new Mirror(handler.settings.idField)
+  const loading = opening.then(() => mirror.load(handler.documents!))
   loading.catch(() => {}) // reported to each request, and through `ready`
   const middleware = ((req: IncomingMessage, res: ServerResponse, next: Next) => {
-    loading.then(() => handler(req, res, next), (error: unknown) => next(error))
+    // A router.db write() is stored before the next request is answered, which so sees it.
+    loading.then(() => mirror.settled).then(() => {
+      if (middleware.render === jsonServerRender) handler(req, res, next)
+      else renderThrough(middleware.render, handler, req, res, next)
+    }, (error: unknown) => next(error))
   }) as Router
   middleware.ready = loading
   middleware.handler = handler
   middleware.close = () => handler.close()
+  middleware.render = jsonServerRender
+  Object.defineProperty(middleware, 'db', { get: () => mirror.database(), enumerable: true })
   return middleware
+}
+
+/** Headers of restdir's answer that are not the rendered answer's: its body is the app's render's, and Express tags it. */
+const NOT_RENDERED = new Set(['content-type', 'content-length', 'etag', 'last-modified'])
+
+/**
+ * The app's own `router.render` given each answer json-server 0.17 passes through its render (its
+ * router/index.js): a listing, an item, a singular resource, what a POST, PUT, PATCH or DELETE answers,
+ * with `res.locals.data` the data, the status and headers (X-Total-Count, Link, Location, CORS) already
+ * set; and a `404` with `{}` as its data, for anything the router does not hold. The others are
+ * restdir's as they are: `GET /db` (json-server answers it without render), a HEAD, an event stream,
+ * a refusal other than 404 (json-server's are its error handler's `500`, never rendered).
+ */
+function renderThrough(render: (req: any, res: any) => void, handler: RestdirHandler, req: IncomingMessage, res: ServerResponse, next: Next): void {
+  const method = req.method ?? 'GET'
+  const pathname = (req.url ?? '/').split('?')[0]
+  const accept = req.headers.accept ?? ''
+  const passes = method === 'HEAD' || (method === 'GET' && (/^\/db\/?$/.test(pathname) || accept.includes('text/event-stream') || /[?&]_changes(=|&|$)/.test(req.url ?? '')))
+  if (passes) return handler(req, res, next)
+  const writeHead = res.writeHead
+  const end = res.end
+  let head: { status: number; headers: unknown } | undefined
+  const restore = () => {
+    res.writeHead = writeHead
+    res.end = end
+  }
+  const renderData = (status: number, data: unknown, headers: Array<[string, string]>) => {
+    restore()
+    for (const [name, value] of headers) {
+      if (NOT_RENDERED.has(name.toLowerCase())) continue
+      const before = res.getHeader(name)
+      // A name given twice (Vary) keeps both values, as setHeader would have been asked twice.
+      res.setHeader(name, before === undefined || name.toLowerCase() !== 'vary' ? value : `${before}, ${value}`)
+    }
+    for (const name of NOT_RENDERED) res.removeHeader(name)
+    res.statusCode = status
+    const express = res as ServerResponse & { locals?: Record<string, unknown> }
+    express.locals ??= {}
+    express.locals.data = data
+    try {
+      render(req, res)
+    } catch (error) {
+      next(error)
+    }
+  }
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    head = { status, headers: rest.find((part) => typeof part === 'object') }
+    return res
+  }) as typeof res.writeHead
+  res.end = ((body?: unknown) => {
+    const status = head?.status ?? res.statusCode
+    const headers = headerPairs(head?.headers)
+    const type = String(headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? res.getHeader('content-type') ?? '')
+    if (status === 404) return renderData(404, {}, headers)
+    if (status >= 200 && status < 300 && type.startsWith('application/json') && body !== undefined) {
+      try {
+        return renderData(status, JSON.parse(String(body)), headers)
+      } catch {
+        // not JSON after all: sent as it is
+      }
+    }
+    restore()
+    if (head) res.writeHead(head.status, head.headers as any)
+    return res.end(body as any)
+  }) as typeof res.end
+  // json-server's router hands nothing on: what it does not hold is its 404, rendered.
+  handler(req, res, (error?: unknown) => (error === undefined ? ((res.statusCode = 404), res.end()) : (restore(), next(error))))
+}
+
+/** The headers given to writeHead, a flat list of names and values or an object, as pairs. */
+function headerPairs(headers: unknown): Array<[string, string]> {
+  if (Array.isArray(headers)) {
+    const pairs: Array<[string, string]> = []
+    for (let index = 0; index + 1 < headers.length; index += 2) pairs.push([String(headers[index]), String(headers[index + 1])])
+    return pairs
+  }
+  if (headers && typeof headers === 'object') return Object.entries(headers).map(([name, value]) => [name, String(value)])
+  return []
 }
 
 export interface DefaultsOptions {
