@@ -54,6 +54,13 @@ export class Mirror {
    */
   async load(documents: Documents): Promise<void> {
     documents.subscribe((change) => this.#apply(change))
+    await this.#read(documents)
+    this.#documents = documents
+  }
+
+  async #read(documents: Documents): Promise<void> {
+    for (const name of Object.keys(this.state)) delete this.state[name]
+    this.#stored.clear()
     const held = await documents.resources()
     for (const name of held) {
       const stored = await documents.read([name])
@@ -75,7 +82,6 @@ export class Mirror {
       this.state[name] = items
     }
     for (const name of emptiedCollections(documents, held)) this.state[name] = []
-    this.#documents = documents
   }
 
   /** Resolves once every write() so far is stored (or failed, and was reported). */
@@ -176,8 +182,11 @@ export class Mirror {
     for (const node of gone) for (const stored of [...this.#stored.keys()]) if (stored === node || stored.startsWith(node.slice(0, -1) + ',')) this.#stored.delete(stored)
     for (const [item, segment] of names) this.#names.set(item, segment)
     if (ops.length === 0) return
-    this.#writing = this.#writing.then(() => documents.batch(ops, changes)).catch((error: unknown) => {
-      console.error('router.db: a write() could not be stored:', error)
+    this.#writing = this.#writing.then(() => documents.batch(ops, changes)).catch(async (error: unknown) => {
+      // lowdb's FileSync would have thrown; this write() has returned already. Said, and the copy read
+      // again from the store, so that what router.db shows is what is stored.
+      console.error('router.db: a write() could not be stored, and the data is read again from the store:', error)
+      await this.#read(documents).catch((again: unknown) => console.error('router.db: the store could not be read:', again))
     })
   }
 
@@ -198,7 +207,7 @@ function key(nodePath: NodePath): string {
 }
 
 /**
- * lowdb 1's main (its lib/main.js), over the mirror as its adapter: lodash's chain of the state, a
+ * lowdb 1's main module, over the mirror as its adapter: lodash's chain of the state, a
  * `write()` on every chain that stores the state and returns the chain's value (as lowdb's FileSync),
  * and lodash-id's and json-server 0.17's mixins, as json-server's router adds them.
  */
@@ -240,7 +249,7 @@ function appsLodash(): any {
 
 /**
  * lodash-id 0.14's mixins (json-server's router adds them), its `createId` json-server 0.17's: the
- * largest integer id plus one, else a random string (its lib/server/mixins.js).
+ * largest integer id plus one, else a random string (its server mixins).
  */
 const lodashId = {
   __id(this: any): string {

@@ -10,7 +10,7 @@ import { root } from './support/process.ts'
 
 /** The layers, top to bottom; a file belongs to the first whose prefix it starts with. */
 const layers: ReadonlyArray<readonly string[]> = [
-  ['bin/', 'lib/index.ts', 'lib/json-server.ts'],
+  ['bin/', 'lib/index.ts', 'lib/json-server.ts', 'lib/json-server-db.ts'],
   ['lib/cli/'],
   ['lib/server.ts'],
   ['lib/handler.ts'],

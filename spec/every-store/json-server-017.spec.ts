@@ -9,7 +9,8 @@ import { openTestStore, startServer, type Answer, type RequestOptions, type Test
 // restdir's HTTP in the json-server mode, with the same `db` and the same expectations.
 // Where an expectation is not json-server's to the letter, a comment says why
 // (docs/json-server.md, "What still differs"). Left out: the tests of json-server's
-// JavaScript API (rewriter rules, router.render, router.db) and of its own home page.
+// JavaScript API (rewriter rules, router.render, router.db: spec/json-server-module.spec.ts
+// compares them with json-server's own) and of its own home page.
 
 /** plural.js's `db`, built afresh for each server as its beforeEach builds it. */
 function pluralDb() {
