@@ -362,7 +362,8 @@ const throughDb: Example = (jsonServer, dbFile) => {
       first: db.get('posts').getById(1).value(),
       node: db.get('posts').find({ category: 'node' }).value(),
       profile: db.get('profile').value(),
-      names: Object.keys(db.getState()),
+      // Sorted: router(object)'s store in memory holds its names in name order, as its GET /db shows them.
+      names: Object.keys(db.getState()).sort(),
     })
   })
   server.post('/posts/:id/like', (req: any, res: any) => {
@@ -431,6 +432,27 @@ test('router.db reads and writes as lowdb does, through the store: the router\'s
       await pair.close()
     }
   })
+})
+
+test('router(object).db reads and writes the in-memory data as json-server\'s does, and the object given is left as it was', async () => {
+  const given = structuredClone(database)
+  const pair = await sideBySide((jsonServer) => throughDb(jsonServer, structuredClone(given) as any))
+  try {
+    const steps: Array<[string, string, unknown?]> = [
+      ['GET', '/stats'],
+      ['POST', '/posts/2/like'],
+      ['POST', '/quick', { title: 'quick' }],
+      ['POST', '/posts', { title: 'by HTTP' }],
+      ['DELETE', '/posts/1/comments'],
+      ['PUT', '/profile/name', { name: 'renamed' }],
+      ['GET', '/stats'],
+      ['GET', '/db'],
+    ]
+    for (const [method, target, body] of steps) assertSame(await pair.both(method, target, { body }), `${method} ${target}`)
+    assert.equal(given, database)
+  } finally {
+    await pair.close()
+  }
 })
 
 test('a router.db write reaches the change feed that event streams read, as one batch', async () => {
