@@ -129,21 +129,26 @@ const NOT_RENDERED = new Set(['content-type', 'content-length', 'etag', 'last-mo
  * router/index.js): a listing, an item, a singular resource, what a POST, PUT, PATCH or DELETE answers,
  * with `res.locals.data` the data, the status and headers (X-Total-Count, Link, Location, CORS) already
  * set; and a `404` with `{}` as its data, for anything the router does not hold. The others are
- * restdir's as they are: `GET /db` (json-server answers it without render), a HEAD, an event stream,
+ * restdir's as they are: `GET /db` (json-server answers it without render), an event stream,
  * a refusal other than 404 (json-server's are its error handler's `500`, never rendered).
  */
 function renderThrough(render: (req: any, res: any) => void, handler: RestdirHandler, req: IncomingMessage, res: ServerResponse, next: Next): void {
   const method = req.method ?? 'GET'
   const pathname = (req.url ?? '/').split('?')[0]
   const accept = req.headers.accept ?? ''
-  const passes = method === 'HEAD' || (method === 'GET' && (/^\/db\/?$/.test(pathname) || accept.includes('text/event-stream') || /[?&]_changes(=|&|$)/.test(req.url ?? '')))
+  const reads = method === 'GET' || method === 'HEAD'
+  const passes = reads && (/^\/db\/?$/.test(pathname) || accept.includes('text/event-stream') || /[?&]_changes(=|&|$)/.test(req.url ?? ''))
   if (passes) return handler(req, res, next)
   const writeHead = res.writeHead
   const end = res.end
   let head: { status: number; headers: unknown } | undefined
+  // A HEAD is asked as the GET it answers (restdir's HEAD carries no data), and rendered as a HEAD: Express
+  // sends the rendered answer's headers without its body, as it does for json-server's.
+  if (method === 'HEAD') req.method = 'GET'
   const restore = () => {
     res.writeHead = writeHead
     res.end = end
+    req.method = method
   }
   const renderData = (status: number, data: unknown, headers: Array<[string, string]>) => {
     restore()

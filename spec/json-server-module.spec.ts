@@ -298,6 +298,8 @@ test('an overridden router.render reshapes each answer json-server passes throug
         ['GET', '/posts?_page=1&_limit=1'],
         ['GET', '/posts?category=node&_sort=id&_order=desc'],
         ['GET', '/posts/1'],
+        ['HEAD', '/posts/1'],
+        ['HEAD', '/posts?_page=1&_limit=1'],
         ['GET', '/posts/1?_embed=comments'],
         ['GET', '/posts/1/comments'],
         ['GET', '/profile'],
@@ -324,6 +326,8 @@ test('an overridden router.render reshapes each answer json-server passes throug
           if (theirs.headers[name] !== undefined && !(name === 'location' && target.split('/').length > 3)) assert.is(withoutPort(ours.headers[name]), withoutPort(theirs.headers[name]), `${method} ${target}: ${name}`)
         }
         assert.is(ours.headers['access-control-expose-headers'], theirs.headers['access-control-expose-headers'], `${method} ${target}: Access-Control-Expose-Headers`)
+        // A HEAD has the rendered GET's headers: its length is the rendered body's.
+        if (method === 'HEAD') assert.is(ours.headers['content-length'], theirs.headers['content-length'], `${method} ${target}: Content-Length`)
         if (method === 'GET' && target !== '/db' && ours.status === 200) assert.ok('body' in ours.json, `${method} ${target} went through render`)
       }
       const [theirFile, ourFile] = await pair.files()
