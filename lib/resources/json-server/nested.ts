@@ -27,7 +27,8 @@ export interface NestedRoute {
 export async function nestedRouteOf(context: Context): Promise<NestedRoute | undefined> {
   const [parent, parentId, name] = context.path
   if (await context.documents.exists(context.path)) return undefined
-  return { collection: [name], foreignKey: `${singular(parent)}${context.settings.foreignKeySuffix}`, parentId }
+  // 0.17 names the key by `pluralize.singular` (`/people/1/pets` → `personId`).
+  return { collection: [name], foreignKey: `${singular(parent, context.settings.jsonServerVersion === '0.17')}${context.settings.foreignKeySuffix}`, parentId }
 }
 
 /**
