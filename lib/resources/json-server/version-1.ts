@@ -179,14 +179,14 @@ async function isCollection(context: Context, name: string): Promise<boolean> {
 
 /**
  * POST on a collection, as json-server 1.0 creates: the body under a new id
- * (restdir's), an `id` in the body set aside, as 1.0 sets it aside.
+ * of 1.0's form (11 base64url characters), an `id` in the body set aside, as 1.0 sets it aside.
  */
 export async function createMember1(context: Context, collection: NodePath, requireOwners: RequireOwners): Promise<Answer> {
   const body = await context.body.json()
   const owner = await requireOwners(context, collection)
   checkNewChildPath(context.target, ID_LENGTH, context.settings.pathLimits)
   const { id: _id, ...rest } = body
-  const created = await context.documents.create(collection, (id) => ({ ...rest, id }), { owner })
+  const created = await context.documents.create(collection, (id) => ({ ...rest, id }), { owner }, 'json-server 1')
   const path = [...collection, created.id]
   return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, path), ETag: created.etag })
 }
