@@ -152,3 +152,186 @@ export function singularOf(word: string): string {
 export function pluralOf(word: string): string {
   return inflect(word, irregularSingles, irregularPlurals, pluralRules)
 }
+
+/*
+ * json-server 1.0 names them by the `inflection` package instead (3.0, MIT; its service's
+ * `_embed` and `_dependent`: `inflection.singularize('people')` → `personId`), whose rules
+ * differ (`heros`, `fishes`): its words kept as they are and its rules, as data, applied as
+ * it applies them, the first matching rule of the list, a rule without a replacement
+ * keeping the word.
+ */
+
+/** Words with no other number. */
+const inflectionUncountables = new Set([
+  'accommodation', 'adulthood', 'advertising', 'advice', 'aggression', 'aid', 'air', 'aircraft', 'alcohol',
+  'anger', 'applause', 'arithmetic', 'assistance', 'athletics', 'bacon', 'baggage', 'beef', 'biology',
+  'blood', 'botany', 'bread', 'butter', 'carbon', 'cardboard', 'cash', 'chalk', 'chaos', 'chess',
+  'crossroads', 'countryside', 'dancing', 'deer', 'dignity', 'dirt', 'dust', 'economics', 'education',
+  'electricity', 'engineering', 'enjoyment', 'envy', 'equipment', 'ethics', 'evidence', 'evolution', 'fame',
+  'fiction', 'flour', 'flu', 'food', 'fuel', 'fun', 'furniture', 'gallows', 'garbage', 'garlic', 'genetics',
+  'gold', 'golf', 'gossip', 'gratitude', 'grief', 'guilt', 'gymnastics', 'happiness', 'hardware', 'harm',
+  'hate', 'hatred', 'health', 'heat', 'help', 'homework', 'honesty', 'honey', 'hospitality', 'housework',
+  'humour', 'hunger', 'hydrogen', 'ice', 'importance', 'inflation', 'information', 'innocence', 'iron',
+  'irony', 'jam', 'jewelry', 'judo', 'karate', 'knowledge', 'lack', 'laughter', 'lava', 'leather', 'leisure',
+  'lightning', 'linguine', 'linguini', 'linguistics', 'literature', 'litter', 'livestock', 'logic',
+  'loneliness', 'luck', 'luggage', 'macaroni', 'machinery', 'magic', 'management', 'mankind', 'marble',
+  'mathematics', 'mayonnaise', 'measles', 'methane', 'milk', 'minus', 'money', 'mud', 'music', 'mumps',
+  'nature', 'news', 'nitrogen', 'nonsense', 'nurture', 'nutrition', 'obedience', 'obesity', 'oxygen',
+  'pasta', 'patience', 'physics', 'poetry', 'pollution', 'poverty', 'pride', 'psychology', 'publicity',
+  'punctuation', 'quartz', 'racism', 'relaxation', 'reliability', 'research', 'respect', 'revenge', 'rice',
+  'rubbish', 'rum', 'safety', 'scenery', 'seafood', 'seaside', 'series', 'shame', 'sheep', 'shopping',
+  'sleep', 'smoke', 'smoking', 'snow', 'soap', 'software', 'soil', 'spaghetti', 'species', 'steam', 'stuff',
+  'stupidity', 'sunshine', 'symmetry', 'tennis', 'thirst', 'thunder', 'timber', 'traffic', 'transportation',
+  'trust', 'underwear', 'unemployment', 'unity', 'validity', 'veal', 'vegetation', 'vegetarianism',
+  'vengeance', 'violence', 'vitality', 'warmth', 'wealth', 'weather', 'welfare', 'wheat', 'wildlife',
+  'wisdom', 'yoga', 'zinc', 'zoology',
+])
+
+const inflectionPluralRules: ReadonlyArray<readonly [RegExp, string?]> = [
+  [/^(m|wom)en$/i],
+  [/(pe)ople$/i],
+  [/(child)ren$/i],
+  [/([ti])a$/i],
+  [/((a)naly|(b)a|(d)iagno|(p)arenthe|(p)rogno|(s)ynop|(t)he)ses$/i],
+  [/(database)s$/i],
+  [/(drive)s$/i],
+  [/(hi|ti)ves$/i],
+  [/(curve)s$/i],
+  [/([lr])ves$/i],
+  [/([^fo])ves$/i],
+  [/([^aeiouy]|qu)ies$/i],
+  [/(s)eries$/i],
+  [/(m)ovies$/i],
+  [/(x|ch|ss|sh)es$/i],
+  [/([m|l])ice$/i],
+  [/(bus)es$/i],
+  [/(o)es$/i],
+  [/(shoe)s$/i],
+  [/(cris|ax|test)es$/i],
+  [/(octop|vir)uses$/i],
+  [/(alias|canvas|status|campus)es$/i],
+  [/^(summons|bonus)es$/i],
+  [/^(ox)en/i],
+  [/(matr)ices$/i],
+  [/^feet$/i],
+  [/^teeth$/i],
+  [/^geese$/i],
+  [/(quiz)zes$/i],
+  [/^(whereas)es$/i],
+  [/^(criteri)a$/i],
+  [/^genera$/i],
+  [/^(m|wom)an$/i, '$1en'],
+  [/(pe)rson$/i, '$1ople'],
+  [/(child)$/i, '$1ren'],
+  [/(drive)$/i, '$1s'],
+  [/^(ox)$/i, '$1en'],
+  [/(ax|test)is$/i, '$1es'],
+  [/(octop|vir)us$/i, '$1uses'],
+  [/(alias|status|canvas|campus)$/i, '$1es'],
+  [/^(summons|bonus)$/i, '$1es'],
+  [/(bu)s$/i, '$1ses'],
+  [/(buffal|tomat|potat)o$/i, '$1oes'],
+  [/([ti])um$/i, '$1a'],
+  [/sis$/i, 'ses'],
+  [/(?:([^f])fe|([lr])f)$/i, '$1$2ves'],
+  [/^(focus)$/i, '$1es'],
+  [/(hi|ti)ve$/i, '$1ves'],
+  [/([^aeiouy]|qu)y$/i, '$1ies'],
+  [/(matr)ix$/i, '$1ices'],
+  [/(vert|ind)ex$/i, '$1ices'],
+  [/(x|ch|ss|sh)$/i, '$1es'],
+  [/([m|l])ouse$/i, '$1ice'],
+  [/^foot$/i, 'feet'],
+  [/^tooth$/i, 'teeth'],
+  [/^goose$/i, 'geese'],
+  [/(quiz)$/i, '$1zes'],
+  [/^(whereas)$/i, '$1es'],
+  [/^(criteri)on$/i, '$1a'],
+  [/^genus$/i, 'genera'],
+  [/s$/i, 's'],
+  [/$/i, 's'],
+]
+
+const inflectionSingularRules: ReadonlyArray<readonly [RegExp, string?]> = [
+  [/^(m|wom)an$/i],
+  [/(pe)rson$/i],
+  [/(child)$/i],
+  [/(drive)$/i],
+  [/^(ox)$/i],
+  [/(ax|test)is$/i],
+  [/(octop|vir)us$/i],
+  [/(alias|status|canvas|campus)$/i],
+  [/^(summons|bonus)$/i],
+  [/(bu)s$/i],
+  [/(buffal|tomat|potat)o$/i],
+  [/([ti])um$/i],
+  [/sis$/i],
+  [/(?:([^f])fe|([lr])f)$/i],
+  [/^(focus)$/i],
+  [/(hi|ti)ve$/i],
+  [/([^aeiouy]|qu)y$/i],
+  [/(x|ch|ss|sh)$/i],
+  [/(matr)ix$/i],
+  [/([m|l])ouse$/i],
+  [/^foot$/i],
+  [/^tooth$/i],
+  [/^goose$/i],
+  [/(quiz)$/i],
+  [/^(whereas)$/i],
+  [/^(criteri)on$/i],
+  [/^genus$/i],
+  [/^(m|wom)en$/i, '$1an'],
+  [/(pe)ople$/i, '$1rson'],
+  [/(child)ren$/i, '$1'],
+  [/(database)s$/i, '$1'],
+  [/(drive)s$/i, '$1'],
+  [/^genera$/i, 'genus'],
+  [/^(criteri)a$/i, '$1on'],
+  [/([ti])a$/i, '$1um'],
+  [/((a)naly|(b)a|(d)iagno|(p)arenthe|(p)rogno|(s)ynop|(t)he)ses$/i, '$1$2sis'],
+  [/(hi|ti)ves$/i, '$1ve'],
+  [/(curve)s$/i, '$1'],
+  [/([lr])ves$/i, '$1f'],
+  [/([a])ves$/i, '$1ve'],
+  [/([^fo])ves$/i, '$1fe'],
+  [/(m)ovies$/i, '$1ovie'],
+  [/([^aeiouy]|qu)ies$/i, '$1y'],
+  [/(s)eries$/i, '$1eries'],
+  [/(x|ch|ss|sh)es$/i, '$1'],
+  [/([m|l])ice$/i, '$1ouse'],
+  [/(bus)es$/i, '$1'],
+  [/(o)es$/i, '$1'],
+  [/(shoe)s$/i, '$1'],
+  [/(cris|ax|test)es$/i, '$1is'],
+  [/(octop|vir)uses$/i, '$1us'],
+  [/(alias|canvas|status|campus)es$/i, '$1'],
+  [/^(summons|bonus)es$/i, '$1'],
+  [/^(ox)en/i, '$1'],
+  [/(matr)ices$/i, '$1ix'],
+  [/(vert|ind)ices$/i, '$1ex'],
+  [/^feet$/i, 'foot'],
+  [/^teeth$/i, 'tooth'],
+  [/^geese$/i, 'goose'],
+  [/(quiz)zes$/i, '$1'],
+  [/^(whereas)es$/i, '$1'],
+  [/ss$/i, 'ss'],
+  [/s$/i, ''],
+]
+
+function applyInflection(word: string, rules: ReadonlyArray<readonly [RegExp, string?]>): string {
+  if (inflectionUncountables.has(word.toLocaleLowerCase())) return word
+  for (const [pattern, replacement] of rules) {
+    if (pattern.test(word)) return replacement === undefined ? word : word.replace(pattern, replacement)
+  }
+  return word
+}
+
+/** `inflection.singularize`: `people` → `person`, `heroes` → `hero`. */
+export function singularOfInflection(word: string): string {
+  return applyInflection(word, inflectionSingularRules)
+}
+
+/** `inflection.pluralize`: `person` → `people`, `hero` → `heros`. */
+export function pluralOfInflection(word: string): string {
+  return applyInflection(word, inflectionPluralRules)
+}

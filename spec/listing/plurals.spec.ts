@@ -2,15 +2,18 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { pluralOf, singularOf } from '../../lib/listing/plurals.ts'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { jsonServer1Package } from '../../bench/json-server-1/install.ts'
+import { pluralOf, pluralOfInflection, singularOf, singularOfInflection } from '../../lib/listing/plurals.ts'
 import { plural, singular } from '../../lib/listing/relations.ts'
 import { seeded, seedFrom } from '../support/random.ts'
 
-// json-server 0.17's plurals (docs/json-server.md, "The json-server mode"): restdir's
-// lib/listing/plurals.ts against the `pluralize` package 0.17 itself calls, word by word.
-// The words: every word the package's source names (its irregular words, its uncountables,
-// the stems of its rules) with the endings its rules turn on, in three cases, common nouns
-// of data sets, and random words.
+// json-server's plurals (docs/json-server.md, "The json-server mode"): restdir's
+// lib/listing/plurals.ts against the `pluralize` package 0.17 itself calls, and against the
+// `inflection` package 1.0 calls, word by word. The words: every word each package's source
+// names (its irregular words, its uncountables, the stems of its rules) with the endings
+// its rules turn on, in three cases, common nouns of data sets, and random words.
 //
 // Replay a run: PLURALS_SEED=<the seed it printed> node spec/run.mjs listing/plurals
 
@@ -37,10 +40,9 @@ const NOUNS = [
   'Person', 'PEOPLE', 'ChildRen', 'postId', 'user_id', 'playlists', 'e-mail', 'café', 'naïve', 'über', 'x', 's', 'a', '',
 ]
 
-/** Every lower-case word of two letters or more that pluralize.js names in its code (not its comments), with each ending. */
-function wordsOfTheRules(): string[] {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')
-  const stems = new Set(code.match(/[a-z]{2,}/g) ?? [])
+/** Every lower-case word of two letters or more that a package's code (not its comments) names, with each ending. */
+function wordsOfTheRules(code: string): string[] {
+  const stems = new Set(code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').match(/[a-z]{2,}/g) ?? [])
   const words = new Set<string>()
   for (const stem of stems) {
     for (const ending of ENDINGS) {
@@ -61,7 +63,7 @@ function randomWords(count: number): string[] {
 }
 
 test("restdir's plurals and singulars are pluralize's, over every word its rules name, common nouns and random words", () => {
-  const words = [...new Set([...NOUNS, ...wordsOfTheRules(), ...randomWords(5000)])]
+  const words = [...new Set([...NOUNS, ...wordsOfTheRules(source), ...randomWords(5000)])]
   // The package's source names its rules' words: a list this short means the reading broke.
   assert.ok(words.length > 20000, `${words.length} words`)
   const differing: string[] = []
@@ -72,11 +74,26 @@ test("restdir's plurals and singulars are pluralize's, over every word its rules
   assert.equal(differing.slice(0, 20), [], `seed ${SEED}: ${differing.length} of ${words.length} words differ`)
 })
 
+test("1.0's plurals and singulars are inflection's, over every word its rules name, common nouns and random words", async () => {
+  const file = join(await jsonServer1Package(), '..', 'inflection', 'lib', 'inflection.js')
+  const inflection = (await import(pathToFileURL(file).href)) as { singularize(word: string): string; pluralize(word: string): string }
+  const words = [...new Set([...NOUNS, ...wordsOfTheRules(readFileSync(file, 'utf8')), ...randomWords(5000)])]
+  assert.ok(words.length > 20000, `${words.length} words`)
+  const differing: string[] = []
+  for (const word of words) {
+    if (singularOfInflection(word) !== inflection.singularize(word)) differing.push(`singular ${JSON.stringify(word)}: restdir ${JSON.stringify(singularOfInflection(word))}, inflection ${JSON.stringify(inflection.singularize(word))}`)
+    if (pluralOfInflection(word) !== inflection.pluralize(word)) differing.push(`plural ${JSON.stringify(word)}: restdir ${JSON.stringify(pluralOfInflection(word))}, inflection ${JSON.stringify(inflection.pluralize(word))}`)
+  }
+  assert.equal(differing.slice(0, 20), [], `seed ${SEED}: ${differing.length} of ${words.length} words differ`)
+})
+
 test("the json-server mode's names go by them, restdir's own by the English rule", () => {
   for (const [many, one] of [['people', 'person'], ['children', 'child'], ['sheep', 'sheep'], ['news', 'news'], ['categories', 'category'], ['posts', 'post']]) {
-    assert.is(singular(many, true), one, `singular(${many}) in the mode`)
-    assert.is(plural(one, true), many, `plural(${one}) in the mode`)
+    assert.is(singular(many, 'pluralize'), one, `singular(${many}) in the mode`)
+    assert.is(plural(one, 'pluralize'), many, `plural(${one}) in the mode`)
   }
+  assert.is(singular('heroes', 'inflection'), 'hero')
+  assert.is(plural('hero', 'inflection'), 'heros', "1.0's own plural")
   assert.is(singular('people'), 'people', 'the English rule leaves people as it is')
   assert.is(plural('person'), 'persons')
 })

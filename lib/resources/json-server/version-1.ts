@@ -201,7 +201,8 @@ export async function removeMember1(context: Context): Promise<Answer> {
   const dependents = context.query.getAll('_dependent')
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
-  const foreignKey = `${singular(name)}Id`
+  // 1.0 names the key by `inflection.singularize` (`people` → `personId`).
+  const foreignKey = `${singular(name, 'inflection')}Id`
   const store = context.documents
   for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue
