@@ -27,7 +27,7 @@ export function newId(now: number = Date.now()): string {
 
 /**
  * json-server 1.0's new ids (docs/json-server.md, "json-server 1.0's mode"): 11 characters of
- * base64url, 8 random bytes, as 1.0's lib/random-id.js makes them. For a store listed in its
+ * base64url, 8 random bytes, as 1.0's randomId makes them. For a store listed in its
  * file's order (a db.json), where an id's order orders nothing.
  */
 export function randomShortId(): string {

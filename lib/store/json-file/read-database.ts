@@ -179,7 +179,7 @@ class Reader {
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
       if (segment === undefined && taken && this.#asVersion1 && fields[0] === 'id') {
-        // 1.0 gives it a new id (its lib/random-id.js), last in it, each time it reads the file: kept from the next write on.
+        // 1.0 gives it a new id (its randomId), last in it, each time it reads the file: kept from the next write on.
         segment = randomShortId()
         doc = withValue(item, 'id', segment)
       } else if (segment === undefined && taken) {

@@ -5,7 +5,7 @@ import { startPair, type Pair } from '../../support/side-by-side.ts'
 
 // json-server 1.0's new ids in its mode (docs/json-server.md, "json-server 1.0's mode"), on a
 // db.json: an item created, and an item the file holds without an id, get 11 random base64url
-// characters (1.0's lib/random-id.js), and a listing follows the file's order, as 1.0's does.
+// characters (1.0's randomId), and a listing follows the file's order, as 1.0's does.
 // json-server 1.0 and restdir run on copies of one db.json and get the same requests.
 
 const ID = /^[A-Za-z0-9_-]{11}$/
