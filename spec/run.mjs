@@ -33,6 +33,9 @@ let passed = 0
 let failed = 0
 let skipped = 0
 let allGood = specs.length > 0
+// A long log may be read from its end only: each failure is told again
+// there, under the pass it happened in, just before the closing line.
+const failures = []
 for (const pass of passes) {
   process.stdout.write(`\n== ${pass.label}: ${pass.files.length} spec file${pass.files.length === 1 ? '' : 's'}\n`)
   const result = pass.store === 'postgres' ? await runOnPostgres(pass.files) : await runUvu(pass.files, pass.store, pass.env)
@@ -40,7 +43,9 @@ for (const pass of passes) {
   failed += result.failed
   skipped += result.skipped
   allGood &&= result.ok
+  if (result.failures.length > 0) failures.push(`== ${pass.label}\n${result.failures.join('\n')}`)
 }
+if (failures.length > 0) process.stdout.write(`\nfailures, again:\n${failures.join('\n')}\n`)
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
 process.exit(allGood && failed === 0 ? 0 : 1)
 
@@ -54,7 +59,7 @@ async function runOnPostgres(files) {
     postgres = await startTestPostgres()
   } catch (error) {
     process.stdout.write(`PostgreSQL could not be started for this pass: ${error?.message ?? error}\n`)
-    return { passed: 0, failed: 1, skipped: 0, ok: false }
+    return { passed: 0, failed: 1, skipped: 0, ok: false, failures: ['PostgreSQL could not be started'] }
   }
   // Ctrl+C or a kill ends the run, never leaving the server running.
   const stopOnSignal = (signal) => postgres.dispose().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
@@ -90,7 +95,24 @@ function runUvu(files, store, env = {}) {
       // uvu's Total counts the tests that ran; skipped ones are counted apart.
       // A crashed run prints no totals: count it as a failure, never as a pass.
       const failedHere = code === 0 ? total - passedHere : Math.max(1, total - passedHere)
-      resolve({ passed: passedHere, failed: failedHere, skipped: skippedHere, ok: code === 0 && !signal && total > 0 })
+      resolve({ passed: passedHere, failed: failedHere, skipped: skippedHere, ok: code === 0 && !signal && total > 0, failures: failuresIn(plain, code, signal) })
     })
   })
+}
+
+/**
+ * uvu's own account of each failed test: the ` FAIL ` line with the message
+ * and the first lines of its stack. A run that ended without totals is named
+ * by its exit, since it printed no such line for what stopped it.
+ */
+function failuresIn(plain, code, signal) {
+  const lines = plain.split('\n')
+  const told = []
+  let file = ''
+  lines.forEach((line, at) => {
+    if (/^\S+\.spec\.ts$/.test(line.trim())) file = line.trim()
+    if (/^\s*FAIL /.test(line)) told.push(`${file}\n${lines.slice(at, at + 8).join('\n')}`)
+  })
+  if (told.length === 0 && (code !== 0 || signal)) told.push(`  the run ended with ${signal ?? `exit code ${code}`} and named no failed test`)
+  return told
 }

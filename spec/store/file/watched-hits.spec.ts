@@ -161,7 +161,7 @@ const agent = new http.Agent({ keepAlive: true })
 let running = true
 let requests = 0
 let wrong = 0
-parentPort.on('message', () => (running = false))
+parentPort.once('message', () => (running = false))
 const loop = (target) => new Promise((resolve) => {
   const next = () => {
     if (!running) return resolve()
@@ -183,8 +183,12 @@ Promise.all(targets.map(loop)).then(() => {
 
 function runWorker<T>(code: string, data: object): { worker: Worker; done: Promise<T> } {
   const worker = new Worker(code, { eval: true, workerData: data })
+  // A worker that has said its result is ended, so that nothing it still holds keeps the test process alive.
   const done = new Promise<T>((resolve, reject) => {
-    worker.once('message', resolve)
+    worker.once('message', (message: T) => {
+      resolve(message)
+      void worker.terminate()
+    })
     worker.once('error', reject)
   })
   return { worker, done }
