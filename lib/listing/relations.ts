@@ -101,7 +101,11 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
     const { words } = relation
     // 1.0 takes a name its `inflection` leaves as it is for a singular one, an uncountable (`sheep`) too.
     const singularName = relation.kind === 'children' && singular(name, words) === name && (words === 'inflection' || plural(name, words) !== name)
-    const kind = singularName && (ownerOf(collection, name, words) || (await documents.exists([...siblings, plural(name, words)]))) ? 'parent' : relation.kind
+    // 0.17 embeds the sibling of that very name whenever there is one (`post` beside `posts`), and
+    // answers `[]` for every item where there is none: only there does the 0.17 mode take 1.0's parent
+    // (docs/json-server.md, "What still differs").
+    const ownName = singularName && words === 'pluralize' && (await documents.exists([...siblings, name]))
+    const kind = singularName && !ownName && (ownerOf(collection, name, words) || (await documents.exists([...siblings, plural(name, words)]))) ? 'parent' : relation.kind
     if (kind === 'children') await joinChildren(documents, collection, joined, relation, size)
     else await joinParents(documents, collection, joined, relation, size)
   }
