@@ -27,8 +27,13 @@ const RESERVED = new Set(['_sort', '_page', '_per_page', '_embed', '_where'])
 /** restdir's own parameters, which 1.0 has no counterpart for and which stay restdir's: a node's children, its changes. */
 const RESTDIR_OWN = new Set(['_children', '_changes'])
 
-/** Segments json-server 1.0's setProperty (dot-prop) will not set: such a filter is dropped, as it drops it. */
-const UNSAFE_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor'])
+/**
+ * Segments whose filter json-server 1.0 drops: those its setProperty (dot-prop) will not set, and
+ * every member a plain object inherits (`toString`, `valueOf`, `hasOwnProperty`, …), which
+ * setProperty finds on the object it builds, a function, and writes the condition into instead
+ * (docs/json-server.md, "json-server 1.0's mode"). Dropped here without touching any of them.
+ */
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor', ...Object.getOwnPropertyNames(Object.prototype)])
 
 /** json-server 1.0's page size when `_page` comes alone. */
 const PER_PAGE = 10
