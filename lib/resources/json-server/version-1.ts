@@ -7,7 +7,7 @@ import { NothingStored } from '../../data/documents.ts'
 import { jsonAnswer } from '../../http/respond.ts'
 import { isObject, type Json, type JsonObject } from '../../json/values.ts'
 import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filters.ts'
-import { singular } from '../../listing/relations.ts'
+import { MAX_RELATIONS, plural, singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { isKnownCollection } from './collections.ts'
@@ -177,6 +177,26 @@ export async function checkWrite1(context: Context): Promise<void> {
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * A read's `_embed` names as json-server 1.0 joins them (its service.ts, embed): a name its
+ * `inflection` leaves as it is stands for the collection of its plural (`post` → `posts`, the
+ * parent), any other for the collection of that name, and where the store has no such collection
+ * 1.0 leaves each item as it is, where 0.17 adds an empty array: such a name is dropped. An emptied
+ * collection is still one (collections.ts). Past MAX_RELATIONS names the query goes on as it came,
+ * to the listing's 400, so that the names looked up stay few.
+ */
+export async function embedded1(context: Context): Promise<Context> {
+  const names = context.query.getAll('_embed')
+  if (names.length === 0 || names.length > MAX_RELATIONS) return context
+  const query = new URLSearchParams(context.query)
+  query.delete('_embed')
+  for (const name of names) {
+    const collection = singular(name, 'inflection') === name ? plural(name, 'inflection') : name
+    if (await isCollection(context, collection)) query.append('_embed', name)
+  }
+  return { ...context, query }
+}
 
 async function isCollection(context: Context, name: string): Promise<boolean> {
   return (await context.documents.exists([name])) || isKnownCollection(context.documents, name)
