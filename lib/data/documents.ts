@@ -3,6 +3,7 @@ import { isStoreError, type StoreError } from '../store/errors.ts'
 import { changeOfWrite } from '../store/feed.ts'
 import { ownerOrUniqueRefusal } from '../store/conditions.ts'
 import { createWithNewId } from './ids.ts'
+import { newId, newShortId, randomShortId } from '../store/new-id.ts'
 import { HEAVY_STEP, pacer, SLICE_MS } from './pace.ts'
 import { FullStore } from '../store/full-store.ts'
 import { holdIntegerId } from './ids.ts'
@@ -368,10 +369,12 @@ export class Documents {
 
   /**
    * Creates a child of `parent` with a new id. `makeDoc` builds the document
-   * for an id; the store keeps `owner` and `unique` as it writes.
+   * for an id; the store keeps `owner` and `unique` as it writes. `idForm` 'json-server 1':
+   * an id of 1.0's form, random where the store lists in its file's order, else in creation order.
    */
-  async create(parent: NodePath, makeDoc: (id: string) => Doc, conditions: Pick<WriteConditions, 'owner' | 'unique'> = {}): Promise<WriteOutcome & { id: string }> {
-    const { id, path, doc, etag } = await createWithNewId(this.#store, parent, makeDoc, conditions)
+  async create(parent: NodePath, makeDoc: (id: string) => Doc, conditions: Pick<WriteConditions, 'owner' | 'unique'> = {}, idForm?: 'json-server 1'): Promise<WriteOutcome & { id: string }> {
+    const makeId = idForm === undefined ? newId : this.#store.fileOrder ? randomShortId : newShortId
+    const { id, path, doc, etag } = await createWithNewId(this.#store, parent, makeDoc, conditions, makeId)
     if (!this.#storeFeeds) this.#emit({ type: 'put', path, data: doc })
     return { id, doc, etag, created: true }
   }

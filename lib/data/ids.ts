@@ -12,9 +12,10 @@ export async function createWithNewId(
   parent: NodePath,
   makeDoc: (id: string) => Doc,
   conditions?: Omit<WriteConditions, 'expect' | 'patch'>,
+  makeId: () => string = newId,
 ): Promise<{ id: string; path: NodePath; doc: Doc; etag: string }> {
   for (;;) {
-    const id = newId()
+    const id = makeId()
     const path = [...parent, id]
     const doc = makeDoc(id)
     const created = await store.create(path, doc, conditions)

@@ -226,7 +226,7 @@ const NEVER: Filter = { operator: 'or', branches: [] }
  * `or` holds when one of its object branches does; a plain value, an array or `null`
  * never holds, nor does an `or` that is no non-empty array.
  */
-function typedWhere(where: JsonObject, budget: FilterBudget, prefix = '', depth = 1): Filter[] {
+function typedWhere(where: JsonObject, budget: FilterBudget, prefix: readonly string[] = [], depth = 1): Filter[] {
   if (depth > MAX_WHERE_DEPTH) throw new HttpError(400, `_where nests deeper than ${MAX_WHERE_DEPTH} levels, the limit.`)
   const filters: Filter[] = []
   for (const [key, value] of Object.entries(where)) {
@@ -241,33 +241,32 @@ function typedWhere(where: JsonObject, budget: FilterBudget, prefix = '', depth 
       filters.push(NEVER)
       continue
     }
-    const field = prefix === '' ? key : `${prefix}.${key}`
+    // 1.0 reads `item[key]`: a key holding a dot (`author.name`) names a member of that very name.
+    const segments = [...prefix, key]
+    const field = segments.join('.')
     if (field.length > MAX_FILTER_TEXT) throw new HttpError(400, `A filter names a field longer than ${MAX_FILTER_TEXT} characters, the limit.`)
     const operators = OPERATORS.filter((operator) => Object.hasOwn(value, operator))
-    // 1.0 reads `item[key]`: a key holding a dot names a member of that very name, which restdir's dotted paths cannot; no item is taken to have one.
-    if (key.includes('.')) {
-      budget.spend(1)
-      if (operators.length > 0) filters.push(NEVER)
-      continue
-    }
     if (operators.length === 0) {
       budget.spend(1)
-      const notObject = typed(field, 'notObject', [])
-      filters.push({ operator: 'or', branches: [[notObject], typedWhere(value, budget, field, depth + 1)] })
+      const notObject = typed(segments, 'notObject', [])
+      filters.push({ operator: 'or', branches: [[notObject], typedWhere(value, budget, segments, depth + 1)] })
       continue
     }
     for (const operator of operators) {
       const operand = value[operator]
       const operands = operator === 'in' && Array.isArray(operand) ? operand : [operand]
       budget.spend(Math.max(1, operands.length))
-      filters.push(typed(field, operator, operands.map((item) => typedValue(item, field))))
+      filters.push(typed(segments, operator, operands.map((item) => typedValue(item, field))))
     }
   }
   return filters
 }
 
-function typed(field: string, comparison: TypedComparison, operands: TypedValue[]): TypedFilter {
-  return { operator: 'typed', field, comparison, operands, values: operands.map(textOf) }
+/** A typed filter on the member at `segments`; `segments` kept only when one holds a dot, which the dotted `field` cannot say. */
+function typed(segments: readonly string[], comparison: TypedComparison, operands: TypedValue[]): TypedFilter {
+  const filter: TypedFilter = { operator: 'typed', field: segments.join('.'), comparison, operands, values: operands.map(textOf) }
+  if (segments.some((segment) => segment.includes('.'))) filter.segments = segments
+  return filter
 }
 
 function typedValue(value: unknown, field: string): TypedValue {

@@ -33,6 +33,9 @@ export function indexNeeds(filters: readonly Filter[], sort: readonly SortKey[])
       } else if (filter.operator === 'q') {
         if (filter.values.some((value) => value.includes(SEARCH_SEPARATOR))) return false
         needs.search = true
+      } else if (filter.operator === 'typed' && filter.segments) {
+        // A member whose name holds a dot: the index's columns are dotted paths, so the scan of every document judges it.
+        return false
       } else {
         needs.fields.push(filter.field)
         if (top && narrowsByPostings(filter)) needs.postings.push(filter.field)

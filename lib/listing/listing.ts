@@ -2,7 +2,7 @@ import type { Documents } from '../data/documents.ts'
 import type { Doc, NodePath } from '../store/store.ts'
 import type { StoreError } from '../store/errors.ts'
 import type { Filter } from './filters.ts'
-import { matchesFilters } from './match.ts'
+import { matchesFilters, namesDottedMember } from './match.ts'
 import { joinRelations } from './relations.ts'
 import { sortDocs } from './sort.ts'
 import { Gate, pacer, type Pace } from '../data/pace.ts'
@@ -172,6 +172,8 @@ async function selectFromIndex(documents: Documents, path: NodePath, listing: Li
  */
 async function queryStore(documents: Documents, path: NodePath, listing: ListingQuery, pace: Pace): Promise<Selection | undefined> {
   if (!documents.listsItself) return undefined
+  // A member whose name holds a dot: the store reads dotted paths (ListingCondition's field), so the process judges it.
+  if (namesDottedMember(listing.filters)) return undefined
   const ask = () => documents.query(path, { filters: listing.filters, sort: listing.sort, start: listing.start, end: listing.end })
   let page = await ask()
   const start = listing.start

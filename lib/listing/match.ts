@@ -29,7 +29,24 @@ async function matchesFilter(doc: Doc, filter: Filter, pace: Pace): Promise<bool
     for (const wanted of filter.values) if (!(await someContains(texts, wanted, pace))) return false
     return true
   }
-  return fieldMatches(filter, valueAt(doc, filter.field), pace)
+  const value = filter.operator === 'typed' && filter.segments ? memberAt(doc, filter.segments) : valueAt(doc, filter.field)
+  return fieldMatches(filter, value, pace)
+}
+
+/** The member at `segments`, one name a step (a name may hold a dot), own members only, as valueAt reads a dotted path. */
+function memberAt(doc: Doc, segments: readonly string[]): unknown {
+  let value: unknown = doc
+  for (const key of segments) {
+    if (!isObject(value) && !Array.isArray(value)) return undefined
+    if (!Object.hasOwn(value, key)) return undefined
+    value = (value as Record<string, unknown>)[key]
+  }
+  return value
+}
+
+/** Whether any filter names a member by `segments` (TypedFilter), which only the scan of every document reads. */
+export function namesDottedMember(filters: readonly Filter[]): boolean {
+  return filters.some((filter) => (filter.operator === 'or' ? filter.branches.some(namesDottedMember) : filter.operator === 'typed' && filter.segments !== undefined))
 }
 
 /** valueMatches, spending the work on `pace`: a long text is searched a piece at a time. */

@@ -5,6 +5,7 @@ import { HttpError } from '../http-error.ts'
 import { defineValue, isObject } from '../json/values.ts'
 import { FilterBudget, KNOWN_PARAMETERS, MAX_FILTER_TEXT } from './filters.ts'
 import { HEAVY_STEP, pacer, type Pace } from '../data/pace.ts'
+import { pluralOf, pluralOfInflection, singularOf, singularOfInflection } from './plurals.ts'
 
 /**
  * Related documents joined into an answer (docs/http-api.md, "Listing queries"), over
@@ -30,7 +31,12 @@ export interface Relation {
   idField: string
   /** json-server 1.0's mode: a foreign key names an item only when it is its id, `===` (`"postId": 1` never names `"id": "1"`). */
   strict?: boolean
+  /** The plurals names go by: 0.17's `pluralize` or 1.0's `inflection` in their modes (`people` → `personId`), else the English rule. */
+  words?: Words
 }
+
+/** Whose plurals: json-server 0.17's (`pluralize`), 1.0's (`inflection`), both in lib/listing/plurals.ts, or the English rule. */
+export type Words = 'pluralize' | 'inflection' | 'english'
 
 /** json-server's foreign keys: a collection's singular name, then this (`postId`). */
 export const DEFAULT_FOREIGN_KEY_SUFFIX = 'Id'
@@ -39,6 +45,15 @@ export const DEFAULT_FOREIGN_KEY_SUFFIX = 'Id'
 export interface RelationKeys {
   foreignKeySuffix?: string
   idField?: string
+  /** The json-server mode and its version (lib/http/settings.ts): its names go by its json-server's plurals. */
+  jsonServer?: boolean
+  jsonServerVersion?: '0.17' | '1'
+}
+
+/** The plurals names go by (lib/listing/plurals.ts): each json-server's own in its mode, else the English rule. */
+export function wordsOf(keys: RelationKeys): Words {
+  if (keys.jsonServer !== true) return 'english'
+  return keys.jsonServerVersion === '1' ? 'inflection' : 'pluralize'
 }
 
 /** Most relations one request may join (fixed); they also count against `--max-filters`. */
@@ -66,7 +81,7 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget, ke
     if (name === '' || name.length > MAX_FILTER_TEXT) throw new HttpError(400, `${parameter} names ${name === '' ? 'no collection' : `a collection longer than ${MAX_FILTER_TEXT} characters`}.`)
     // One level: the joined documents are not joined in turn.
     if (name.includes('.')) throw new HttpError(400, `${parameter}=${name} reaches past one level; restdir joins one level of relations.`)
-    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix, idField, ...(strict && { strict }) }
+    return { kind: parameter === '_expand' ? 'parent' : 'children', name, parameter, foreignKeySuffix, idField, ...(strict && { strict }), words: wordsOf(keys) }
   })
 }
 
@@ -83,8 +98,14 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
   const size = new JoinedSize(pace)
   for (const relation of relations) {
     const { name } = relation
-    const singularName = relation.kind === 'children' && singular(name) === name && plural(name) !== name
-    const kind = singularName && (ownerOf(collection, name) || (await documents.exists([...siblings, plural(name)]))) ? 'parent' : relation.kind
+    const { words } = relation
+    // 1.0 takes a name its `inflection` leaves as it is for a singular one, an uncountable (`sheep`) too.
+    const singularName = relation.kind === 'children' && singular(name, words) === name && (words === 'inflection' || plural(name, words) !== name)
+    // 0.17 embeds the sibling of that very name whenever there is one (`post` beside `posts`), and
+    // answers `[]` for every item where there is none: only there does the 0.17 mode take 1.0's parent
+    // (docs/json-server.md, "What still differs").
+    const ownName = singularName && words === 'pluralize' && (await documents.exists([...siblings, name]))
+    const kind = singularName && !ownName && (ownerOf(collection, name, words) || (await documents.exists([...siblings, plural(name, words)]))) ? 'parent' : relation.kind
     if (kind === 'children') await joinChildren(documents, collection, joined, relation, size)
     else await joinParents(documents, collection, joined, relation, size)
   }
@@ -126,7 +147,7 @@ function tooMuchJoined(relation: Relation): HttpError {
 async function joinChildren(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
   const { pace } = size
-  const foreignKey = `${singular(collection[collection.length - 1] ?? '')}${relation.foreignKeySuffix}`
+  const foreignKey = `${singular(collection[collection.length - 1] ?? '', relation.words)}${relation.foreignKeySuffix}`
   const byKey = new Map<string, Doc[]>()
   for (const doc of (await documents.list([...collection.slice(0, -1), name])) ?? []) {
     const key = doc[foreignKey]
@@ -151,13 +172,13 @@ async function joinChildren(documents: Documents, collection: NodePath, docs: Do
 
 async function joinParents(documents: Documents, collection: NodePath, docs: Doc[], relation: Relation, size: JoinedSize): Promise<void> {
   const { name } = relation
-  const owner = ownerOf(collection, name)
+  const owner = ownerOf(collection, name, relation.words)
   const foreignKey = `${name}${relation.foreignKeySuffix}`
   const parents = new Map<string, Doc | undefined>()
   for (const doc of docs) {
     let path = owner
     const key = doc[foreignKey]
-    if (!path && (typeof key === 'string' || typeof key === 'number') && String(key) !== '') path = [...collection.slice(0, -1), plural(name), String(key)]
+    if (!path && (typeof key === 'string' || typeof key === 'number') && String(key) !== '') path = [...collection.slice(0, -1), plural(name, relation.words), String(key)]
     if (!path) continue
     const at = JSON.stringify(path)
     const read = !parents.has(at)
@@ -175,8 +196,8 @@ async function joinParents(documents: Documents, collection: NodePath, docs: Doc
 }
 
 /** A nested collection's documents belong to the document they sit under: `/user/:id/playlist` and `user` → `/user/:id`. */
-function ownerOf(collection: NodePath, name: string): NodePath | undefined {
-  return collection.length >= 3 && [name, plural(name)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
+function ownerOf(collection: NodePath, name: string, words?: Words): NodePath | undefined {
+  return collection.length >= 3 && [name, plural(name, words)].includes(collection[collection.length - 3]) ? collection.slice(0, -1) : undefined
 }
 
 /** A document's id: its `id` (or `idField`), or for the declared resources `user_id` / `playlist_id`. */
@@ -185,15 +206,24 @@ function idOf(doc: Doc, collection: NodePath, idField = 'id'): string | undefine
   return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined
 }
 
-/** English plurals the simple way: `comments` → `comment`, `categories` → `category`. */
-export function singular(name: string): string {
+/**
+ * A collection's singular name: json-server 0.17's `pluralize.singular` or 1.0's
+ * `inflection.singularize` (`people` → `person`), else English plurals the simple way:
+ * `comments` → `comment`, `categories` → `category`.
+ */
+export function singular(name: string, words: Words = 'english'): string {
+  if (words === 'pluralize') return singularOf(name)
+  if (words === 'inflection') return singularOfInflection(name)
   if (/[^aeiou]ies$/.test(name)) return name.slice(0, -3) + 'y'
   if (/(s|x|z|ch|sh)es$/.test(name)) return name.slice(0, -2)
   if (name.endsWith('s') && !name.endsWith('ss')) return name.slice(0, -1)
   return name
 }
 
-export function plural(name: string): string {
+/** A singular name's collection: json-server 0.17's `pluralize` or 1.0's `inflection.pluralize` (`child` → `children`), else the English rule. */
+export function plural(name: string, words: Words = 'english'): string {
+  if (words === 'pluralize') return pluralOf(name)
+  if (words === 'inflection') return pluralOfInflection(name)
   if (singular(name) !== name) return name
   if (/[^aeiou]y$/.test(name)) return name.slice(0, -1) + 'ies'
   if (/(s|x|z|ch|sh)$/.test(name)) return name + 'es'
@@ -274,7 +304,7 @@ async function dependentsOf(documents: Documents, path: NodePath, names: Depende
   const { foreignKeySuffix = DEFAULT_FOREIGN_KEY_SUFFIX, idField = 'id' } = keys
   const collection = path.slice(0, -1)
   const id = path[path.length - 1]
-  const foreignKey = `${singular(collection[collection.length - 1])}${foreignKeySuffix}`
+  const foreignKey = `${singular(collection[collection.length - 1], wordsOf(keys))}${foreignKeySuffix}`
   const found: Array<{ path: NodePath; doc: Doc }> = []
   const pace = pacer()
   for (const name of names) {
@@ -344,7 +374,7 @@ async function orphansOf(documents: Documents, removed: NodePath, keys: Relation
       for (const key of Object.keys(doc)) {
         if (key.length <= foreignKeySuffix.length || !key.endsWith(foreignKeySuffix)) continue
         const text = textOf(doc[key])
-        if (text !== undefined) references.push([plural(key.slice(0, -foreignKeySuffix.length)), text])
+        if (text !== undefined) references.push([plural(key.slice(0, -foreignKeySuffix.length), wordsOf(keys)), text])
       }
       if (references.length > 0 && id !== undefined) keyed.push({ path: [name, id], doc, references })
     }

@@ -32,6 +32,12 @@ export type TypedValue = string | number | boolean | null | { readonly text: str
 export interface TypedFilter {
   operator: 'typed'
   field: string
+  /**
+   * The member's path one name a step, when a name holds a dot (`_where={"author.name":…}`
+   * names `item["author.name"]`, as 1.0 reads it), which `field`, dotted, cannot say. Such a
+   * filter is judged by the scan of every document (lib/listing/match.ts) alone.
+   */
+  segments?: readonly string[]
   comparison: TypedComparison
   operands: TypedValue[]
   values: string[]

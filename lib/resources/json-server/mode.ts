@@ -6,7 +6,7 @@ import { createMember, removeMember, replaceMember, updateDocument } from './plu
 import { replaceSingular, singularAnswer } from './singular.ts'
 import { parseDependents } from '../../listing/relations.ts'
 import { checkParameters } from '../../listing/filters.ts'
-import { checkWrite1, createMember1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
+import { checkWrite1, createMember1, embedded1, removeMember1, version1ItemQuery, version1Query } from './version-1.ts'
 import { NothingStored } from '../../data/documents.ts'
 import { readCollection } from './collections.ts'
 
@@ -29,7 +29,7 @@ export function jsonServerGeneric(declared: readonly string[], version: '0.17' |
       if (method === 'DELETE' && path.length === 2) return removeMember1(context)
       if (method === 'POST' && path.length === 1) return createMember1(context, path, requireOwners)
       if (path.length > 2) return handleGeneric(context, requireOwners)
-      if (reads) context = { ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) }
+      if (reads) context = await embedded1({ ...context, query: path.length === 1 ? version1Query(context.query) : version1ItemQuery(context.query) })
     }
     if (!reads && version === '0.17') await requireFileName(context)
     if (path.length === 1) {

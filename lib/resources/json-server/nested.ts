@@ -1,7 +1,7 @@
 import type { Answer, Context } from '../../http/context.ts'
 import type { NodePath } from '../../store/store.ts'
 import type { RequireOwners } from '../generic.ts'
-import { singular } from '../../listing/relations.ts'
+import { singular, wordsOf } from '../../listing/relations.ts'
 import { createMember } from './plural.ts'
 import { readCollection } from './collections.ts'
 
@@ -27,7 +27,8 @@ export interface NestedRoute {
 export async function nestedRouteOf(context: Context): Promise<NestedRoute | undefined> {
   const [parent, parentId, name] = context.path
   if (await context.documents.exists(context.path)) return undefined
-  return { collection: [name], foreignKey: `${singular(parent)}${context.settings.foreignKeySuffix}`, parentId }
+  // 0.17 names the key by `pluralize.singular` (`/people/1/pets` → `personId`).
+  return { collection: [name], foreignKey: `${singular(parent, wordsOf(context.settings))}${context.settings.foreignKeySuffix}`, parentId }
 }
 
 /**

@@ -7,7 +7,7 @@ import { NothingStored } from '../../data/documents.ts'
 import { jsonAnswer } from '../../http/respond.ts'
 import { isObject, type Json, type JsonObject } from '../../json/values.ts'
 import { MAX_WHERE_DEPTH, MAX_WHERE_TEXT, OPERATORS } from '../../listing/filters.ts'
-import { singular } from '../../listing/relations.ts'
+import { MAX_RELATIONS, plural, singular } from '../../listing/relations.ts'
 import { checkNewChildPath } from '../../path.ts'
 import { ID_LENGTH } from '../../store/new-id.ts'
 import { isKnownCollection } from './collections.ts'
@@ -27,8 +27,13 @@ const RESERVED = new Set(['_sort', '_page', '_per_page', '_embed', '_where'])
 /** restdir's own parameters, which 1.0 has no counterpart for and which stay restdir's: a node's children, its changes. */
 const RESTDIR_OWN = new Set(['_children', '_changes'])
 
-/** Segments json-server 1.0's setProperty (dot-prop) will not set: such a filter is dropped, as it drops it. */
-const UNSAFE_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor'])
+/**
+ * Segments whose filter json-server 1.0 drops: those its setProperty (dot-prop) will not set, and
+ * every member a plain object inherits (`toString`, `valueOf`, `hasOwnProperty`, …), which
+ * setProperty finds on the object it builds, a function, and writes the condition into instead
+ * (docs/json-server.md, "json-server 1.0's mode"). Dropped here without touching any of them.
+ */
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor', ...Object.getOwnPropertyNames(Object.prototype)])
 
 /** json-server 1.0's page size when `_page` comes alone. */
 const PER_PAGE = 10
@@ -173,20 +178,40 @@ export async function checkWrite1(context: Context): Promise<void> {
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
+/**
+ * A read's `_embed` names as json-server 1.0 joins them (its service.ts, embed): a name its
+ * `inflection` leaves as it is stands for the collection of its plural (`post` → `posts`, the
+ * parent), any other for the collection of that name, and where the store has no such collection
+ * 1.0 leaves each item as it is, where 0.17 adds an empty array: such a name is dropped. An emptied
+ * collection is still one (collections.ts). Past MAX_RELATIONS names the query goes on as it came,
+ * to the listing's 400, so that the names looked up stay few.
+ */
+export async function embedded1(context: Context): Promise<Context> {
+  const names = context.query.getAll('_embed')
+  if (names.length === 0 || names.length > MAX_RELATIONS) return context
+  const query = new URLSearchParams(context.query)
+  query.delete('_embed')
+  for (const name of names) {
+    const collection = singular(name, 'inflection') === name ? plural(name, 'inflection') : name
+    if (await isCollection(context, collection)) query.append('_embed', name)
+  }
+  return { ...context, query }
+}
+
 async function isCollection(context: Context, name: string): Promise<boolean> {
   return (await context.documents.exists([name])) || isKnownCollection(context.documents, name)
 }
 
 /**
  * POST on a collection, as json-server 1.0 creates: the body under a new id
- * (restdir's), an `id` in the body set aside, as 1.0 sets it aside.
+ * of 1.0's form (11 base64url characters), an `id` in the body set aside, as 1.0 sets it aside.
  */
 export async function createMember1(context: Context, collection: NodePath, requireOwners: RequireOwners): Promise<Answer> {
   const body = await context.body.json()
   const owner = await requireOwners(context, collection)
   checkNewChildPath(context.target, ID_LENGTH, context.settings.pathLimits)
   const { id: _id, ...rest } = body
-  const created = await context.documents.create(collection, (id) => ({ ...rest, id }), { owner })
+  const created = await context.documents.create(collection, (id) => ({ ...rest, id }), { owner }, 'json-server 1')
   const path = [...collection, created.id]
   return jsonAnswer(context, 201, created.doc, { Location: urlOf(context, path), ETag: created.etag })
 }
@@ -201,7 +226,8 @@ export async function removeMember1(context: Context): Promise<Answer> {
   const dependents = context.query.getAll('_dependent')
   const { doc } = await context.documents.remove(context.path, preconditionsOf(context))
   const [name, id] = context.path
-  const foreignKey = `${singular(name)}Id`
+  // 1.0 names the key by `inflection.singularize` (`people` → `personId`).
+  const foreignKey = `${singular(name, 'inflection')}Id`
   const store = context.documents
   for (const collection of (await store.children([])) ?? []) {
     if (collection === name) continue

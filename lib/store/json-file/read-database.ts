@@ -1,4 +1,4 @@
-import { newId } from '../new-id.ts'
+import { newId, randomShortId } from '../new-id.ts'
 import { inexactJson, jsonErrorOffset, pathOf, type JsonProblem } from '../../json/syntax.ts'
 import { Json5SyntaxError, parseJson5 } from '../../json/json5.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
@@ -179,8 +179,8 @@ class Reader {
       if (segment === null) return void this.problems.push(`${pathOf(at)}.${fields[0]} is not a string or a number`)
       let doc: Doc = item
       if (segment === undefined && taken && this.#asVersion1 && fields[0] === 'id') {
-        // 1.0 gives it a new id, last in it, each time it reads the file: kept from the next write on.
-        segment = newId()
+        // 1.0 gives it a new id (its randomId), last in it, each time it reads the file: kept from the next write on.
+        segment = randomShortId()
         doc = withValue(item, 'id', segment)
       } else if (segment === undefined && taken) {
         segment = idlessName(index)
