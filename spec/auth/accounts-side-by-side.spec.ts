@@ -51,7 +51,11 @@ async function startPair(db: object, routes?: Record<string, unknown>): Promise<
   const server: Server = app.listen(0, '127.0.0.1')
   await new Promise((resolve) => server.once('listening', resolve))
   const jsaPort = (server.address() as AddressInfo).port
-  const restdir: TestServer = await startServer({ store: join(folder, 'db.json'), auth: true, routes: routes as Record<string, string> | undefined })
+  // A restdir that cannot start leaves nothing running behind the failed test.
+  const restdir: TestServer = await startServer({ store: join(folder, 'db.json'), auth: true, routes: routes as Record<string, string> | undefined }).catch(async (error: unknown) => {
+    await new Promise((resolve) => server.close(resolve))
+    throw error
+  })
   return {
     jsa: (method, target, options) => send(jsaPort, method, target, options),
     restdir: (method, target, options) => restdir.request(method, target, options),
