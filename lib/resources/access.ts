@@ -30,7 +30,8 @@ type Inner = (context: Context) => Answering
 export async function answerWithAccess(context: Context, accounts: Accounts, inner: Inner): Promise<Answer> {
   const rule = context.path.length > 1 ? accessRuleOf(context.path[0]) : undefined
   const path = rule ? context.path.slice(1) : context.path
-  let inside: Context = rule ? { ...context, path } : context
+  // Behind a guard, the URLs an answer gives (Location, a page's Link) keep the guard.
+  let inside: Context = rule ? { ...context, path, base: `${context.base}/${rule.guard}` } : context
   if (context.method === 'POST' && registers(path, rule !== undefined)) return register(inside, accounts)
   if (context.method === 'POST' && !rule && logsIn(path)) return logIn(inside, accounts)
   // A user's PUT or PATCH is checked as json-server-auth checks it before its guard, and its password hashed after.

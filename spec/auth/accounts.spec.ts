@@ -5,8 +5,8 @@ import { createHmac } from 'node:crypto'
 import { join } from 'node:path'
 import { signToken } from '../../lib/auth/jwt.ts'
 import { createHandler } from '../../lib/handler.ts'
-import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
-import { runCli } from '../support/process.ts'
+import { makeTempDir, send, startServer, type TestServer } from '../support/helpers.ts'
+import { runCli, startCli } from '../support/process.ts'
 
 // What `--auth` does that json-server-auth does not (docs/accounts.md): the
 // store's own signing secret, every refused token named, a password change or
@@ -202,6 +202,26 @@ test('an event stream behind a guard needs a token; changes not yet narrowed to 
     assert.is((await server.request('HEAD', '/600/messages/1', bearer(alice.token))).status, 200)
   } finally {
     await close()
+  }
+})
+
+test('the banner says what --auth guards; POST behind a guard answers a Location that keeps it', async () => {
+  const folder = await makeTempDir('restdir-auth-cli-')
+  try {
+    await writeFile(join(folder, 'db.json'), '{"users": [], "messages": []}')
+    const cli = await startCli([join(folder, 'db.json'), '--auth', '--port', '0'])
+    try {
+      assert.match(cli.stdout(), /accounts \(--auth\): POST \/register and POST \/login answer a token; \/600\/\.\.\./)
+      const { port } = cli
+      const alice = (await send(port, 'POST', '/register', { body: { email: 'alice@mail.com', password: 'bestPassw0rd' } })).json
+      const created = await send(port, 'POST', '/600/messages', { body: { userId: alice.user.id, text: 'hi' }, headers: { authorization: `Bearer ${alice.accessToken}` } })
+      assert.is(created.status, 201, created.text)
+      assert.is(created.headers.location, '/600/messages/1')
+    } finally {
+      await cli.stop()
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true })
   }
 })
 
