@@ -7,7 +7,7 @@ import { withoutPasswordHashes } from '../auth/password-hashes.ts'
 import { indentJson } from '../json/indent.ts'
 import { emptyCollectionAnswer } from './collection.ts'
 import { wantsChanges } from './events.ts'
-import { logIn, passwordClaim, PASSWORD_CLAIM, register, registers, logsIn, userWriteBody, type Accounts } from './accounts.ts'
+import { jsonBody, logIn, logsIn, passwordClaim, PASSWORD_CLAIM, register, registers, userWriteBody, type Accounts } from './accounts.ts'
 
 /*
  * The access check of `--auth` (docs/accounts.md), at the one place every
@@ -116,7 +116,7 @@ async function ownersOnly(context: Context, caller: Caller): Promise<Checked> {
   if (method === 'POST' && path.length === 1) {
     const body = await context.body.json()
     if (!owns(caller, body, field)) throw new HttpError(403, `Private resource creation: request body must have a reference to the owner id (${JSON.stringify(field)}: ${caller.sub}).`)
-    return { context: { ...context, body: { json: async () => body, patch: context.body.patch } } }
+    return { context: { ...context, body: jsonBody(body) } }
   }
   if (path.length === 1) {
     const singular = await documents.read([collection])
@@ -136,7 +136,7 @@ async function checkedBody(context: Context, caller: Caller, field: string): Pro
   const body = await context.body.json()
   const ownRecord = context.path[0] === 'users' && context.path[1] === caller.sub
   if (!ownRecord && !owns(caller, body, field)) throw new HttpError(403, `Private resource replacement: request body must have a reference to the owner id (${JSON.stringify(field)}: ${caller.sub}).`)
-  return { context: { ...context, body: { json: async () => body, patch: context.body.patch } } }
+  return { context: { ...context, body: jsonBody(body) } }
 }
 
 function refuseAccess(): never {

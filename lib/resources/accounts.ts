@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import type { Answer, Context } from '../http/context.ts'
-import type { RequestBody } from '../http/body.ts'
+import type { PatchBody, RequestBody } from '../http/body.ts'
 import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { jsonAnswer } from '../http/respond.ts'
@@ -125,38 +125,49 @@ export async function logIn(context: Context, accounts: Accounts): Promise<Answe
  * (PUT: email and password required), its password hashed before it is stored. Returns the
  * request's body as it is to be read from now on.
  */
-export async function userWriteBody(context: Context): Promise<{ body: RequestBody; password?: string; hashed(accounts: Accounts): Promise<RequestBody> }> {
+export async function userWriteBody(context: Context): Promise<{ body: RequestBody; hashed(accounts: Accounts): Promise<RequestBody> }> {
   if (context.method === 'PUT') {
     const body = await context.body.json()
     validate(body, true)
-    const password = body.password as string
     return {
-      body: { json: async () => body, patch: context.body.patch },
-      password,
-      hashed: async (accounts) => {
-        const replaced = { ...body }
-        defineValue(replaced, 'password', await accounts.hashes.hash(password, BCRYPT_COST))
-        return { json: async () => replaced, patch: context.body.patch }
-      },
+      body: jsonBody(body),
+      hashed: async (accounts) => jsonBody(await withHash(body, accounts)),
     }
   }
   const patch = await context.body.patch()
   if (patch.type === 'json-patch') {
     const touches = Array.isArray(patch.operations) && patch.operations.some((operation) => typeof operation === 'object' && operation !== null && /^\/password(\/|$)/.test(String((operation as JsonObject).path)))
     if (touches) throw new HttpError(400, 'A user\'s password is changed by a merge patch or a PUT, where it is hashed, not by a JSON Patch.')
-    return { body: { json: context.body.json, patch: async () => patch }, hashed: async () => ({ json: context.body.json, patch: async () => patch }) }
+    return { body: patchBody(patch), hashed: async () => patchBody(patch) }
   }
   validate(patch.patch, false)
-  const password = typeof patch.patch.password === 'string' && patch.patch.password !== '' ? patch.patch.password : undefined
+  const changes = typeof patch.patch.password === 'string' && patch.patch.password !== ''
   return {
-    body: { json: context.body.json, patch: async () => patch },
-    password,
-    hashed: async (accounts) => {
-      if (password === undefined) return { json: context.body.json, patch: async () => patch }
-      const replaced = { ...patch.patch }
-      defineValue(replaced, 'password', await accounts.hashes.hash(password, BCRYPT_COST))
-      return { json: context.body.json, patch: async () => ({ type: 'merge', patch: replaced }) }
+    body: patchBody(patch),
+    hashed: async (accounts) => (changes ? patchBody({ type: 'merge', patch: await withHash(patch.patch, accounts) }) : patchBody(patch)),
+  }
+}
+
+/** `fields` with its password replaced by the password's hash. */
+async function withHash(fields: JsonObject, accounts: Accounts): Promise<JsonObject> {
+  const replaced = { ...fields }
+  defineValue(replaced, 'password', await accounts.hashes.hash(fields.password as string, BCRYPT_COST))
+  return replaced
+}
+
+/** A body read already, as a JSON object: a PUT's or a POST's. */
+export function jsonBody(body: JsonObject): RequestBody {
+  return { json: async () => body, patch: async () => ({ type: 'merge', patch: body }) }
+}
+
+/** A PATCH's body read already; read as a document, a JSON Patch is what it is everywhere: not one. */
+function patchBody(patch: PatchBody): RequestBody {
+  return {
+    json: async () => {
+      if (patch.type === 'merge') return patch.patch
+      throw new HttpError(400, 'A JSON Patch is an array of operations, not a document.')
     },
+    patch: async () => patch,
   }
 }
 

@@ -125,6 +125,16 @@ test('register, its validations and log in answer as json-server-auth answers th
     assert.is((await alike(pair, 'POST', '/login', { body: { email: 'alice@mail.com', password: 'bestPassw0rD' } })).restdir.status, 400)
     assert.is((await alike(pair, 'POST', '/login', { body: { email: 'nobody@mail.com', password: 'bestPassw0rd' } })).restdir.status, 400)
     assert.is((await alike(pair, 'POST', '/login', { body: { email: 'alice@mail.com' } })).restdir.status, 400)
+    // A user's PUT needs both fields, a PATCH's password its length; either password is hashed, and logs in.
+    assert.is((await alike(pair, 'PUT', '/users/1', { body: { email: 'alice@mail.com' } })).restdir.status, 400)
+    assert.is((await alike(pair, 'PATCH', '/users/1', { body: { password: 'abc' } })).restdir.status, 400)
+    assert.is((await alike(pair, 'PATCH', '/users/1', { body: { email: 'not an email' } })).restdir.status, 400)
+    assert.is((await alike(pair, 'PUT', '/users/1', { body: { email: 'alice@mail.com', password: 'put password', firstname: 'Alice' } })).restdir.status, 200)
+    assert.is((await alike(pair, 'POST', '/login', { body: { email: 'alice@mail.com', password: 'put password' } })).restdir.status, 200)
+    assert.is((await alike(pair, 'PATCH', '/users/1', { body: { password: 'patched password' } })).restdir.status, 200)
+    assert.is((await alike(pair, 'POST', '/login', { body: { email: 'alice@mail.com', password: 'patched password' } })).restdir.status, 200)
+    const jsonPatch = await pair.restdir('PATCH', '/users/1', { body: JSON.stringify([{ op: 'replace', path: '/password', value: 'in clear' }]), headers: { 'content-type': 'application/json-patch+json' } })
+    assert.is(jsonPatch.status, 400, jsonPatch.text)
     // The token: HS256, sub the user's id as a string, the email, one hour.
     const claims = JSON.parse(Buffer.from(alice.restdir.split('.')[1], 'base64url').toString())
     const header = JSON.parse(Buffer.from(alice.restdir.split('.')[0], 'base64url').toString())
