@@ -33,6 +33,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
 import { runMiddlewares } from './middleware/middlewares.ts'
 import { parseBodyForMiddlewares, SentBody } from './http/body.ts'
+import { openAccounts, type Accounts } from './resources/accounts.ts'
+import { answerWithAccess } from './resources/access.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -85,9 +87,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
    * of a batch (docs/http-api.md, "Batches"), which so reaches what it would reach alone: the
    * reserved queries of the API root, the declared routes with their methods (`405` with `Allow`,
    * OPTIONS), event streams, then the generic data API. A rule that must see every request goes
-   * first here. A thrown error is the request's problem answer (lib/http/problem.ts).
+   * first here: with `--auth`, the access check (lib/resources/access.ts). A thrown error is the
+   * request's problem answer (lib/http/problem.ts).
    */
-  const dispatch = (context: Context): Answering => {
+  const dispatch = (context: Context): Answering => (accounts ? answerWithAccess(context, accounts, dispatchAllowed) : dispatchAllowed(context))
+  const dispatchAllowed = (context: Context): Answering => {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (path.length === 0 && query.size > 0) {
@@ -117,7 +121,10 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   let documents: Documents | undefined
   let reset: (() => Promise<ResetSummary>) | undefined
   let stopHandEdits = () => {}
+  // The accounts of `--auth`, with the db.json's signing secret (docs/accounts.md).
+  let accounts: Accounts | undefined
   const ready = opening.then(async (store) => {
+    if (settings.auth) accounts = await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)
@@ -248,6 +255,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     stopHandEdits()
     handler.endStreams()
     www.close()
+    await accounts?.hashes.close()
     if (documents) await documents.close()
     else await opening.then((store) => store.close(), () => {})
   }

@@ -60,6 +60,14 @@ export interface RestdirOptions {
   token?: string
   /** Refuse every write with 405 (403 in the json-server mode, as json-server's `--read-only`). */
   readonly?: boolean
+  /**
+   * Accounts and access rules on a db.json, json-server-auth's flow (docs/accounts.md): register
+   * and log in for a token, guards such as `/600/…`. Its tokens are signed with `authSecret`, else
+   * with the secret kept beside the db.json (made at the first start, readable by its owner only).
+   */
+  auth?: boolean
+  /** The secret that signs `auth`'s tokens, at least 32 characters (the command line's `--auth-secret`, `RESTDIR_AUTH_SECRET`). */
+  authSecret?: string
   /** Milliseconds a client has to send the request headers, and the whole request. */
   headersTimeout?: number
   requestTimeout?: number
@@ -163,6 +171,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     throw new Error(`fixture: ${options.fixture} is also the store folder; a fixture must be another folder or a db.json.`)
   }
   const jsonServer = jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined)
+  if (options.auth) checkAuthOptions(options, jsonServer)
   return {
     www: [options.www ?? optionDefaults.www].flat().map((folder) => path.resolve(folder)),
     wwwCache: resolveWwwCache(options.wwwCache),
@@ -207,9 +216,22 @@ export function resolveSettings(options: RestdirOptions): Settings {
     maxStreamBuffer: Math.max(minStreamBuffer, positive('maxStreamBuffer', options.maxStreamBuffer
       ?? Math.max(optionDefaults.maxStreamBuffer, 4 * (options.maxBody ?? optionDefaults.maxBody)))),
     log: (options.quiet ?? optionDefaults.quiet) ? undefined : (options.log ?? ((line) => console.log(line))),
-    rewrites: loadRewriteRules(options.routes),
+    rewrites: loadRewriteRules(options.routes, { guards: options.auth === true }),
+    auth: options.auth === true,
+    authSecret: options.authSecret,
     middlewares: checkMiddlewares(options.middlewares ?? []),
   }
+}
+
+/**
+ * `auth` serves json-server-auth's flow on a db.json, in the json-server 0.17 mode its users run
+ * (docs/accounts.md); the declared families' accounts are not served yet. `token` would ask every
+ * write for the server's key, where a signed-in user sends their own token.
+ */
+function checkAuthOptions(options: RestdirOptions, jsonServer: boolean): void {
+  if (!servesDbJson(options.store)) throw new Error('auth: accounts are served on a db.json store for now (restdir db.json --auth); a store folder, memory or PostgreSQL cannot take --auth yet.')
+  if (!jsonServer || jsonServerVersionOf(options) !== '0.17') throw new Error('auth: accounts follow json-server-auth, which runs on json-server 0.17: --auth needs the json-server mode as 0.17 answers (no --no-json-server, no --json-server 1).')
+  if (options.token !== undefined) throw new Error('auth: --token and --auth cannot be used together yet: a user\'s write carries their own token, not the server\'s.')
 }
 
 /** A foreign key suffix is part of a field name: not empty, and no `.` (a path) or `/` (a URL). */

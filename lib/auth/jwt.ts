@@ -31,6 +31,8 @@ export interface SignOptions {
   lifetimeSeconds?: number
   /** Now, in milliseconds since the epoch (a clock for tests). */
   now?: number
+  /** Claims of the issuer's own, added after `email` (restdir's accounts name the password a token was issued for). */
+  claims?: Record<string, string | number>
 }
 
 /** A signed token for `{ sub, email }`, with `iat` now and `exp` an hour later. */
@@ -39,6 +41,7 @@ export function signToken(subject: { sub: string; email?: string }, secret: Uint
   const iat = Math.floor((options.now ?? Date.now()) / 1000)
   const claims: Record<string, unknown> = { sub: subject.sub }
   if (subject.email !== undefined) claims.email = subject.email
+  for (const [name, value] of Object.entries(options.claims ?? {})) if (!['sub', 'iat', 'exp'].includes(name)) claims[name] = value
   claims.iat = iat
   claims.exp = iat + (options.lifetimeSeconds ?? DEFAULT_LIFETIME_SECONDS)
   const signed = `${encodeJson({ alg: 'HS256', typ: 'JWT' })}.${encodeJson(claims)}`

@@ -27,6 +27,8 @@ export interface BannerFacts {
   jsonServer1?: boolean
   /** Writes need the token (--token or RESTDIR_TOKEN). */
   token: boolean
+  /** Accounts and guards (--auth, docs/accounts.md). */
+  auth?: boolean
   /** The declared routes, each pattern with its methods, as the router holds them. */
   routes: Array<{ pattern: string; methods: string[] }>
   /** A db.json's top-level names, in the file's order: its resources, as json-server's banner lists them. */
@@ -42,6 +44,7 @@ export function bannerText(facts: BannerFacts): string {
     (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
     (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
+    (facts.auth ? `accounts (--auth): POST ${prefix}/register and POST ${prefix}/login answer a token; /600/..., /640/... and the other guards let only their owner or signed-in users in\n` : '') +
     (facts.jsonServer ? `json-server 0.17's URLs: nested routes, cascading deletes, integer ids, GET /db (--json-server; --no-json-server turns it off)\n` : '') +
     (facts.jsonServer1 ? `json-server 1.0's answers: pages in its envelope, DELETE answers the item, "error" in every problem (--json-server 1)\n` : '') +
     resourceLines(facts) +

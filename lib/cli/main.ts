@@ -122,6 +122,7 @@ async function serve(flags: Flags, env: NodeJS.ProcessEnv, store: StoreChoice, c
       jsonServer: settings.jsonServer && settings.jsonServerVersion === '0.17',
       jsonServer1: settings.jsonServer && settings.jsonServerVersion === '1',
       token: options.token !== undefined,
+      auth: settings.auth,
       routes: server.handler.routes,
       resources,
     }))

@@ -75,7 +75,7 @@ export function whatItTakes(option: CliOption): string {
     case 'positive-size': return 'a size, such as 512kb or 2mb'
     case 'duration': return 'a time, such as 500ms, 10s or 2m'
     case 'delay': return 'a number of milliseconds (0-600000)'
-    case 'secret': return 'the secret every write must send'
+    case 'secret': return option.takes ?? 'the secret every write must send'
     case 'version': return 'json-server\'s version, 0.17 or 1'
     case 'text':
     case 'files':

@@ -37,10 +37,14 @@ export interface Context {
   settings: Settings
 }
 
-/** A TLS connection is `encrypted` (a page link's scheme); `localAddress` is the address it reached (a reset's check). */
+/**
+ * A TLS connection is `encrypted` (a page link's scheme); `localAddress` is the address it reached (a reset's check),
+ * `remoteAddress` the one it came from (login attempts are slowed per address).
+ */
 export interface Connection {
   readonly encrypted?: boolean
   readonly localAddress?: string
+  readonly remoteAddress?: string
 }
 
 /**

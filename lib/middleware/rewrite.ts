@@ -10,6 +10,7 @@
 
 import { readFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
+import { guardRewriteRules, isGuard } from '../auth/access-rules.ts'
 
 /** A rules object as a routes.json holds it. */
 export type RewriteRules = Record<string, string>
@@ -25,10 +26,18 @@ export interface RewriteRule {
 /** A rule that cannot work: which one, and what to change. */
 export class RewriteRuleError extends Error {}
 
+/**
+ * How rules are read: with `guards` (`--auth`), json-server-auth's short form `{ "users": 600 }`
+ * is its rewrite rule `{ "/users*": "/600/users$1" }` (docs/accounts.md, "Guards").
+ */
+export interface RewriteReading {
+  guards?: boolean
+}
+
 /** The rules of the `routes` option: an object, or the path of a JSON file holding one; none when not given. */
-export function loadRewriteRules(routes: RewriteRules | string | undefined): RewriteRule[] {
+export function loadRewriteRules(routes: RewriteRules | string | undefined, reading: RewriteReading = {}): RewriteRule[] {
   if (routes === undefined) return []
-  if (typeof routes !== 'string') return compileRewriteRules(routes)
+  if (typeof routes !== 'string') return compileRewriteRules(routes, 'routes', reading)
   let text: string
   try {
     text = readFileSync(routes, 'utf8')
@@ -42,19 +51,21 @@ export function loadRewriteRules(routes: RewriteRules | string | undefined): Rew
   } catch (error) {
     throw new RewriteRuleError(`${routes} is not valid JSON (${(error as Error).message}); rewrite rules are a JSON object such as { "/api/*": "/$1" }.`)
   }
-  return compileRewriteRules(rules, routes)
+  return compileRewriteRules(rules, routes, reading)
 }
 
 /** The rules, each compiled once; a rule that cannot work throws a RewriteRuleError naming it and the fix. */
-export function compileRewriteRules(rules: unknown, source = 'routes'): RewriteRule[] {
+export function compileRewriteRules(rules: unknown, source = 'routes', reading: RewriteReading = {}): RewriteRule[] {
   if (typeof rules !== 'object' || rules === null || Array.isArray(rules)) {
     throw new RewriteRuleError(`${source} must be a JSON object of rewrite rules, such as { "/api/*": "/$1" }, not ${Array.isArray(rules) ? 'an array' : rules === null ? 'null' : `a ${typeof rules}`}.`)
   }
-  return Object.entries(rules).map(([pattern, target]) => compileRule(pattern, target, source))
+  const read = reading.guards ? guardRewriteRules(rules as Record<string, unknown>) : (rules as Record<string, unknown>)
+  return Object.entries(read).map(([pattern, target]) => compileRule(pattern, target, source))
 }
 
 function compileRule(pattern: string, target: unknown, source: string): RewriteRule {
   const rule = `${source}: "${pattern}"`
+  if (isGuard(target)) throw new RewriteRuleError(`${rule} is given json-server-auth's guard ${JSON.stringify(target)}; guards need accounts: start with --auth.`)
   if (typeof target !== 'string' || target === '') {
     throw new RewriteRuleError(`${rule} rewrites to ${JSON.stringify(target)}; a target is a non-empty string, such as "/posts/:id" or "/$1".`)
   }

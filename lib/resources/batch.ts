@@ -114,6 +114,8 @@ function failed(index: number, request: BatchRequest, error: HttpError): HttpErr
 /** One request, through the dispatch, with its body and headers as the batch gives them. */
 async function runOne(context: Context, dispatch: Dispatch, documents: Documents, request: BatchRequest, target: string, body: unknown): Promise<SubResponse> {
   const headers: Record<string, string> = { ...request.headers }
+  // Each request is the batch's caller's (docs/accounts.md): it carries the batch's credentials.
+  if (context.requestHeaders.authorization !== undefined) headers.authorization = context.requestHeaders.authorization
   if (body !== undefined) headers['content-type'] ??= 'application/json'
   const answer = await dispatch({
     ...context,
