@@ -112,6 +112,13 @@ test('no file in lib/ or bin/ is over 600 lines', () => {
   assert.equal(long, [])
 })
 
+test('lib/http/ holds HTTP itself, under 1,600 lines: static files, answers to URLs and middlewares have rooms of their own', () => {
+  const http = files.filter((file) => file.startsWith('lib/http/'))
+  const lines = http.reduce((sum, file) => sum + readFileSync(join(root, file), 'utf8').split('\n').length - 1, 0)
+  assert.ok(http.length > 5, 'the files of lib/http/ were read')
+  assert.ok(lines < 1600, `lib/http/ has ${lines} lines`)
+})
+
 /** The files of lib/ that docs/architecture.md names: a whole path, or a bare name after a path of its folder on the same line. */
 function filesNamedIn(text: string): Set<string> {
   const named = new Set<string>()

@@ -5,7 +5,7 @@ import { closeOnceDrained } from './linger.ts'
 import { quotedHeader } from './problem.ts'
 import { decodeUrlEncoded } from '../path.ts'
 import { isObject, jsonKindOf, type JsonObject } from '../json/values.ts'
-import { inexactJson, jsonErrorOffset } from '../json/syntax.ts'
+import { inexactJson, jsonErrorOffset, lineAndColumn, nestingPastLimit } from '../json/syntax.ts'
 import { parse as parseQueryString } from 'node:querystring'
 
 export interface BodyLimits {
@@ -157,8 +157,7 @@ export async function parseBodyForMiddlewares(req: IncomingMessage, limits: Body
   try {
     request.body = JSON.parse(text)
   } catch {
-    const { offset, expected } = jsonErrorOffset(text)
-    throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
+    throw notJson(text)
   }
 }
 
@@ -248,20 +247,19 @@ function firstInvalidUtf8(bytes: Uint8Array): number {
 
 /** Refuses nesting deeper than the limit before parsing, so no parser recursion is ever at risk. */
 function checkDepth(text: string, maxDepth: number): void {
-  let depth = 0
-  let inString = false
-  for (let index = 0; index < text.length; index++) {
-    const char = text.charCodeAt(index)
-    if (inString) {
-      if (char === 0x5c) index++ // backslash: skip the escaped character
-      else if (char === 0x22) inString = false
-    } else if (char === 0x22) inString = true
-    else if (char === 0x7b || char === 0x5b) {
-      if (++depth > maxDepth) {
-        throw new HttpError(400, `The JSON body nests deeper than ${maxDepth} levels (at ${lineAndColumn(text, index)}).`)
-      }
-    } else if (char === 0x7d || char === 0x5d) depth--
-  }
+  const at = nestingPastLimit(text, maxDepth)
+  if (at >= 0) throw new HttpError(400, `The JSON body nests deeper than ${maxDepth} levels (at ${place(text, at)}).`)
+}
+
+/** The 400 for a body JSON.parse refused, saying where and what was expected there. */
+function notJson(text: string): HttpError {
+  const { offset, expected } = jsonErrorOffset(text)
+  return new HttpError(400, `The body is not valid JSON: at ${place(text, offset)} expected ${expected}.`)
+}
+
+function place(text: string, offset: number): string {
+  const { line, column } = lineAndColumn(text, offset)
+  return `line ${line}, column ${column} (offset ${offset})`
 }
 
 function parseJson(text: string): unknown {
@@ -269,8 +267,7 @@ function parseJson(text: string): unknown {
   try {
     value = JSON.parse(text)
   } catch {
-    const { offset, expected } = jsonErrorOffset(text)
-    throw new HttpError(400, `The body is not valid JSON: at ${lineAndColumn(text, offset)} expected ${expected}.`)
+    throw notJson(text)
   }
   // A document is stored exactly as sent or refused (docs/http-api.md, "Requests and errors").
   const problems = inexactJson(text, value, 5)
@@ -279,18 +276,6 @@ function parseJson(text: string): unknown {
     throw new HttpError(400, `The body holds ${problems.length === 1 ? 'a value' : 'values'} that would not be stored exactly as sent: ${list}.`)
   }
   return value
-}
-
-function lineAndColumn(text: string, offset: number): string {
-  let line = 1
-  let lineStart = 0
-  for (let index = 0; index < offset && index < text.length; index++) {
-    if (text.charCodeAt(index) === 0x0a) {
-      line++
-      lineStart = index + 1
-    }
-  }
-  return `line ${line}, column ${offset - lineStart + 1} (offset ${offset})`
 }
 
 /** The patch formats a PATCH takes, for `Accept-Patch` (RFC 5789 §3.1; docs/http-api.md, "PATCH"). */

@@ -1,3 +1,34 @@
+/** The 1-based line and column of an offset into a text, for error messages. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1
+  let lineStart = 0
+  for (let index = text.indexOf('\n'); index !== -1 && index < offset; index = text.indexOf('\n', index + 1)) {
+    line++
+    lineStart = index + 1
+  }
+  return { line, column: offset - lineStart + 1 }
+}
+
+/**
+ * Where a JSON text first opens an object or array deeper than `maxDepth`,
+ * or -1: scanned without parsing, so a depth check puts no parser's recursion at risk.
+ */
+export function nestingPastLimit(text: string, maxDepth: number): number {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index)
+    if (inString) {
+      if (char === 0x5c) index++ // backslash: skip the escaped character
+      else if (char === 0x22) inString = false
+    } else if (char === 0x22) inString = true
+    else if (char === 0x7b || char === 0x5b) {
+      if (++depth > maxDepth) return index
+    } else if (char === 0x7d || char === 0x5d) depth--
+  }
+  return -1
+}
+
 /**
  * Finds where a JSON text (RFC 8259) first goes wrong, for error messages:
  * V8's JSON.parse does not always say. Only called after JSON.parse failed,

@@ -80,7 +80,7 @@ test('a GET pipelined after a POST reads the new document at its Location', asyn
 })
 
 test('reads pipelined in a row run side by side, and a write after them waits for all of them', async () => {
-  const slow = await startServer({ delay: 150 })
+  const slow = await startServer({ delay: 400 })
   try {
     assert.is((await slow.request('PUT', '/reads/doc', { body: { v: 1 } })).status, 201)
     const started = performance.now()
@@ -97,23 +97,23 @@ test('reads pipelined in a row run side by side, and a write after them waits fo
     const took = performance.now() - started
     assert.equal(exchange.answers.map((answer) => answer.status), [200, 200, 200, 200, 200])
     assert.ok(exchange.answers.slice(0, 4).every((answer) => json(answer).v === 1))
-    // One after the other they would take 5 × 150 ms; the four reads together and then the write take about 300.
-    assert.ok(took < 650, `took ${took.toFixed(0)} ms`)
-    assert.ok(took >= 290, `took ${took.toFixed(0)} ms: the write did not wait for the reads`)
+    // One after the other they would take 5 × 400 ms; the four reads together and then the write take about 800.
+    assert.ok(took < 1600, `took ${took.toFixed(0)} ms`)
+    assert.ok(took >= 790, `took ${took.toFixed(0)} ms: the write did not wait for the reads`)
   } finally {
     await slow.close()
   }
 })
 
 test('a request on one connection does not wait for another connection', async () => {
-  const slow = await startServer({ delay: 300 })
+  const slow = await startServer({ delay: 600 })
   try {
-    // A connection busy with a slow write, and another asking at the same time.
+    // A connection busy with a slow write, and another asking at the same time: waiting for it would take twice the delay.
     const busy = rawExchange(slow.port, rawRequest('PUT', '/other/doc', { body: { v: 1 }, close: true }))
     const started = performance.now()
     const [answer] = await pipelinedOn(slow.port, rawRequest('GET', '/other/nothing', { close: true }))
     assert.is(answer.status, 404)
-    assert.ok(performance.now() - started < 550)
+    assert.ok(performance.now() - started < 1100)
     assert.is((await busy).answers[0].status, 201)
   } finally {
     await slow.close()

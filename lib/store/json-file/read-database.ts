@@ -1,5 +1,5 @@
 import { newId, randomShortId } from '../new-id.ts'
-import { inexactJson, jsonErrorOffset, pathOf, type JsonProblem } from '../../json/syntax.ts'
+import { inexactJson, jsonErrorOffset, lineAndColumn, pathOf, type JsonProblem } from '../../json/syntax.ts'
 import { Json5SyntaxError, parseJson5 } from '../../json/json5.ts'
 import { defineValue, isObject, jsonKindOf } from '../../json/values.ts'
 import type { Doc, NodePath } from '../store.ts'
@@ -115,9 +115,7 @@ function syntaxPlace(json: string, error: unknown): string {
     return (error as Error).message
   }
   if (found.offset < 0) return (error as Error).message
-  const before = json.slice(0, found.offset)
-  const line = before.split('\n').length
-  const column = found.offset - before.lastIndexOf('\n')
+  const { line, column } = lineAndColumn(json, found.offset)
   return `line ${line}, column ${column}: expected ${found.expected}`
 }
 
