@@ -24,8 +24,9 @@ import { root } from '../support/process.ts'
 // routes.json and starts restdir on them with --auth. Every case runs as the
 // suite wrote it, expectations included, except where restdir differs on
 // purpose (docs/accounts.md, "What restdir does that json-server-auth does
-// not"): there the case below asserts restdir's documented answer and names the
-// difference. The suite's third file, cli.ts, starts json-server-auth's own
+// not"): there the case is run as written and must fail exactly at that
+// difference, then restdir's documented answer is asserted on a fresh app of
+// the same beforeEach (`differences`, below), and the test's name says why. The suite's third file, cli.ts, starts json-server-auth's own
 // command line and is not a case of the flow.
 
 const require = createRequire(import.meta.url)
@@ -36,6 +37,7 @@ const FIXTURES = join(root, 'spec/support/fixtures/json-server-auth')
 
 /* ---------- `./shared/tools`: the app is restdir on a db.json ---------- */
 
+/** As shared/tools.ts has it. */
 const USER = { email: 'jeremy@mail.com', password: '123456', name: 'Jeremy' }
 
 /** What `inMemoryJsonServer` gives `supertest`: restdir starting on the case's db.json and routes.json. */
