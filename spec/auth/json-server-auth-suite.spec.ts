@@ -21,7 +21,9 @@ import { root } from '../support/process.ts'
 // place of theirs, as jest's moduleNameMapper would: `supertest`, whose calls
 // become HTTP requests to restdir, and `./shared/tools`, whose
 // `inMemoryJsonServer(db, guards)` writes `db` to a db.json and `guards` to a
-// routes.json and starts restdir on them with --auth. Every case runs as the
+// routes.json and starts restdir on them with the options `--auth --routes
+// routes.json` gives (in this process: a command line per case would triple
+// the run; spec/auth/accounts.spec.ts starts the command line itself). Every case runs as the
 // suite wrote it, expectations included, except where restdir differs on
 // purpose (docs/accounts.md, "What restdir does that json-server-auth does
 // not"): there the case is run as written and must fail exactly at that
