@@ -1,10 +1,12 @@
 import { accessRuleOf, type Audience } from '../auth/access-rules.ts'
+import { rewriteTarget, type RewriteRule } from '../middleware/rewrite.ts'
 
 /*
  * The API description under `--auth` (docs/accounts.md, "The API description"): the bearer
  * scheme of the accounts' tokens (RFC 6750, a JWT), the operations that register and log in
  * with their bodies and answers, and json-server-auth's guards, each guard's two paths saying
- * who may read and write behind it and the `401` and `403` it answers. Who may call an
+ * who may read and write behind it and the `401` and `403` it answers; a collection a routes
+ * file puts behind a guard (`{ "messages": 640 }`) is described as that guard's. Who may call an
  * unguarded path is unchanged: everyone.
  */
 
@@ -95,8 +97,23 @@ export function registerOperation(operationId: string): Operation {
   })
 }
 
-/** The paths that register and log in, and each guard's two paths. */
-export function describeAccounts(paths: Paths): void {
+/**
+ * The paths that register and log in, each guard's two paths, and the described collections
+ * (`collections`, their names) that the routes file's `rules` rewrite behind a guard.
+ */
+export function describeAccounts(paths: Paths, rules: readonly RewriteRule[], collections: readonly string[]): void {
+  for (const name of collections) {
+    const url = '/' + encodeURIComponent(name)
+    // A collection and one of its documents, as a request names them: the rules see what the handler would.
+    for (const [route, target] of [[url, url], [`${url}/{id}`, `${url}/1`]]) {
+      const rule = rules.length > 0 && paths[route] ? accessRuleOf(rewriteTarget(rules, target).split(/[/?]/)[1]) : undefined
+      if (!rule) continue
+      const kept = name === 'users' && route === url ? paths[route].post : undefined
+      paths[route] = guarded(rule.guard, paths[route], false)
+      // `POST /users` still registers behind a guard (docs/accounts.md, "Register and log in").
+      if (kept) paths[route].post = kept
+    }
+  }
   paths['/register'] = { post: registerOperation('register') }
   paths['/signup'] = { post: registerOperation('signup') }
   const login = (operationId: string) => sessionOperation(operationId, 'Log in: a new token for the user of this email and password', '200', {
@@ -108,21 +125,21 @@ export function describeAccounts(paths: Paths): void {
   const collection = paths['/{collection}']
   const document = paths['/{collection}/{id}']
   for (const guard of GUARDS) {
-    paths[`/${guard}/{collection}`] = guarded(guard, collection)
-    paths[`/${guard}/{collection}/{id}`] = guarded(guard, document)
+    paths[`/${guard}/{collection}`] = guarded(guard, collection, true)
+    paths[`/${guard}/{collection}/{id}`] = guarded(guard, document, true)
   }
 }
 
 const SAYS: Record<Audience, string> = { everyone: 'everyone', 'signed-in': 'any signed-in user', owner: 'only the owner (the user its userId names)', nobody: 'nobody' }
 
-/** The operations of a path behind `guard`: who may call each, and the 401 and 403 it answers. */
-function guarded(guard: string, operations: Record<string, Operation>): Record<string, Operation> {
+/** The operations of a path behind `guard`: who may call each, and the 401 and 403 it answers; `renamed` when they are copies beside the unguarded ones. */
+function guarded(guard: string, operations: Record<string, Operation>, renamed: boolean): Record<string, Operation> {
   const rule = accessRuleOf(guard)
   if (!rule) throw new Error(`${guard} is not a guard`)
   const described: Record<string, Operation> = {}
   for (const [method, operation] of Object.entries(operations)) {
     const copy: Operation = structuredClone(operation)
-    copy.operationId = `guard${guard}_${String(operation.operationId)}`
+    if (renamed) copy.operationId = `guard${guard}_${String(operation.operationId)}`
     const responses = copy.responses as Record<string, unknown>
     delete responses['401']
     delete responses['403']

@@ -119,7 +119,7 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   secure(paths, secured)
   if (auth) {
     Object.assign(schemas, accountSchemas(users))
-    describeAccounts(paths)
+    describeAccounts(paths, context.settings.rewrites, described)
   }
   return {
     openapi: '3.1.0',

@@ -18,11 +18,11 @@ const BCRYPT = /\$2[abxy]?\$\d\d\$/
 type Operation = { operationId: string; security?: unknown[]; requestBody?: any; responses: Record<string, any> }
 type Description = { paths: Record<string, Record<string, Operation>>; components: Record<string, any> }
 
-async function withFile(auth: boolean, use: (server: TestServer, file: string, dir: string) => Promise<void>): Promise<void> {
+async function withFile(auth: boolean, use: (server: TestServer, file: string, dir: string) => Promise<void>, routes?: Record<string, string>): Promise<void> {
   const dir = await makeTempDir('restdir-auth-openapi-')
   const file = join(dir, 'db.json')
   await writeFile(file, JSON.stringify({ users: [], messages: [{ id: 1, userId: 1, text: 'alice 1' }, { id: 2, userId: 2, text: 'bob 1' }] }, null, 2))
-  const server = await startServer({ store: file, auth })
+  const server = await startServer({ store: file, auth, ...(routes ? { routes } : {}) })
   try {
     await use(server, file, dir)
   } finally {
@@ -117,6 +117,24 @@ test('under --auth no password hash is in the description: the users\' schema is
     assert.equal(description.components.schemas.usersInput.properties.password, { type: 'string', minLength: 4, writeOnly: true, description: 'Stored as a bcrypt hash, never answered' })
     assert.is(description.components.schemas.Session.properties.user.$ref, '#/components/schemas/users')
   })
+})
+
+test('a collection a routes file puts behind a guard is described as the guard\'s, and POST /users still registers', async () => {
+  await withFile(true, async (server, _file, dir) => {
+    await server.request('POST', '/register', { body: { email: 'alice@mail.com', password: 'bestPassw0rd' } })
+    const { description } = await describe(server)
+    await lint(description, dir)
+    const messages = description.paths['/messages']
+    assert.equal(messages.get.security, [{ bearer: [] }], '640: signed-in users read')
+    assert.ok(messages.get.responses['401'])
+    assert.is(messages.get.responses['403'], undefined)
+    assert.ok(resolved(description, messages.post.responses['403']).content['application/problem+json'], '640: only the owner writes')
+    assert.is(messages.get.operationId, 'list_store_messages', 'the routed path keeps its operation ids')
+    assert.ok(description.paths['/users/{id}'].get.responses['403'], '600: only the user reads its record')
+    const register = description.paths['/users'].post
+    assert.equal([register.security, register.responses['201'].content['application/json'].schema.$ref], [[], '#/components/schemas/Session'])
+    assert.is((await server.request('GET', '/messages')).status, 401, 'as the server answers')
+  }, { messages: '640', users: '600' })
 })
 
 test('without --auth the description says nothing of accounts or guards, and the users\' fields are as stored', async () => {
