@@ -2,7 +2,7 @@ import { discoverApiBase, discoverStoreHeader, relativeToBase } from './api.js'
 import { h, fill } from './dom.js'
 import { renderExchange, sendExchange } from './exchange.js'
 import { createLessons } from './lessons.js'
-import { discoverResources, fileTrack, firstRequest } from './file-lessons.js'
+import { discoverAccounts, discoverResources, fileTrack, firstRequest, signInTrack } from './file-lessons.js'
 import { createRequestForm } from './request-form.js'
 import { reasonPhrase } from './statuses.js'
 import { parseStoreHeader } from './store-location.js'
@@ -42,7 +42,7 @@ if (fileResources) {
 
 const lessons = createLessons(document.getElementById('lessons'), {
   base,
-  fileTracks: fileResources?.then((resources) => [fileTrack(resources, store.name?.split('/').pop())]),
+  fileTracks: fileResources?.then((resources) => fileTracks(resources, store.name?.split('/').pop())),
   onFill: (request) => {
     form.fill(request)
     document.getElementById('path').focus()
@@ -52,6 +52,15 @@ const lessons = createLessons(document.getElementById('lessons'), {
     form.submit()
   },
 })
+
+/**
+ * The lessons on a db.json: its own resources, and, when the server keeps accounts (--auth), signing
+ * in. There the file's track leaves `users` to the sign-in track: a POST to it registers.
+ */
+async function fileTracks(resources, fileName) {
+  if (!(await discoverAccounts(base))) return [fileTrack(resources, fileName)]
+  return [fileTrack(resources.filter((resource) => resource.name !== 'users'), fileName), signInTrack(resources, fileName)]
+}
 
 const liveLabels = { live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline, retrying' }
 const liveIndicator = document.getElementById('live')

@@ -153,3 +153,71 @@ async function readJson(url) {
     return undefined
   }
 }
+
+/**
+ * Whether the server keeps accounts (`restdir db.json --auth`, docs/accounts.md): its API
+ * description (`?_openapi`, a read) then names the bearer scheme of its tokens and `POST /login`.
+ */
+export async function discoverAccounts(base) {
+  const description = await readJson(apiUrl(base, '/') + '?_openapi')
+  return description?.components?.securitySchemes?.bearer?.bearerFormat === 'JWT' && isObject(description.paths?.['/login'])
+}
+
+/**
+ * The sign-in track, on a db.json served with `--auth` (docs/accounts.md, "The playground"):
+ * register, log in, the token sent with the next requests as `Authorization: Bearer …` (the
+ * hole `{token}`, filled from the answers as ids are), a guarded read of one's own record, the
+ * same read without the token (`401`), and a `403`: another user's record behind `/600/`, or,
+ * when the file held no user yet, a write behind `/400/`, which lets nobody write.
+ */
+export function signInTrack(resources, fileName) {
+  const file = fileName ?? 'db.json'
+  const users = resources.find((resource) => resource.kind === 'collection' && resource.name === 'users')
+  const other = users?.value.find((user) => isObject(user) && (typeof user.id === 'number' || typeof user.id === 'string'))
+  const credentials = { email: 'ada@example.com', password: 'correct horse battery staple' }
+  const bearer = 'Authorization: Bearer {token}'
+  const steps = [
+    {
+      id: 'signin-register', title: 'Register', method: 'POST', path: '/register', body: { ...credentials, name: 'Ada' }, expect: [201],
+      explain: `The server keeps accounts in the \`users\` of ${file}, as json-server-auth does. POST /register adds one: an \`email\`, a \`password\` and any other fields. This one writes to the file, when you send it.`,
+      outcome: 'The answer is `{ accessToken, user }`: the user without its password, which the file holds as a bcrypt hash that no answer ever carries. The playground keeps the token and your id for the next steps.',
+      note: 'Registered before? A second registration of the same email is `400 Email already exists`: go on and log in.',
+    },
+    {
+      id: 'signin-login', title: 'Log in', method: 'POST', path: '/login', body: credentials, expect: [200],
+      explain: 'POST /login with the same email and password answers a new token. It is a JWT that names you and lasts one hour.',
+      outcome: 'The playground keeps the new token, and the next steps send it as `Authorization: Bearer …`: open the curl view of an answer to see the header a terminal must send too.',
+      note: 'Five wrong passwords in fifteen minutes and logins of this account are refused a while (`429`, with `Retry-After`).',
+    },
+    {
+      id: 'signin-own', title: 'Read your own record', method: 'GET', path: '/600/users/{me}', headers: bearer, expect: [200],
+      explain: '`/600/` in front of a URL is a *guard*: its three digits say, as a file\'s mode does, that the owner reads and writes (6), other signed-in users nothing (0), everyone else nothing (0). In `users`, the owner of a user is that user.',
+      outcome: 'Your record, without its password. The token said who you are.',
+    },
+    {
+      id: 'signin-no-token', title: 'Without the token', method: 'GET', path: '/600/users/{me}', expect: [401],
+      explain: 'Send the same read with no `Authorization` header.',
+      outcome: '`401 Unauthorized`: the guard does not know who asks. The `WWW-Authenticate` header names the scheme to use, and the problem\'s `detail` says what to send.',
+    },
+  ]
+  if (other) {
+    steps.push({
+      id: 'signin-forbidden', title: 'Another user\'s record', method: 'GET', path: `/600/users/${encodeURIComponent(String(other.id))}`, headers: bearer, expect: [403],
+      explain: `Now read the first user ${file} holds, behind the same guard, with your token.`,
+      outcome: '`403 Forbidden`: the server knows who you are, and that record is not yours. `401` means "who are you?", `403` "you may not".',
+      note: 'If you logged in as that very user, the answer is `200`: register another one and send again.',
+    })
+  } else {
+    steps.push({
+      id: 'signin-forbidden', title: 'A guard that lets nobody write', method: 'PATCH', path: '/400/users/{me}', headers: bearer, body: { name: 'Ada, changed' }, expect: [403],
+      explain: '`/400/` lets the owner read (4) and nobody write: send a change to your own record through it, with your token.',
+      outcome: '`403 Forbidden`: the server knows who you are, and this guard lets no one write. `401` means "who are you?", `403` "you may not". The file is left as it was.',
+    })
+  }
+  return {
+    title: 'Sign in',
+    intro: `This server keeps accounts (--auth): register, log in, and send the token with the requests a guard stands in front of. Only the steps you send change ${file}.`,
+    steps,
+    signsIn: true,
+  }
+}

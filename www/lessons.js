@@ -90,18 +90,28 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
     return item
   }
 
-  /** The step's path with remembered ids in it, or undefined while one is missing. */
+  /** The step's path with remembered ids in it, or undefined while one is missing (of its path or its headers). */
   function resolvePath(step) {
-    let missing = false
-    const path = step.path.replace(/\{(\w+)\}/g, (_, name) => {
-      if (!state.vars[name]) missing = true
-      return encodeURIComponent(state.vars[name] ?? '')
+    if (missingOf(step).length) return undefined
+    return step.path.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(state.vars[name]))
+  }
+
+  /** The step's header lines with remembered values in them: the sign-in track's `{token}`. */
+  function resolveHeaders(step, shorten = false) {
+    return step.headers?.replace(/\{(\w+)\}/g, (_, name) => {
+      const value = state.vars[name]
+      if (!value) return `:${name}`
+      return shorten ? shortened(value) : value
     })
-    return missing ? undefined : path
+  }
+
+  function missingOf(step) {
+    const holes = `${step.path} ${step.headers ?? ''}`.match(/\{\w+\}/g) ?? []
+    return [...new Set(holes.map((hole) => hole.slice(1, -1)))].filter((name) => !state.vars[name])
   }
 
   function requestOf(step) {
-    return { method: step.method, path: resolvePath(step), body: step.body, headers: step.headers }
+    return { method: step.method, path: resolvePath(step), body: step.body, headers: resolveHeaders(step) }
   }
 
   function run(step, send) {
@@ -117,7 +127,7 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
     progressText.textContent = `${doneCount} of ${allSteps.length} steps done`
     const known = remembered().filter((name) => state.vars[name])
     fill(memory, known.length
-      ? ['Remembered from answers: ', known.map((name, index) => [index ? ', ' : '', h('code', {}, name), ' = ', h('code', { class: 'memory-value' }, state.vars[name])])]
+      ? ['Remembered from answers: ', known.map((name, index) => [index ? ', ' : '', h('code', {}, name), ' = ', h('code', { class: 'memory-value' }, shortened(state.vars[name]))])]
       : 'Ids the server hands out will be remembered here for the next steps.')
 
     for (const step of allSteps) {
@@ -129,12 +139,13 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
       const path = resolvePath(step)
       const shownPath = path ?? step.path.replace(/\{(\w+)\}/g, ':$1')
       const lines = [`${step.method} ${shownPath}`]
-      if (step.headers) lines.push(step.headers)
+      if (step.headers) lines.push(resolveHeaders(step, true))
       if (step.body) lines.push('', JSON.stringify(step.body, null, 2))
       view.preview.textContent = lines.join('\n')
-      const missing = step.path.match(/\{\w+\}/g)?.map((hole) => hole.slice(1, -1)).filter((name) => !state.vars[name]) ?? []
+      const missing = missingOf(step)
       view.needs.hidden = missing.length === 0
-      view.needs.textContent = missing.length ? `Needs a ${missing.join(' and a ')}: do the step that creates one first.` : ''
+      view.needs.textContent = missing.includes('token') ? 'Needs a token: register or log in first.'
+        : missing.length ? `Needs a ${missing.join(' and a ')}: do the step that creates one first.` : ''
       for (const button of view.buttons) button.disabled = missing.length > 0
     }
   }
@@ -192,6 +203,13 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
     const body = response.json
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       for (const name of rememberedIds) if (typeof body[name] === 'string') state.vars[name] = body[name]
+      // Register and log in answer { accessToken, user } (docs/accounts.md): the token and the user's id are kept for the next steps.
+      if (signsIn() && typeof body.accessToken === 'string') {
+        state.vars.token = body.accessToken
+        const id = body.user?.id
+        if (typeof id === 'string' || typeof id === 'number') state.vars.me = String(id)
+        return
+      }
     }
     if (response.location) {
       const segments = decodePath(relativeToBase(base, response.location))
@@ -204,7 +222,11 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
 
   /** The ids the shown tracks use: the seed's, and `id` for a track on a db.json's collection. */
   function remembered() {
-    return [...rememberedIds, ...(shown.some((track) => track.learnsFrom) ? ['id'] : [])]
+    return [...rememberedIds, ...(shown.some((track) => track.learnsFrom) ? ['id'] : []), ...(signsIn() ? ['me', 'token'] : [])]
+  }
+
+  function signsIn() {
+    return shown.some((track) => track.signsIn)
   }
 
   function reset() {
@@ -235,6 +257,11 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
   }
 
   return { observe }
+}
+
+/** A long value (a token) as the lessons show it: its start, enough to tell it apart. */
+function shortened(value) {
+  return value.length > 24 ? `${value.slice(0, 16)}…` : value
 }
 
 function stripQuery(path) {

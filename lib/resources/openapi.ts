@@ -7,6 +7,8 @@ import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
 import { defineValue } from '../json/values.ts'
 import { batchSchemas, withBatch } from './openapi-batch.ts'
+import { accountSchemas, describeAccounts, registerOperation, responses as authResponses, securitySchemes as authSchemes, userInputSchema } from './openapi-auth.ts'
+import { withoutPasswordHashes } from '../auth/password-hashes.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
 const JSON_PATCH_SCHEMA = {
@@ -83,6 +85,8 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const described = undeclared.slice(0, MAX_COLLECTIONS)
   const names = new Set(Object.keys(schemas))
   const fields = new FieldBudget(pace)
+  const auth = context.settings.auth
+  let users: string | undefined
   for (const name of described) {
     const schemaName = uniqueName(name, names)
     const url = '/' + encodeURIComponent(name)
@@ -99,6 +103,12 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
     schemas[schemaName] = await inferSchema(await sampleOf(context, name, pace), fields)
     schemas[inputName] = inputSchema(schemas[schemaName], `A document of ${name} as sent: the id is the URL's or the server's`)
     paths[url] = only(collectionOperations(`the collection ${name}`, schemaName, operationName(schemaName), inputName))
+    // Under --auth a POST to users registers (docs/accounts.md), and a user is sent with its password.
+    if (auth && name === 'users') {
+      users = schemaName
+      schemas[inputName] = userInputSchema(schemas[inputName])
+      if (paths[url].post) paths[url].post = registerOperation(`create_${operationName(schemaName)}`)
+    }
     paths[`${url}/{id}`] = only(documentOperations(`a document of ${name}`, schemaName, operationName(schemaName) + 'Item', inputName, ['id']))
   }
   // Any other URL is a generic node: one level and two levels deep stand for every depth.
@@ -107,6 +117,10 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
 
   const secured = context.settings.guards.token !== undefined
   secure(paths, secured)
+  if (auth) {
+    Object.assign(schemas, accountSchemas(users))
+    describeAccounts(paths, context.settings.rewrites, described)
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -121,11 +135,18 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
         '.' +
         (readonly ? ' This server is read-only.' : '') +
         ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream (described in words on each GET, not as a second answer, so that a typed client\'s answer stays the JSON).' +
-        (secured ? ' Every write needs the bearer token; reads need none.' : ''),
+        (secured ? ' Every write needs the bearer token; reads need none.' : '') +
+        (auth ? ' Accounts (--auth): POST /register and POST /login answer a token; a guard in front of a path (/600/…, /640/…) lets only its owner or signed-in users in, and a routes file may put one in front of a plain path.' : ''),
     },
     servers: [{ url: context.base === '' ? '/' : context.base }],
     paths,
-    components: { schemas, parameters, responses, headers, ...(secured ? { securitySchemes } : {}) },
+    components: {
+      schemas,
+      parameters,
+      responses: auth ? { ...responses, ...authResponses } : responses,
+      headers,
+      ...(secured ? { securitySchemes } : auth ? { securitySchemes: authSchemes } : {}),
+    },
   }
 }
 
@@ -336,7 +357,8 @@ async function sampleOf(context: Context, name: string, pace: Pace): Promise<Doc
     if (!window || window.texts.length === 0) break
     for (const json of window.texts) {
       if (sample.length > 0 && text + json.length > SAMPLE_TEXT) return sample
-      sample.push(JSON.parse(json) as Doc)
+      // Under --auth a sample is what an answer would give: no password hash (docs/accounts.md).
+      sample.push(JSON.parse(context.settings.auth ? withoutPasswordHashes(json) : json) as Doc)
       text += json.length
       const turn = pace(json.length)
       if (turn) await turn

@@ -212,6 +212,7 @@ test('the banner says what --auth guards; POST behind a guard answers a Location
     const cli = await startCli([join(folder, 'db.json'), '--auth', '--port', '0'])
     try {
       assert.match(cli.stdout(), /accounts \(--auth\): POST \/register and POST \/login answer a token; \/600\/\.\.\./)
+      assert.match(cli.stdout(), /let only their owner or signed-in users in; a URL without a guard stays open\n/)
       const { port } = cli
       const alice = (await send(port, 'POST', '/register', { body: { email: 'alice@mail.com', password: 'bestPassw0rd' } })).json
       const created = await send(port, 'POST', '/600/messages', { body: { userId: alice.user.id, text: 'hi' }, headers: { authorization: `Bearer ${alice.accessToken}` } })
