@@ -59,6 +59,20 @@ export function ownerView(options: OwnerViewOptions): ChangeView {
     replaying = false
   }
 
+  /** The keys of the subscriber's documents at or below the watched node, as the store has them now. */
+  const ownedNow = async () => {
+    const found = new Set<string>()
+    const [collection, id] = path
+    const singular = id === undefined ? await documents.read([collection]) : undefined
+    const names = id !== undefined ? [id] : singular ? [] : (await documents.documentNames([collection])) ?? []
+    if (singular && owns(singular.doc)) found.add(keyOf([collection]))
+    for (const name of names) {
+      const stored = await documents.read([collection, name])
+      if (stored && owns(stored.doc)) found.add(keyOf([collection, name]))
+    }
+    return found
+  }
+
   const tell = (entry: LoggedChange): Told => {
     if (replaying && entry.id > preparedAt) live()
     const changed = entry.path
@@ -99,24 +113,10 @@ export function ownerView(options: OwnerViewOptions): ChangeView {
 
   return {
     endsAt: options.endsAt,
-    async prepare(last) {
-      preparedAt = last
-      owned = new Set()
-      const [collection, id] = path
-      if (id !== undefined) {
-        const stored = await documents.read([collection, id])
-        if (stored && owns(stored.doc)) owned.add(keyOf([collection, id]))
-        return
-      }
-      const singular = await documents.read([collection])
-      if (singular) {
-        if (owns(singular.doc)) owned.add(keyOf([collection]))
-        return
-      }
-      for (const name of (await documents.documentNames([collection])) ?? []) {
-        const stored = await documents.read([collection, name])
-        if (stored && owns(stored.doc)) owned.add(keyOf([collection, name]))
-      }
+    async prepare(newest) {
+      owned = await ownedNow()
+      // A change made while the store was read may or may not be in what it said: up to here, changes decide by themselves.
+      preparedAt = newest()
     },
     begin(resuming) {
       if (!resuming) return live()

@@ -23,8 +23,8 @@ export type Told = LoggedChange | undefined | typeof CANNOT_TELL
  * only what it may read, without password hashes); without a view, every change as it is.
  */
 export interface ChangeView {
-  /** Reads what the view needs to tell the changes after `last`, the id of the newest change now. */
-  prepare(last: number): Promise<void>
+  /** Reads what the view needs to tell the changes from now on; `newest` is the id of the newest change. */
+  prepare(newest: () => number): Promise<void>
   /** Whether each of the missed changes a client resumes with can be told (the view is left as it was). */
   canTell(entries: readonly LoggedChange[]): boolean
   /** Starts telling: the missed changes of a client that resumes, or those after the value. */
@@ -94,7 +94,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   const view = views.get(context)
   let resumes = resumeId !== undefined && log.covers(resumeId)
   if (view) {
-    await view.prepare(log.last)
+    await view.prepare(() => log.last)
     resumes &&= view.canTell(log.after(resumeId!)!.filter((entry) => concerns(path, entry)))
     view.begin(resumes)
   }
@@ -212,7 +212,7 @@ async function changesAnswer(context: Context, read: RouteHandler | undefined): 
   }
   if (sinceId !== undefined) await log.recall(sinceId)
   const view = views.get(context)
-  await view?.prepare(log.last)
+  await view?.prepare(() => log.last)
   let last = log.last
   const missed = sinceId === undefined ? undefined : log.after(sinceId)?.filter((entry) => concerns(context.path, entry))
   if (missed && (!view || view.canTell(missed))) {

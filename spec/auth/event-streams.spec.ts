@@ -25,7 +25,10 @@ async function start(options: { routes?: Record<string, unknown> } = {}): Promis
   const folder = await makeTempDir('restdir-auth-events-')
   const file = join(folder, 'db.json')
   await writeFile(file, JSON.stringify({ users: [], messages: [{ id: 1, userId: 1, text: 'alice 1' }, { id: 2, userId: 2, text: 'bob 1' }] }, null, 2))
-  const server = await startServer({ store: file, auth: true, authSecret: SECRET, ...options })
+  // The routes as json-server-auth's users write them: a file, the guard a number.
+  const routes = options.routes && join(folder, 'routes.json')
+  if (routes) await writeFile(routes, JSON.stringify(options.routes))
+  const server = await startServer({ store: file, auth: true, authSecret: SECRET, routes })
   return { server, file, close: async () => (await server.close(), await rm(folder, { recursive: true, force: true })) }
 }
 
@@ -127,9 +130,12 @@ test('no event carries a password hash: a registration, a PATCH of a password, t
       await write(server, 'PATCH', '/600/users/1', alice.token, { password: 'newPassw0rd', firstname: 'Alice' })
       assert.equal((await nextEvent(users)).data.data, { email: 'alice@mail.com', id: 1, firstname: 'Alice' })
       assert.equal((await nextEvent(own)).data.data, { email: 'alice@mail.com', id: 1, firstname: 'Alice' })
+      const merge = await server.request('PATCH', '/users/1', { headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ password: 'thirdPassw0rd' }) })
+      assert.is(merge.status, 200, merge.text)
+      assert.equal(withoutId(await nextEvent(users)), { event: 'patch', data: { path: '/users/1', data: {} } })
       const changes = await server.request('GET', `/users?_changes&since=${value.id}`)
       assert.is(changes.status, 200, changes.text)
-      assert.is(changes.json.changes.length, 2)
+      assert.is(changes.json.changes.length, 3)
       assert.not.match(changes.text, /\$2[abxy]?\$/)
     } finally {
       users.close()
