@@ -7,7 +7,7 @@ import { withoutPasswordHashes } from '../auth/password-hashes.ts'
 import { indentJson } from '../json/indent.ts'
 import { emptyCollectionAnswer } from './collection.ts'
 import { wantsChanges, withChangeView } from './events.ts'
-import { openView, ownerView } from './change-access.ts'
+import { openView, ownerView, tokenEndedBy } from './change-access.ts'
 import { jsonBody, logIn, logsIn, passwordClaim, PASSWORD_CLAIM, register, registers, userWriteBody, type Accounts } from './accounts.ts'
 
 /*
@@ -25,6 +25,8 @@ interface Caller {
   sub: string
   /** When its token expires, in seconds (RFC 7519 §4.1.4). */
   exp: number
+  /** The token's digest of the password hash it was issued for. */
+  pwd: unknown
 }
 
 type Inner = (context: Context) => Answering
@@ -69,8 +71,11 @@ function withoutHashes(answer: Answer, context: Context): Answer {
 async function changeView(context: Context, rule: AccessRule | undefined, accounts: Accounts) {
   if (!rule || rule.read === 'everyone') return openView()
   const caller = await callerOf(context, accounts)
-  if (rule.read !== 'owner') return openView(caller.exp * 1000)
-  return ownerView({ documents: context.documents, path: context.path, sub: caller.sub, field: ownerField(context, context.path[0]), endsAt: caller.exp * 1000 })
+  const view = rule.read !== 'owner'
+    ? openView(caller.exp * 1000)
+    : ownerView({ documents: context.documents, path: context.path, sub: caller.sub, field: ownerField(context, context.path[0]), endsAt: caller.exp * 1000 })
+  view.endedBy = tokenEndedBy(caller.sub, (hash) => passwordClaim(accounts.secret, hash) === caller.pwd)
+  return view
 }
 
 /** What a guard lets through: the request, its listing narrowed to the caller's; or an answer already. */
@@ -204,7 +209,7 @@ async function callerOf(context: Context, accounts: Accounts): Promise<Caller> {
   if (verdict.claims[PASSWORD_CLAIM] !== passwordClaim(accounts.secret, user.doc.password)) {
     throw unauthorized('invalid token: it was issued before the user\'s password changed; log in again (POST /login).', 'invalid_token')
   }
-  return { sub, exp: verdict.claims.exp }
+  return { sub, exp: verdict.claims.exp, pwd: verdict.claims[PASSWORD_CLAIM] }
 }
 
 /** A 401 with its challenge (RFC 6750 §3): no error code when no token was sent (§3.1). */

@@ -1,5 +1,6 @@
 import type { Documents } from '../data/documents.ts'
 import type { LoggedChange } from '../data/changes.ts'
+import type { Change } from '../data/documents.ts'
 import type { NodePath } from '../store/store.ts'
 import { joinPath as displayPath } from '../path.ts'
 import { withoutPasswordHashes } from '../auth/password-hashes.ts'
@@ -139,6 +140,15 @@ export function ownerView(options: OwnerViewOptions): ChangeView {
     value: withoutPasswordHashes,
     tell,
   }
+}
+
+/**
+ * Whether a change ends the subscriber's token, as the next request with it would be refused
+ * (docs/accounts.md, "Tokens"): its user deleted, or given a password the token was not issued for.
+ */
+export function tokenEndedBy(sub: string, issuedFor: (hash: unknown) => boolean): (change: Change) => boolean {
+  return (change) => change.path.length === 2 && change.path[0] === 'users' && change.path[1] === sub
+    && (change.type === 'delete' || (isObject(change.data) && Object.hasOwn(change.data, 'password') && !issuedFor(change.data.password)))
 }
 
 /** A document's key: its collection and id (a singular resource, its name alone). */

@@ -34,6 +34,8 @@ export interface ChangeView {
   tell(entry: LoggedChange): Told
   /** When the subscriber's right to the stream ends (milliseconds since the epoch): the stream ends then. */
   endsAt?: number
+  /** Whether a change ends the subscriber's right to the stream (its token refused from now on): the stream ends. */
+  endedBy?(change: Change): boolean
 }
 
 const views = new WeakMap<Context, ChangeView>()
@@ -134,6 +136,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   }
   // Listen before reading, so no change between the read and the first event is lost.
   const unsubscribe = documents.subscribe((change) => {
+    if (view?.endedBy?.(change)) return close()
     if (!res || closed || !concerns(path, change)) return
     // A reader that has not taken what it was sent is not sent more: it comes back for it by id.
     if (res.writableLength >= settings.maxStreamBuffer) return close(true)
