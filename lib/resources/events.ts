@@ -97,7 +97,8 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   let resumes = resumeId !== undefined && log.covers(resumeId)
   if (view) {
     await view.prepare(() => log.last)
-    resumes &&= view.canTell(log.after(resumeId!)!.filter((entry) => concerns(path, entry)))
+    // The window may have moved on while the store was read.
+    resumes &&= log.covers(resumeId!) && view.canTell(log.after(resumeId!)!.filter((entry) => concerns(path, entry)))
     view.begin(resumes)
   }
   /** The id of the last change this stream has dealt with (sent, or passed over as not its own). */
