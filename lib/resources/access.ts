@@ -6,7 +6,8 @@ import { verifyToken, type TokenRefusal } from '../auth/jwt.ts'
 import { withoutPasswordHashes } from '../auth/password-hashes.ts'
 import { indentJson } from '../json/indent.ts'
 import { emptyCollectionAnswer } from './collection.ts'
-import { wantsChanges } from './events.ts'
+import { wantsChanges, withChangeView } from './events.ts'
+import { openView, ownerView, tokenEndedBy } from './change-access.ts'
 import { jsonBody, logIn, logsIn, passwordClaim, PASSWORD_CLAIM, register, registers, userWriteBody, type Accounts } from './accounts.ts'
 
 /*
@@ -22,6 +23,10 @@ import { jsonBody, logIn, logsIn, passwordClaim, PASSWORD_CLAIM, register, regis
 /** The caller a token names: the user's id as the token's `sub`. */
 interface Caller {
   sub: string
+  /** When its token expires, in seconds (RFC 7519 §4.1.4). */
+  exp: number
+  /** The token's digest of the password hash it was issued for. */
+  pwd: unknown
 }
 
 type Inner = (context: Context) => Answering
@@ -37,15 +42,16 @@ export async function answerWithAccess(context: Context, accounts: Accounts, inn
   // A user's PUT or PATCH is checked as json-server-auth checks it before its guard, and its password hashed after.
   const userWrite = path[0] === 'users' && path.length === 2 && (context.method === 'PUT' || context.method === 'PATCH') ? await userWriteBody(inside) : undefined
   if (userWrite) inside = { ...inside, body: userWrite.body }
-  // A stream's events are not yet taken through withoutHashes: the streams that would carry users' documents are refused.
-  if ((path.length === 0 || path[0] === 'users' || path[0] === 'db') && wantsChanges(inside)) {
-    throw new HttpError(403, 'Under --auth, the changes of the root and of users are not streamed: their events would carry password hashes.')
+  // The root's and /db's changes are every collection's, which a routes file's guards would not narrow.
+  if ((path.length === 0 || path[0] === 'db') && wantsChanges(inside) && context.settings.rewrites.some((rewrite) => accessRuleOf(rewrite.target.split('/')[1]))) {
+    throw new HttpError(403, 'Under --auth with guards in the routes file, the changes of the root and of /db are not streamed: stream each collection at its own URL.')
   }
   if (rule) {
     const checked = await checkAccess(inside, rule, accounts)
     if (checked.answer) return checked.answer
     inside = checked.context
   }
+  if (wantsChanges(inside)) inside = withChangeView(inside, await changeView(inside, rule, accounts))
   if (userWrite) inside = { ...inside, body: await userWrite.hashed(accounts) }
   return withoutHashes(await inner(inside), context)
 }
@@ -59,6 +65,17 @@ function withoutHashes(answer: Answer, context: Context): Answer {
   // The json-server mode lays its answers out as json-server does; what is left is laid out again.
   const body = context.settings.jsonServer ? `${indentJson(kept)}\n` : kept
   return { ...answer, body, length: undefined }
+}
+
+/** How a stream (or `?_changes`) tells its changes (lib/resources/change-access.ts): behind an owner's guard, only the caller's; else all; never a hash. */
+async function changeView(context: Context, rule: AccessRule | undefined, accounts: Accounts) {
+  if (!rule || rule.read === 'everyone') return openView()
+  const caller = await callerOf(context, accounts)
+  const view = rule.read !== 'owner'
+    ? openView(caller.exp * 1000)
+    : ownerView({ documents: context.documents, path: context.path, sub: caller.sub, field: ownerField(context, context.path[0]), endsAt: caller.exp * 1000 })
+  view.endedBy = tokenEndedBy(caller.sub, (hash) => passwordClaim(accounts.secret, hash) === caller.pwd)
+  return view
 }
 
 /** What a guard lets through: the request, its listing narrowed to the caller's; or an answer already. */
@@ -105,8 +122,8 @@ async function ownersOnly(context: Context, caller: Caller): Promise<Checked> {
   const { method, path, documents } = context
   const [collection, id] = path
   const field = ownerField(context, collection)
-  // Changes and child names are not narrowed to the caller's documents yet: refused rather than told whole.
-  if (wantsChanges(context) || context.query.has('_children')) throw new HttpError(403, 'Private resource access: behind an owner\'s guard, changes (event streams, _changes) and _children are not served yet; read the documents themselves.')
+  // Child names are not narrowed to the caller's documents yet: refused rather than told whole.
+  if (context.query.has('_children')) throw new HttpError(403, 'Private resource access: behind an owner\'s guard, _children is not served yet; read the documents themselves.')
   if (path.length === 1 && READ_METHODS.has(method)) {
     if (collection === 'db') throw new HttpError(403, 'Private resource access: /db holds every user\'s documents; read each collection behind its guard.')
     const singular = await documents.read([collection])
@@ -192,7 +209,7 @@ async function callerOf(context: Context, accounts: Accounts): Promise<Caller> {
   if (verdict.claims[PASSWORD_CLAIM] !== passwordClaim(accounts.secret, user.doc.password)) {
     throw unauthorized('invalid token: it was issued before the user\'s password changed; log in again (POST /login).', 'invalid_token')
   }
-  return { sub }
+  return { sub, exp: verdict.claims.exp, pwd: verdict.claims[PASSWORD_CLAIM] }
 }
 
 /** A 401 with its challenge (RFC 6750 §3): no error code when no token was sent (§3.1). */

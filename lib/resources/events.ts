@@ -12,6 +12,40 @@ const KEEP_ALIVE_MS = 30_000
 /** How soon a client comes back after a dropped stream (the `retry` field, WHATWG HTML §9.2.6). */
 export const RETRY_MS = 1000
 
+/** A change the view cannot tell exactly: the stream ends, and the client that comes back is given the value again. */
+export const CANNOT_TELL = Symbol('cannot tell')
+
+/** What a subscriber is told of one change: the change, another in its place (a removal), nothing, or CANNOT_TELL. */
+export type Told = LoggedChange | undefined | typeof CANNOT_TELL
+
+/**
+ * How the changes are told to one subscriber (under `--auth`, lib/resources/change-access.ts:
+ * only what it may read, without password hashes); without a view, every change as it is.
+ */
+export interface ChangeView {
+  /** Reads what the view needs to tell the changes from now on; `newest` is the id of the newest change. */
+  prepare(newest: () => number): Promise<void>
+  /** Whether each of the missed changes a client resumes with can be told (the view is left as it was). */
+  canTell(entries: readonly LoggedChange[]): boolean
+  /** Starts telling: the missed changes of a client that resumes, or those after the value. */
+  begin(resuming: boolean): void
+  /** The value's JSON text as the subscriber may see it. */
+  value(text: string): string
+  tell(entry: LoggedChange): Told
+  /** When the subscriber's right to the stream ends (milliseconds since the epoch): the stream ends then. */
+  endsAt?: number
+  /** Whether a change ends the subscriber's right to the stream (its token refused from now on): the stream ends. */
+  endedBy?(change: Change): boolean
+}
+
+const views = new WeakMap<Context, ChangeView>()
+
+/** `context`, whose changes are told through `view`. */
+export function withChangeView(context: Context, view: ChangeView): Context {
+  views.set(context, view)
+  return context
+}
+
 /** Does the client ask for the change feed: an event stream (SSE), or `?_changes` as JSON? */
 export function wantsChanges(context: Context): boolean {
   if (context.method !== 'GET' && context.method !== 'HEAD') return false
@@ -59,9 +93,16 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   const resumeFrom = (context.requestHeaders['last-event-id'] as string | undefined) ?? context.query.get('since') ?? undefined
   const resumeId = resumeFrom === undefined ? undefined : parseId(resumeFrom)
   if (resumeId !== undefined) await log.recall(resumeId)
-  const resumes = resumeId !== undefined && log.covers(resumeId)
+  const view = views.get(context)
+  let resumes = resumeId !== undefined && log.covers(resumeId)
+  if (view) {
+    await view.prepare(() => log.last)
+    // The window may have moved on while the store was read.
+    resumes &&= log.covers(resumeId!) && view.canTell(log.after(resumeId!)!.filter((entry) => concerns(path, entry)))
+    view.begin(resumes)
+  }
   /** The id of the last change this stream has dealt with (sent, or passed over as not its own). */
-  let cursor = resumes ? resumeId : log.last
+  let cursor = resumes ? resumeId! : log.last
   /** The response, once the answer is written (Answer.stream). */
   let res: ServerResponse | undefined
   let closed = false
@@ -80,7 +121,10 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       // The window moved past what this stream has yet to send: close, and the client resumes into a `gap`.
       if (!entry) return close(true)
       cursor++
-      if (concerns(path, entry)) send(eventText(entry))
+      if (!concerns(path, entry)) continue
+      const told = view ? view.tell(entry) : entry
+      if (told === CANNOT_TELL) return close()
+      if (told) send(eventText(told))
     }
   }
   const waitForDrain = () => {
@@ -93,16 +137,19 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
   }
   // Listen before reading, so no change between the read and the first event is lost.
   const unsubscribe = documents.subscribe((change) => {
+    if (view?.endedBy?.(change)) return close()
     if (!res || closed || !concerns(path, change)) return
     // A reader that has not taken what it was sent is not sent more: it comes back for it by id.
     if (res.writableLength >= settings.maxStreamBuffer) return close(true)
     pump()
   })
   let keepAlive: NodeJS.Timeout | undefined
+  let ending: NodeJS.Timeout | undefined
   function close(cutOff = false) {
     if (closed) return
     closed = true
     clearInterval(keepAlive)
+    clearTimeout(ending)
     unsubscribe()
     streams.delete(close)
     // Ending would keep what is buffered until the reader takes it; a reader cut off gets nothing more.
@@ -117,6 +164,7 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       close()
       throw error
     })
+    if (view) value = view.value(value)
   }
   // The stream is written once the answer is the network's (respond.ts, writeAnswer), with the request's own headers.
   const stream = (response: ServerResponse, held: readonly string[]) => {
@@ -141,6 +189,8 @@ async function openEventStream(context: Context, streams: Set<() => void>, read:
       if (response.writableLength >= settings.maxStreamBuffer) close(true)
       else response.write(': keep-alive\n\n')
     }, KEEP_ALIVE_MS)
+    // A token's stream ends when the token does (docs/accounts.md, "Event streams"); coming back with it is a 401.
+    if (view?.endsAt !== undefined) ending = setTimeout(() => close(), Math.max(0, view.endsAt - Date.now()))
     const retry = `retry: ${RETRY_MS}\n`
     const shownPath = JSON.stringify(displayPath(path))
     if (value === undefined) response.write(`${retry}\n`)
@@ -165,14 +215,19 @@ async function changesAnswer(context: Context, read: RouteHandler | undefined): 
     throw new HttpError(400, `since must be the id of a change, a whole number as events carry it (got ${JSON.stringify(since)}).`)
   }
   if (sinceId !== undefined) await log.recall(sinceId)
-  const missed = sinceId === undefined ? undefined : log.after(sinceId)
-  if (missed) {
-    const changes = missed.filter((entry) => concerns(context.path, entry))
+  const view = views.get(context)
+  await view?.prepare(() => log.last)
+  let last = log.last
+  const missed = sinceId === undefined ? undefined : log.after(sinceId)?.filter((entry) => concerns(context.path, entry))
+  if (missed && (!view || view.canTell(missed))) {
+    view?.begin(true)
+    const changes = missed.map((entry) => (view ? view.tell(entry) : entry)).filter((entry): entry is LoggedChange => entry !== undefined && entry !== CANNOT_TELL)
       .map(({ id, type, json }) => ({ id, type, ...JSON.parse(json) as { path: string; data: unknown } }))
-    return jsonAnswer(context, 200, { last: log.last, changes })
+    return jsonAnswer(context, 200, { last, changes })
   }
-  const last = log.last
-  const value = JSON.parse(await currentValue(context, read))
+  last = log.last
+  const text = await currentValue(context, read)
+  const value = JSON.parse(view ? view.value(text) : text)
   return jsonAnswer(context, 200, sinceId === undefined ? { last, value } : { last, gap: true, value })
 }
 
@@ -201,7 +256,8 @@ async function currentValue(context: Context, read: RouteHandler | undefined): P
     throw error
   }
   // A JSON answer ends with a newline (respond.ts, jsonTextAnswer), which an event's data line cannot hold; kept bytes come as a Buffer.
-  return answer.status === 200 && answer.body !== undefined ? answer.body.toString().trimEnd() : 'null'
+  // The json-server mode's answers are laid out on lines: a newline in JSON text is only ever layout (one in a string is escaped).
+  return answer.status === 200 && answer.body !== undefined ? answer.body.toString().trimEnd().replace(/\n\s*/g, '') : 'null'
 }
 
 /** A change concerns a stream when it is at or below the watched node, or deletes an ancestor of it. */
