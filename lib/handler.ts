@@ -6,7 +6,7 @@ import { Documents } from './data/documents.ts'
 import { HttpError } from './http-error.ts'
 import { answersNotFound, sendProblem, toHttpError } from './http/problem.ts'
 import { joinPath, pathPartOf, queryOf, splitPath } from './path.ts'
-import { Router, type ListedRoute } from './http/router.ts'
+import { Router, type ListedRoute, type RouteMatch } from './http/router.ts'
 import { optionDefaults, resolveSettings, type RestdirOptions, type Settings } from './options.ts'
 import { StaticFolders } from './static/static-folders.ts'
 import { eventsSent, serveChanges, wantsChanges } from './resources/events.ts'
@@ -80,7 +80,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // 0.17's per-request parameters and headers; json-server 1.0 has neither, and its error bodies carry `"error"`.
   const jsonServer017 = settings.jsonServer && settings.jsonServerVersion === '0.17'
   const jsonServer1 = settings.jsonServer && settings.jsonServerVersion === '1'
-  const readGeneric: RouteHandler = (context) => generic(context, requireOwners)
+  const genericResource: RouteHandler = (context) => generic(context, requireOwners)
 
   /**
    * The one way from a request to its answer, for a request from the network and for each request
@@ -90,8 +90,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
    * first here: with `--auth`, the access check (lib/resources/access.ts). A thrown error is the
    * request's problem answer (lib/http/problem.ts).
    */
-  const dispatch = (context: Context): Answering => (accounts ? answerWithAccess(context, accounts, dispatchAllowed) : dispatchAllowed(context))
-  const dispatchAllowed = (context: Context): Answering => {
+  const dispatch = (context: Context): Answering => dispatchMatched(context, router.match(context.method, context.path))
+  // The network's request comes with the router's match, made once; under `--auth` the guard is taken off the path first, and what is left is matched.
+  const dispatchMatched = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering =>
+    accounts ? answerWithAccess(context, accounts, (inside) => dispatchAllowed(inside, router.match(inside.method, inside.path))) : dispatchAllowed(context, match)
+  const dispatchAllowed = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering => {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (path.length === 0 && query.size > 0) {
@@ -100,16 +103,15 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       if (query.has('_batch')) return answerBatch(context, dispatch)
     }
     if (method === 'OPTIONS' && settings.guards.readonly) return noContent({ Allow: 'GET, HEAD, OPTIONS' })
-    const match = router.match(method, path)
-    if (!match) return wantsChanges(context) ? serveChanges(context, streams, readGeneric) : generic(context, requireOwners)
+    if (!match) return wantsChanges(context) ? serveChanges(context, streams, genericResource) : genericResource(context)
     context.params = match.params
     if (wantsChanges(context)) return serveChanges(context, streams, match.handler)
     if (method === 'OPTIONS') return noContent(optionsHeaders(match.allow))
     if (!match.handler) throw new HttpError(405, `${method} is not allowed here; this URL answers ${match.allow.join(', ')}.`, { Allow: match.allow.join(', ') })
     return match.handler(context)
   }
-  /** Whether the generic data API answers a request: no reserved query of the root, no declared route, no event stream. */
-  const reachesGeneric = (context: Context) => !asksRoot(context) && !router.match(context.method, context.path) && !wantsChanges(context)
+  /** Whether the generic data API answers a request the router matched (`match`): no reserved query of the root, no declared route, no event stream. */
+  const reachesGeneric = (context: Context, match: RouteMatch<RouteHandler> | undefined) => !asksRoot(context) && !match && !wantsChanges(context)
   const www = new StaticFolders(settings.www, settings.wwwCache)
 
   // With a fixture and no store named, the store lives in memory: nothing on disk is replaced by a reset.
@@ -189,6 +191,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       documents: documents!,
       settings,
     }
+    // Matched once: whether a static file may answer, and what dispatch answers.
+    const match = router.match(method, apiPath)
     // The mode's per-request `_delay`, its first `q` only, and json-server's no-cache headers.
     const delay = jsonServer017 ? takeJsonServerParameters(context.query) || settings.delay : settings.delay
     if (jsonServer017) headers.push('Cache-Control', 'no-cache', 'Pragma', 'no-cache', 'Expires', '-1')
@@ -196,11 +200,11 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     // `?_children` always asks the data API, even where a static file shares the path (`/?_children`).
     if (prefixSegments.length === 0 && (method === 'GET' || method === 'HEAD') && !context.query.has('_children')) {
       // Checked synchronously first: most data URLs name no file, and they need not wait for one.
-      if (www.mayServe(segments) && reachesGeneric(context) && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
+      if (www.mayServe(segments) && reachesGeneric(context, match) && (await serveStaticFile(req, res, segments, www, base, storeDescription, headers))) return
     }
     // `--delay` holds back data answers, not event streams and the root's reserved queries.
     if (delay > 0 && !asksRoot(context) && !wantsChanges(context)) await sleep(delay)
-    const answering = dispatch(context)
+    const answering = dispatchMatched(context, match)
     // A hot document's answer is written in the turn it was asked for.
     if (!(answering instanceof Promise)) return writeAnswer(res, answering, headers, method === 'HEAD')
     let answer: Answer
@@ -208,7 +212,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       answer = await answering
     } catch (error) {
       // As middleware, a read the data API finds nothing for (no document, no collection, no file) goes on to the next middleware.
-      if (next && (method === 'GET' || method === 'HEAD') && answersNotFound(error) && !res.headersSent && reachesGeneric(context)) return next()
+      if (next && (method === 'GET' || method === 'HEAD') && answersNotFound(error) && !res.headersSent && reachesGeneric(context, match)) return next()
       throw error
     }
     writeAnswer(res, answer, headers, method === 'HEAD')

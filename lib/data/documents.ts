@@ -255,7 +255,8 @@ export class Documents {
   async windowText(path: NodePath, start: number, end: number | undefined): Promise<{ texts: string[]; skipped: StoreError[]; total: number } | undefined> {
     const children = await this.#store.documentChildren(path, start, end)
     if (!children) return undefined
-    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.readText(child))
+    // The store's own readText, bound once (lib/store/full-store.ts): no frame of ours around each of the page's reads.
+    const { found, skipped } = await this.#readAll(path, children.names, this.#store.readText)
     return { texts: found.map((stored) => stored.json), skipped, total: children.total }
   }
 

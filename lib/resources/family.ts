@@ -1,7 +1,7 @@
 import type { Answer, Answering, Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
 import type { Params } from '../http/router.ts'
-import type { Doc, NodePath, StoredText } from '../store/store.ts'
+import type { Doc } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import { arrayFieldProblem, arrayItemNote, lineageOf, uniqueFieldProblem, type Family } from '../data/declarations.ts'
@@ -9,9 +9,8 @@ import { isStoreError } from '../store/errors.ts'
 import { defineValue, type JsonObject } from '../json/values.ts'
 import { readPatch } from './patch.ts'
 import { jsonAnswer, noContent } from '../http/respond.ts'
-import { readNode, refuseUnreachableChild } from './generic.ts'
+import { readNode, readStored, refuseUnreachableChild } from './generic.ts'
 import { collectionPath, memberPath, requireOwnersOf, type DeclaredResource } from './declared.ts'
-import { storedDocumentAnswer } from './collection.ts'
 
 /**
  * The resources of declared families (docs/http-api.md, "Users and playlists" and "Declaring
@@ -83,19 +82,11 @@ function familyResource(family: Family, parent: DeclaredResource | undefined): D
     // `?_children` names the member's children (a user's `playlist`), as on any node.
     const path = memberPath(resource, context.params)
     if (context.query.has('_children')) return readNode(context, path)
-    try {
-      const stored = context.documents.readTextNow(path)
-      if (stored !== undefined && !('then' in stored)) return storedDocumentAnswer(context, path, stored)
-      return readMemberLater(context, path, stored)
-    } catch (error) {
-      return Promise.reject(error)
-    }
+    return readStored(context, path, missingMember)
   }
 
-  async function readMemberLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<Answer> {
-    const stored = await reading
-    if (!stored) throw noMember(context.params)
-    return storedDocumentAnswer(context, path, stored)
+  function missingMember(context: Context): Promise<Answer> {
+    return Promise.reject(noMember(context.params))
   }
 
   async function replaceMember(context: Context): Promise<Answer> {

@@ -1,6 +1,6 @@
 import type { Answer, Answering, Context } from '../http/context.ts'
 import { preconditionsOf, urlOf } from '../http/context.ts'
-import type { NodePath, StoredText } from '../store/store.ts'
+import type { NodePath } from '../store/store.ts'
 import { HttpError } from '../http-error.ts'
 import { NothingStored } from '../data/documents.ts'
 import type { JsonObject } from '../json/values.ts'
@@ -59,10 +59,20 @@ async function answerOtherMethods(context: Context, requireOwners: RequireOwners
  */
 export function readNode(context: Context, path: NodePath = context.path): Answering {
   if (context.query.has('_children')) return readChildNames(context, path)
+  return readStored(context, path, listOrMissing)
+}
+
+/**
+ * The read of one node's document, for a generic node and a declared member alike: a hot
+ * document (Documents.readTextNow) is answered in the turn it was asked for (docs/speed.md),
+ * one read from the disk when it arrives; where the node holds none, `absent` answers.
+ */
+export function readStored(context: Context, path: NodePath, absent: (context: Context, path: NodePath) => Answering): Answering {
   try {
     const stored = context.documents.readTextNow(path)
-    if (stored !== undefined && !('then' in stored)) return storedDocumentAnswer(context, path, stored)
-    return readNodeLater(context, path, stored)
+    if (stored === undefined) return absent(context, path)
+    if (!('then' in stored)) return storedDocumentAnswer(context, path, stored)
+    return stored.then((read) => (read ? storedDocumentAnswer(context, path, read) : absent(context, path)))
   } catch (error) {
     return Promise.reject(error)
   }
@@ -75,9 +85,8 @@ async function readChildNames(context: Context, path: NodePath): Promise<Answer>
   throw new NothingStored(path)
 }
 
-async function readNodeLater(context: Context, path: NodePath, reading: Promise<StoredText | undefined> | undefined): Promise<Answer> {
-  const stored = await reading
-  if (stored) return storedDocumentAnswer(context, path, stored)
+/** A node without a document: its children's documents, else 404. */
+async function listOrMissing(context: Context, path: NodePath): Promise<Answer> {
   const listed = await collectionAnswer(context, path)
   if (listed) return listed
   // The root always exists: an empty store is an empty collection, not a 404.

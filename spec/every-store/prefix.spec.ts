@@ -202,6 +202,20 @@ plain('a file added to www takes its URL from the data API at once, and gives it
   }
 })
 
+plain('without a prefix, a file of www under a declared route\'s URL leaves it to the route', async () => {
+  const dir = await makeWww()
+  const server = await startServer({ www: dir })
+  try {
+    const answer = await server.request('GET', '/user/readme.txt')
+    assert.is(answer.status, 404, 'the route answers: there is no such user')
+    assert.match(answer.text, /There is no user/)
+    assert.is((await server.request('GET', '/index.html')).status, 200, 'a file no route claims is served')
+  } finally {
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 plain('the www folder made after the server started is served too', async () => {
   const parent = await makeTempDir('restdir-www-late-')
   const dir = join(parent, 'www')
