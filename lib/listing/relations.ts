@@ -88,7 +88,8 @@ export function parseRelations(query: URLSearchParams, budget?: FilterBudget, ke
 /**
  * Each document of a collection (or the one document at `collection/:id`)
  * with its relations joined in, as new objects. A `_embed` of a singular name
- * whose plural is a sibling collection is taken as json-server 1.0 takes it, a parent.
+ * whose plural is a sibling collection is taken as json-server 1.0 takes it, a parent
+ * (not in the 0.17 mode, where 0.17 embeds that very name).
  * The work is spent on `pace`; past MAX_JOINED_TEXT of joined documents, a 400.
  */
 export async function joinRelations(documents: Documents, collection: NodePath, docs: Doc[], relations: readonly Relation[], pace: Pace): Promise<Doc[]> {
@@ -101,11 +102,11 @@ export async function joinRelations(documents: Documents, collection: NodePath, 
     const { words } = relation
     // 1.0 takes a name its `inflection` leaves as it is for a singular one, an uncountable (`sheep`) too.
     const singularName = relation.kind === 'children' && singular(name, words) === name && (words === 'inflection' || plural(name, words) !== name)
-    // 0.17 embeds the sibling of that very name whenever there is one (`post` beside `posts`), and
-    // answers `[]` for every item where there is none: only there does the 0.17 mode take 1.0's parent
-    // (docs/json-server.md, "What still differs").
-    const ownName = singularName && words === 'pluralize' && (await documents.exists([...siblings, name]))
-    const kind = singularName && !ownName && (ownerOf(collection, name, words) || (await documents.exists([...siblings, plural(name, words)]))) ? 'parent' : relation.kind
+    // 0.17 (`pluralize`) embeds the sibling of that very name whatever the name, `"post": []` in every
+    // item where there is none (docs/json-server.md, "What still differs"): in its mode only the
+    // declared families' nested nodes (`/user/:id/playlist?_embed=user`), which keep their rules, join a parent.
+    const sibling = singularName && words !== 'pluralize' && (await documents.exists([...siblings, plural(name, words)]))
+    const kind = singularName && (ownerOf(collection, name, words) || sibling) ? 'parent' : relation.kind
     if (kind === 'children') await joinChildren(documents, collection, joined, relation, size)
     else await joinParents(documents, collection, joined, relation, size)
   }
