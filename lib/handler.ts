@@ -33,8 +33,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
 import { runMiddlewares } from './middleware/middlewares.ts'
 import { parseBodyForMiddlewares, SentBody } from './http/body.ts'
-import { openAccounts, type Accounts } from './resources/accounts.ts'
+import { openAccounts, openFamilyAccounts, type Accounts } from './resources/accounts.ts'
 import { answerWithAccess } from './resources/access.ts'
+import { answerWithFamilyAccess } from './resources/family-access.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -90,7 +91,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
    * first here: with `--auth`, the access check (lib/resources/access.ts). A thrown error is the
    * request's problem answer (lib/http/problem.ts).
    */
-  const dispatch = (context: Context): Answering => (accounts ? answerWithAccess(context, accounts, dispatchAllowed) : dispatchAllowed(context))
+  const dispatch = (context: Context): Answering => (accounts ? (accounts.family ? answerWithFamilyAccess : answerWithAccess)(context, accounts, dispatchAllowed) : dispatchAllowed(context))
   const dispatchAllowed = (context: Context): Answering => {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
@@ -124,7 +125,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // The accounts of `--auth`, with the db.json's signing secret (docs/accounts.md).
   let accounts: Accounts | undefined
   const ready = opening.then(async (store) => {
-    if (settings.auth) accounts = await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
+    if (settings.auth) accounts = settings.jsonServer
+      ? await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
+      : await openFamilyAccounts(store, settings.families.find((family) => !family.parent && family.unique[0] === 'username')!, settings.authSecret)
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)
