@@ -4,7 +4,8 @@ import { readFile, rm, stat } from 'node:fs/promises'
 import { createHmac } from 'node:crypto'
 import { join } from 'node:path'
 import { MemoryStore } from '../../lib/store/index.ts'
-import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
+import { makeTempDir, send, startServer, type TestServer } from '../support/helpers.ts'
+import { startCli } from '../support/process.ts'
 
 // The secret that signs the declared families' tokens under --auth (docs/accounts.md, "The
 // declared families"): a store folder's own `@secret`, kept across restarts; in memory a fresh one
@@ -64,6 +65,27 @@ test('in memory each process has a secret of its own: a token of one is refused 
     assert.match(other.json.detail, /no longer exists/)
   } finally {
     for (const server of given) await server.close()
+  }
+})
+
+test('the command line: --store with --auth and --token starts, its banner says what is guarded, and the token is the administrator\'s', async () => {
+  const folder = await makeTempDir('restdir-auth-cli-')
+  try {
+    const cli = await startCli(['--store', folder, '--auth', '--token', 'the-administrators-own-key', '--port', '0'])
+    try {
+      assert.match(cli.stdout(), /accounts \(--auth\): POST \/user registers and POST \/login answers a token; each user reads and writes their own subtree, the administrator \(--token\) everything/)
+      assert.not.match(cli.stdout(), /every write needs/)
+      const ada = await send(cli.port, 'POST', '/user', { body: { username: 'ada', password: 'bestPassw0rd' } })
+      assert.is(ada.status, 201, ada.text)
+      const own = await send(cli.port, 'POST', `/user/${ada.json.user.user_id}/playlist`, { headers: { authorization: `Bearer ${ada.json.accessToken}` }, body: { name: 'mine' } })
+      assert.is(own.status, 201, own.text)
+      assert.is((await send(cli.port, 'GET', '/?_children', { headers: { authorization: `Bearer ${ada.json.accessToken}` } })).status, 403)
+      assert.is((await send(cli.port, 'GET', '/?_children', { headers: { authorization: 'Bearer the-administrators-own-key' } })).status, 200)
+    } finally {
+      await cli.stop()
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true })
   }
 })
 
