@@ -172,8 +172,14 @@ test('a family\'s "access" widens it: "640" lets every signed-in user read playl
     assert.is((await server.request('GET', `/user/${ada.id}/playlist`, { headers: bearer(bob.token) })).json.length, 1)
     assertProblem(await server.request('GET', playlist), 401)
     assertProblem(await server.request('PATCH', playlist, { headers: bearer(bob.token), body: { name: 'mine now' } }), 403)
-    // The user itself keeps the seed's rule.
+    // The user itself keeps the seed's rule, and a join cannot reach it round that rule.
     assertProblem(await server.request('GET', `/user/${ada.id}`, { headers: bearer(bob.token) }), 403)
+    assertProblem(await server.request('GET', `/user/${ada.id}/playlist?_expand=user`, { headers: bearer(bob.token) }), 403, /_expand/)
+    assertProblem(await server.request('GET', `/user/${ada.id}/playlist?_embed=songs`, { headers: bearer(bob.token) }), 403, /_embed/)
+    const own = await server.request('GET', '/user?_embed=playlist', { headers: bearer(ada.token) })
+    assert.is(own.status, 200, own.text)
+    assert.equal(own.json.map((user: { user_id: string; playlist: { name: string }[] }) => [user.user_id, user.playlist.map((list) => list.name)]), [[ada.id, ['shared']]])
+    assert.not.match(own.text, /password/)
     // Without --token there is no administrator: the root is nobody's.
     assertProblem(await server.request('GET', '/?_children', { headers: bearer(ada.token) }), 403)
   } finally {
