@@ -72,6 +72,7 @@ async function checkFamilyAccess(context: Context, accounts: Accounts, users: Fa
     throw new HttpError(403, `Under --auth the users' changes and names are not streamed or listed: their events would carry password hashes; read /${users.collection}/<your ${users.idField}>.`)
   }
   const rule = accessRuleOf(family.access ?? DEFAULT_ACCESS)!
+  if (query.has('_expand') || query.has('_embed')) await checkRelations(context, accounts, users, family, owner, rule.read)
   const audience: Audience = READ_METHODS.has(method) ? rule.read : rule.write
   if (audience === 'everyone') return context
   if (audience === 'nobody') throw new HttpError(403, `Read only: the access of ${family.collection}, ${rule.guard}, lets nobody write it.`)
@@ -87,6 +88,25 @@ async function checkFamilyAccess(context: Context, accounts: Accounts, users: Fa
   }
   const whose = owner === undefined ? 'no user\'s subtree, so only the administrator\'s (--token)' : `${users.collection} ${JSON.stringify(owner)}'s`
   throw new HttpError(403, `Private resource access: ${context.target.split('?')[0]} is ${whose}; the access of ${family.collection} is ${rule.guard}.`)
+}
+
+/**
+ * A join reads documents the request's own path does not name: `_expand=note` the `/notes/…` a
+ * `noteId` points to, `_embed` the documents below each one answered, or a parent by a singular name.
+ * Until each joined document is checked on its own, a user joins only their family's declared
+ * children within their own subtree (`/user/:user_id/playlist?_embed=…`, `/user?_embed=playlist`
+ * narrowed to themselves); the administrator joins anything.
+ */
+async function checkRelations(context: Context, accounts: Accounts, users: Family, family: Family, owner: string | undefined, read: Audience): Promise<void> {
+  if (context.query.has('_expand')) throw new HttpError(403, 'Under --auth, _expand is the administrator\'s for now: the document it joins may be another user\'s.')
+  for (const name of context.query.getAll('_embed')) {
+    if (!context.settings.families.some((candidate) => candidate.parent === family && candidate.collection === name)) {
+      throw new HttpError(403, `Under --auth, _embed joins only a family declared below ${family.collection} for now: ${JSON.stringify(name)} is not one.`)
+    }
+  }
+  const caller = await callerOf(context, accounts)
+  const ownListing = owner === undefined && context.path.length === 1 && context.path[0] === users.collection && read === 'owner'
+  if (caller.sub !== owner && !ownListing) throw new HttpError(403, 'Under --auth, _embed is served within your own subtree for now: the documents it joins may be another user\'s.')
 }
 
 /** The innermost declared family a path lies in: `/user/1/playlist/2/x` is a playlist's. */
