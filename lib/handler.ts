@@ -33,8 +33,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
 import { runMiddlewares } from './middleware/middlewares.ts'
 import { parseBodyForMiddlewares, SentBody } from './http/body.ts'
-import { openAccounts, type Accounts } from './resources/accounts.ts'
+import { openAccounts, openFamilyAccounts, type Accounts } from './resources/accounts.ts'
 import { answerWithAccess } from './resources/access.ts'
+import { answerWithFamilyAccess } from './resources/family-access.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -93,7 +94,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const dispatch = (context: Context): Answering => dispatchMatched(context, router.match(context.method, context.path))
   // The network's request comes with the router's match, made once; under `--auth` the guard is taken off the path first, and what is left is matched.
   const dispatchMatched = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering =>
-    accounts ? answerWithAccess(context, accounts, (inside) => dispatchAllowed(inside, router.match(inside.method, inside.path))) : dispatchAllowed(context, match)
+    accounts ? (accounts.family ? answerWithFamilyAccess : answerWithAccess)(context, accounts, (inside) => dispatchAllowed(inside, router.match(inside.method, inside.path))) : dispatchAllowed(context, match)
   const dispatchAllowed = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering => {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
@@ -126,7 +127,9 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   // The accounts of `--auth`, with the db.json's signing secret (docs/accounts.md).
   let accounts: Accounts | undefined
   const ready = opening.then(async (store) => {
-    if (settings.auth) accounts = await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
+    if (settings.auth) accounts = settings.jsonServer
+      ? await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
+      : await openFamilyAccounts(store, settings.families.find((family) => !family.parent && family.unique[0] === 'username')!, settings.authSecret)
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)

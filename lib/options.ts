@@ -8,7 +8,7 @@ import { packageRoot } from './package.ts'
 import { defaultListingLimits } from './listing/filters.ts'
 import { defaultChangeWindow } from './data/changes.ts'
 import { defaultStaticCache } from './static/static-cache.ts'
-import { loadDeclarations, type Declarations } from './data/declarations.ts'
+import { loadDeclarations, type Declarations, type Family } from './data/declarations.ts'
 import { loadRewriteRules, type RewriteRules } from './middleware/rewrite.ts'
 import type { Middleware } from './middleware/middlewares.ts'
 import { isJsonFileLocation } from './store/open.ts'
@@ -172,12 +172,14 @@ export function resolveSettings(options: RestdirOptions): Settings {
   }
   const jsonServer = jsonServerModeFor(options, typeof options.store === 'string' ? options.store : undefined)
   if (options.auth) checkAuthOptions(options, jsonServer)
+  const families = loadDeclarations(options.resources ?? (servesDbJson(options.store) ? 'none' : undefined))
+  if (options.auth && !servesDbJson(options.store)) checkAccountsFamily(families)
   return {
     www: [options.www ?? optionDefaults.www].flat().map((folder) => path.resolve(folder)),
     wwwCache: resolveWwwCache(options.wwwCache),
     prefix: normalizePrefix(options.prefix ?? optionDefaults.prefix),
     fixture: options.fixture === undefined ? undefined : path.resolve(options.fixture),
-    families: loadDeclarations(options.resources ?? (servesDbJson(options.store) ? 'none' : undefined)),
+    families,
     sync: options.sync ?? optionDefaults.sync,
     delay: options.delay ?? optionDefaults.delay,
     jsonServer,
@@ -200,7 +202,8 @@ export function resolveSettings(options: RestdirOptions): Settings {
     guards: {
       host: options.host,
       cors: parseCorsList(options.cors),
-      token: options.token,
+      // Under --auth a user's write carries their own token; the server's is the administrator's, checked by the access check.
+      token: options.auth ? undefined : options.token,
       readonly: options.readonly ?? optionDefaults.readonly,
       // json-server's read-only refuses with 403 (docs/json-server.md, "Its command line").
       readonlyStatus: jsonServer ? 403 : 405,
@@ -219,6 +222,7 @@ export function resolveSettings(options: RestdirOptions): Settings {
     rewrites: loadRewriteRules(options.routes, { guards: options.auth === true }),
     auth: options.auth === true,
     authSecret: options.authSecret,
+    adminToken: options.auth ? options.token : undefined,
     middlewares: checkMiddlewares(options.middlewares ?? []),
   }
 }
@@ -229,9 +233,21 @@ export function resolveSettings(options: RestdirOptions): Settings {
  * write for the server's key, where a signed-in user sends their own token.
  */
 function checkAuthOptions(options: RestdirOptions, jsonServer: boolean): void {
-  if (!servesDbJson(options.store)) throw new Error('auth: accounts are served on a db.json store for now (restdir db.json --auth); a store folder, memory or PostgreSQL cannot take --auth yet.')
+  // On a store folder, memory or PostgreSQL the declared families hold the accounts (docs/accounts.md, "The declared families").
+  if (!servesDbJson(options.store)) {
+    if (jsonServer) throw new Error('auth: on a store folder, memory or PostgreSQL, --auth serves the declared families (POST /user, POST /login); json-server-auth\'s flow is served on a db.json: drop --json-server.')
+    return
+  }
   if (!jsonServer || jsonServerVersionOf(options) !== '0.17') throw new Error('auth: accounts follow json-server-auth, which runs on json-server 0.17: --auth needs the json-server mode as 0.17 answers (no --no-json-server, no --json-server 1).')
   if (options.token !== undefined) throw new Error('auth: --token and --auth cannot be used together yet: a user\'s write carries their own token, not the server\'s.')
+}
+
+/** `auth` on the declared families: the accounts are a top-level family keeping `username` unique, and `/login` is not a family's. */
+function checkAccountsFamily(families: readonly Family[]): void {
+  if (!families.some((family) => !family.parent && family.unique[0] === 'username')) {
+    throw new Error('auth: --auth keeps its accounts in a top-level family whose unique field is "username", as the seed\'s user is ({"user": {"id": "user_id", "unique": ["username"]}}); declare one in --resources.')
+  }
+  if (families.some((family) => !family.parent && family.collection === 'login')) throw new Error('auth: under --auth, POST /login logs in; name the family "login" otherwise.')
 }
 
 /** A foreign key suffix is part of a field name: not empty, and no `.` (a path) or `/` (a URL). */

@@ -43,8 +43,9 @@ export function bannerText(facts: BannerFacts): string {
     (facts.configFile === undefined ? '' : `options from ${facts.configFile} (--config), the command line winning\n`) +
     (fixture === undefined ? '' : `fixture: ${path.resolve(fixture)}${readonly ? '' : ` (reset with POST ${prefix || '/'}?_reset)`}\n`) +
     (readonly ? `read-only (--readonly): every write is refused\n` : '') +
-    (facts.token && !readonly ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
-    (facts.auth ? `accounts (--auth): POST ${prefix}/register and POST ${prefix}/login answer a token; /600/..., /640/... and the other guards (in front of a URL or from --routes) let only their owner or signed-in users in; a URL without a guard stays open\n` : '') +
+    (facts.token && !readonly && !facts.auth ? `every write needs "Authorization: Bearer <token>" (--token)\n` : '') +
+    (facts.auth && facts.jsonServer ? `accounts (--auth): POST ${prefix}/register and POST ${prefix}/login answer a token; /600/..., /640/... and the other guards (in front of a URL or from --routes) let only their owner or signed-in users in; a URL without a guard stays open\n` : '') +
+    (facts.auth && !facts.jsonServer ? `accounts (--auth): POST ${prefix}/user registers and POST ${prefix}/login answers a token; each user reads and writes their own subtree${facts.token ? ', the administrator (--token) everything' : ''}\n` : '') +
     (facts.jsonServer ? `json-server 0.17's URLs: nested routes, cascading deletes, integer ids, GET /db (--json-server; --no-json-server turns it off)\n` : '') +
     (facts.jsonServer1 ? `json-server 1.0's answers: pages in its envelope, DELETE answers the item, "error" in every problem (--json-server 1)\n` : '') +
     resourceLines(facts) +

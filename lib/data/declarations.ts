@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
+import { accessRuleOf } from '../auth/access-rules.ts'
 export { childrenOf, familyAt } from '../store/families.ts'
 
 /**
@@ -18,6 +19,8 @@ export interface Family {
   arrays: readonly string[]
   /** The family whose members own this collection (a playlist's user); none at the top. */
   parent?: Family
+  /** Under `--auth`, who may read and write it, in json-server-auth's three digits (`"640"`); undefined: the owner only (docs/accounts.md, "The declared families"). */
+  access?: string
 }
 
 /** One family as JSON declares it (docs/http-api.md, "Declaring resources"). */
@@ -25,6 +28,7 @@ export interface FamilyDeclaration {
   id: string
   unique?: string[]
   arrays?: string[]
+  access?: string
   children?: Declarations
 }
 
@@ -92,7 +96,7 @@ export const MAX_DECLARATION_TEXT = 1024 * 1024
 
 /** A collection name a URL segment can hold and no reserved word (`_children`, `_openapi`) takes. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.~-]*$/
-const KEYS = new Set(['id', 'unique', 'arrays', 'children'])
+const KEYS = new Set(['id', 'unique', 'arrays', 'access', 'children'])
 
 /** Families from a declaration's JSON, outermost first, each followed by its children. */
 export function parseDeclarations(json: unknown, source: string): Family[] {
@@ -115,7 +119,7 @@ function parseLevel(json: unknown, source: string, where: string, parent: Family
     if (!NAME.test(collection)) fail(at, `"${collection}" cannot name a collection: start with a letter or digit and use letters, digits, _ . ~ -; a leading _ is kept for queries such as ?_children.`)
     if (!isPlainObject(declared)) fail(at, `must be an object such as {"id": "${collection}_id"}.`)
     const body = declared as Record<string, unknown>
-    for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(`${at}.${key}`, `is not a known key; a family takes id, unique, arrays and children.`)
+    for (const key of Object.keys(body)) if (!KEYS.has(key)) fail(`${at}.${key}`, `is not a known key; a family takes id, unique, arrays, access and children.`)
     const idField = body.id
     if (typeof idField !== 'string' || !NAME.test(idField)) fail(`${at}.id`, `must name the member's id field, such as "${collection}_id".`)
     const id = idField as string
@@ -136,7 +140,12 @@ function parseLevel(json: unknown, source: string, where: string, parent: Family
     // The names a declaration gives, in all: the API description repeats each a few times (lib/resources/openapi.ts).
     count.names += [collection, id, ...unique, ...arrays].reduce((sum, name) => sum + name.length, 0)
     if (count.names > MAX_DECLARED_NAMES) fail(at, `brings the names of collections and fields declared past ${MAX_DECLARED_NAMES} characters (256 KiB), the limit of a declaration; declare fewer or shorter.`)
-    const family: Family = { collection, idField: id, unique, arrays, parent }
+    const access = body.access
+    // Only json-server-auth's guards are rules (lib/auth/access-rules.ts): `"601"` would say nothing any request could be held to.
+    if (access !== undefined && (typeof access !== 'string' || !accessRuleOf(access))) {
+      fail(`${at}.access`, `must be one of json-server-auth's three digits as a string: "600", "640", "644", "660", "664", "666", "400", "440" or "444" (the owner's, a signed-in user's, everyone's).`)
+    }
+    const family: Family = { collection, idField: id, unique, arrays, parent, ...(access === undefined ? {} : { access: access as string }) }
     into.push(family)
     level.push(family)
     if (body.children !== undefined) {

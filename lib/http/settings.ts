@@ -38,10 +38,12 @@ export interface Settings {
   log?: (line: string) => void
   /** json-server's rewrite rules, in order (lib/middleware/rewrite.ts); none: nothing is rewritten. */
   rewrites: readonly RewriteRule[]
-  /** Accounts and access rules on a db.json, json-server-auth's flow (docs/accounts.md). */
+  /** Accounts and access rules (docs/accounts.md): json-server-auth's flow on a db.json, the declared families elsewhere. */
   auth: boolean
   /** The secret that signs the accounts' tokens when given; else the store's own (lib/auth/secret.ts). */
   authSecret?: string
+  /** Under `auth` on the declared families, the administrator's key (`--token`): it may do everything (docs/accounts.md, "The declared families"). */
+  adminToken?: string
   /** The user's own middlewares, run in order before the data API (lib/middleware/middlewares.ts). */
   middlewares: readonly Middleware[]
 }

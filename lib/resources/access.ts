@@ -21,7 +21,7 @@ import { jsonBody, logIn, logsIn, passwordClaim, PASSWORD_CLAIM, register, regis
  */
 
 /** The caller a token names: the user's id as the token's `sub`. */
-interface Caller {
+export interface Caller {
   sub: string
   /** When its token expires, in seconds (RFC 7519 §4.1.4). */
   exp: number
@@ -57,7 +57,7 @@ export async function answerWithAccess(context: Context, accounts: Accounts, inn
 }
 
 /** An answer whose body holds no password hash (lib/auth/password-hashes.ts); the stored version's ETag still names it. */
-function withoutHashes(answer: Answer, context: Context): Answer {
+export function withoutHashes(answer: Answer, context: Context): Answer {
   if (answer.body === undefined) return answer
   const text = typeof answer.body === 'string' ? answer.body : answer.body.toString('utf8')
   const kept = withoutPasswordHashes(text)
@@ -195,7 +195,7 @@ const REFUSAL_WORDS: Record<TokenRefusal, string> = {
 }
 
 /** The signed-in caller, from `Authorization: Bearer <token>`; a 401 naming why not. */
-async function callerOf(context: Context, accounts: Accounts): Promise<Caller> {
+export async function callerOf(context: Context, accounts: Accounts): Promise<Caller> {
   const header = context.requestHeaders.authorization
   if (header === undefined || header === '') throw unauthorized('Missing authorization header: send "Authorization: Bearer <accessToken>", the token POST /login answers.')
   const [scheme, token] = header.split(' ')
@@ -204,7 +204,7 @@ async function callerOf(context: Context, accounts: Accounts): Promise<Caller> {
   const verdict = verifyToken(token, accounts.secret)
   if (!verdict.ok) throw unauthorized(`${refusalWords(verdict.reason, token)}: ${verdict.message}; log in again (POST /login) for a new token.`, 'invalid_token')
   const { sub } = verdict.claims
-  const user = await context.documents.read(['users', sub])
+  const user = await context.documents.read([accounts.collection, sub])
   if (!user) throw unauthorized('invalid token: its user no longer exists.', 'invalid_token')
   if (verdict.claims[PASSWORD_CLAIM] !== passwordClaim(accounts.secret, user.doc.password)) {
     throw unauthorized('invalid token: it was issued before the user\'s password changed; log in again (POST /login).', 'invalid_token')

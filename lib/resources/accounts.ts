@@ -1,14 +1,16 @@
-import { createHmac } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import type { Answer, Context } from '../http/context.ts'
 import type { PatchBody, RequestBody } from '../http/body.ts'
-import type { Doc } from '../store/store.ts'
+import type { Doc, Store } from '../store/store.ts'
+import type { Family } from '../data/declarations.ts'
+import { FileStore } from '../store/index.ts'
 import { HttpError } from '../http-error.ts'
 import { jsonAnswer } from '../http/respond.ts'
 import { defineValue, type JsonObject } from '../json/values.ts'
 import { createHashPool, type HashPool } from '../auth/hash-pool.ts'
 import { MalformedHash } from '../auth/bcrypt.ts'
 import { signToken } from '../auth/jwt.ts'
-import { resolveSecret, secretPathFor } from '../auth/secret.ts'
+import { explicitSecret, resolveSecret, secretPathFor } from '../auth/secret.ts'
 import { accountKey, addressKey, createThrottle, type Throttle } from '../auth/throttle.ts'
 import { createMember } from './json-server/plural.ts'
 
@@ -26,13 +28,17 @@ import { createMember } from './json-server/plural.ts'
 
 /** json-server-auth's constants (its EMAIL_REGEX, MIN_PASSWORD_LENGTH and SALT_LENGTH, the bcrypt cost). */
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/
-const MIN_PASSWORD_LENGTH = 4
-const BCRYPT_COST = 10
+export const MIN_PASSWORD_LENGTH = 4
+export const BCRYPT_COST = 10
 /** The token's claim naming the password it was issued for (docs/accounts.md, "Tokens"). */
 export const PASSWORD_CLAIM = 'pwd'
 
 /** What the accounts of one server share: the signing secret, the hashing threads, the login throttle. */
 export interface Accounts {
+  /** The collection holding the users: a db.json's `users`, or the declared family of usernames (`user`). */
+  collection: string
+  /** On the declared families, the family of usernames (lib/resources/family-access.ts); undefined on a db.json. */
+  family?: Family
   secret: Buffer
   hashes: HashPool
   throttle: Throttle
@@ -44,7 +50,24 @@ export interface Accounts {
 export async function openAccounts(options: { file: string | undefined; secret: string | undefined }): Promise<Accounts> {
   if (options.secret === undefined && options.file === undefined) throw new Error('auth: give authSecret: a store passed as an object has no folder to keep its signing secret in.')
   const secret = await resolveSecret({ explicit: options.secret, path: options.file === undefined ? '' : secretPathFor({ file: options.file }) })
-  return { secret, hashes: createHashPool(), throttle: createThrottle(), registering: new Map() }
+  return { collection: 'users', secret, hashes: createHashPool(), throttle: createThrottle(), registering: new Map() }
+}
+
+/**
+ * The accounts of the declared families (docs/accounts.md, "The declared families"): the users are
+ * `family`'s members. The secret is the one given, else the store's: a store folder's `@secret`,
+ * PostgreSQL's table shared by every instance, or, in memory, a fresh one the process keeps.
+ */
+export async function openFamilyAccounts(store: Store, family: Family, secret: string | undefined): Promise<Accounts> {
+  const candidate = randomBytes(32).toString('hex')
+  const resolved = secret !== undefined
+    ? explicitSecret(secret)
+    : store instanceof FileStore
+      ? await resolveSecret({ path: secretPathFor({ folder: store.dir }) })
+      : store.sharedSecret
+        ? explicitSecret(await store.sharedSecret(candidate))
+        : Buffer.from(candidate, 'utf8')
+  return { collection: family.collection, family, secret: resolved, hashes: createHashPool(), throttle: createThrottle(), registering: new Map() }
 }
 
 /** The paths that register (json-server-auth's users router): `/register`, `/signup`, `/users`, and `/users` behind a guard. */
@@ -161,7 +184,7 @@ export function jsonBody(body: JsonObject): RequestBody {
 }
 
 /** A PATCH's body read already; read as a document, a JSON Patch is what it is everywhere: not one. */
-function patchBody(patch: PatchBody): RequestBody {
+export function patchBody(patch: PatchBody): RequestBody {
   return {
     json: async () => {
       if (patch.type === 'merge') return patch.patch

@@ -19,7 +19,7 @@ export async function answerReset(context: Context, reset: (() => Promise<ResetS
     throw new HttpError(404, 'Resetting is off: this server was started without a fixture. Start it with --fixture db.json (or a store folder) to reset with POST /?_reset.')
   }
   const bound = settings.guards.host ?? context.connection.localAddress
-  if (settings.guards.token === undefined && (bound === undefined || !isLoopbackHost(bound))) {
+  if ((settings.guards.token ?? settings.adminToken) === undefined && (bound === undefined || !isLoopbackHost(bound))) {
     throw new HttpError(403, 'This server is reachable from other machines, so a reset needs the write token: start it with --token and send "Authorization: Bearer <token>".')
   }
   const summary = await reset()

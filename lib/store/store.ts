@@ -120,6 +120,12 @@ export interface StoreChange {
 }
 
 export interface Store {
+  /**
+   * Optional, for a store many processes share (PostgreSQL): the secret that signs its tokens, the
+   * one stored, or `candidate` stored first when there is none, so every process signs alike
+   * (docs/accounts.md, "The declared families").
+   */
+  sharedSecret?(candidate: string): Promise<string>
   /** The node's document, or undefined when it has none. */
   read(path: NodePath): Promise<StoredDoc | undefined>
   /**

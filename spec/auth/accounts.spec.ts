@@ -223,13 +223,13 @@ test('the banner says what --auth guards; POST behind a guard answers a Location
   }
 })
 
-test('the command line: --auth on a store folder, with --token, or a short secret stops with a message', async () => {
+test('the command line: --auth on a store folder in the json-server mode, on a db.json with --token, or a short secret stops with a message', async () => {
   const folder = await makeTempDir('restdir-auth-cli-')
   try {
     await writeFile(join(folder, 'db.json'), '{"users": []}')
-    const onFolder = await runCli(['--store', join(folder, 'store'), '--auth', '--port', '0'])
+    const onFolder = await runCli(['--store', join(folder, 'store'), '--auth', '--json-server', '--port', '0'])
     assert.is(onFolder.code, 2, onFolder.stderr)
-    assert.match(onFolder.stderr, /accounts are served on a db\.json store for now/)
+    assert.match(onFolder.stderr, /--auth serves the declared families/)
     const withToken = await runCli([join(folder, 'db.json'), '--auth', '--token', 'admin', '--port', '0'])
     assert.is(withToken.code, 2, withToken.stderr)
     const short = await runCli([join(folder, 'db.json'), '--auth', '--port', '0'], { RESTDIR_AUTH_SECRET: 'too short' })

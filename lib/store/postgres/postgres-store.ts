@@ -277,6 +277,33 @@ export class PostgresStore implements Store {
     return this.#feed.subscribe(listener)
   }
 
+  /**
+   * The secret that signs this database's tokens (docs/accounts.md, "The declared families"), shared by
+   * every instance on it: kept in a table of its own, made at the first start with `candidate`. The
+   * table is made and filled in one transaction under an advisory lock, so instances starting together
+   * agree on one secret, each reading the one that was stored first.
+   */
+  async sharedSecret(candidate: string): Promise<string> {
+    const pool = await this.#database.usable([])
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      try {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('restdir secret'))")
+        await client.query('CREATE TABLE IF NOT EXISTS restdir_secret (one boolean PRIMARY KEY DEFAULT true CHECK (one), secret text NOT NULL)')
+        await client.query('INSERT INTO restdir_secret (secret) VALUES ($1) ON CONFLICT (one) DO NOTHING', [candidate])
+        const { rows } = await client.query('SELECT secret FROM restdir_secret')
+        await client.query('COMMIT')
+        return String(rows[0].secret)
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw this.#database.storeError(error, [])
+      }
+    } finally {
+      client.release()
+    }
+  }
+
   lastChangeId(): Promise<number> {
     return this.#feed.lastChangeId()
   }
