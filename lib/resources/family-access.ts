@@ -13,6 +13,7 @@ import { accountKey, addressKey } from '../auth/throttle.ts'
 import { wantsChanges } from './events.ts'
 import { BCRYPT_COST, jsonBody, MIN_PASSWORD_LENGTH, PASSWORD_CLAIM, passwordClaim, patchBody, type Accounts } from './accounts.ts'
 import { callerOf, withoutHashes } from './access.ts'
+import { checkedGrant, checkGrantsWriter, grantAllows } from './grants.ts'
 
 /*
  * `--auth` on the declared families (docs/accounts.md, "The declared families"): the family
@@ -37,6 +38,7 @@ export async function answerWithFamilyAccess(context: Context, accounts: Account
   if (method === 'POST' && path.length === 1 && path[0] === users.collection) return register(context, accounts, users, inner)
   if (method === 'POST' && path.length === 1 && path[0] === 'login') return logIn(context, accounts, users)
   let inside = isAdministrator(context) ? context : await checkFamilyAccess(context, accounts, users)
+  inside = await checkedGrant(inside, users)
   if (path.length === 2 && path[0] === users.collection && (method === 'PUT' || method === 'PATCH')) inside = { ...inside, body: await hashedBody(inside, accounts) }
   return withoutHashes(await inner(inside), context)
 }
@@ -74,12 +76,14 @@ async function checkFamilyAccess(context: Context, accounts: Accounts, users: Fa
   const rule = accessRuleOf(family.access ?? DEFAULT_ACCESS)!
   if (query.has('_expand') || query.has('_embed')) await checkRelations(context, accounts, users, family, owner, rule.read)
   const audience: Audience = READ_METHODS.has(method) ? rule.read : rule.write
+  await checkGrantsWriter(context, users, () => callerOf(context, accounts))
   if (audience === 'everyone') return context
   if (audience === 'nobody') throw new HttpError(403, `Read only: the access of ${family.collection}, ${rule.guard}, lets nobody write it.`)
   const caller = await callerOf(context, accounts)
   if (audience === 'signed-in') return context
   if (owner !== undefined && caller.sub === owner) return context
-  // The grants of /user/:user_id/permissions, when they come, are the one place that may widen this (docs/accounts.md).
+  // The grants of /user/:user_id/permissions are the one place that widens this (docs/accounts.md, "The grants").
+  if (owner !== undefined && await grantAllows(context, users, owner, caller.sub)) return context
   if (owner === undefined && path.length === 1 && path[0] === users.collection && READ_METHODS.has(method)) {
     // A listing of the users answers the caller alone: its filter on the id counts in X-Total-Count and pages too.
     const narrowed = new URLSearchParams(query)
