@@ -120,4 +120,21 @@ test('only the granting user (or the administrator) writes their grants, and a b
   assert.is(replaced.status, 200, replaced.text)
 })
 
+test('a family whose "access" lets every signed-in user write still lets only the user write their grants', async () => {
+  const resources = { user: { id: 'user_id', unique: ['username'], access: '660', children: { playlist: { id: 'playlist_id', arrays: ['songs'] } } } }
+  const server = await startServer({ auth: true, resources })
+  try {
+    const [ada, bob] = await Promise.all([0, 1].map(async (index) => {
+      const answer = await server.request('POST', '/user', { body: { username: `open-${index}`, password: 'bestPassw0rd' } })
+      assert.is(answer.status, 201, answer.text)
+      return { id: answer.json.user.user_id, token: answer.json.accessToken }
+    }))
+    assert.is((await server.request('PUT', `/user/${ada.id}/notes/1`, { headers: bearer(bob.token), body: { text: 'the family lets him' } })).status, 201)
+    assertProblem(await server.request('POST', `/user/${ada.id}/permissions`, { headers: bearer(bob.token), body: { to: bob.id, may: 'write' } }), 403, /written by that user alone/)
+    assert.is((await server.request('POST', `/user/${ada.id}/permissions`, { headers: bearer(ada.token), body: { to: bob.id, may: 'read' } })).status, 201)
+  } finally {
+    await server.close()
+  }
+})
+
 test.run()
