@@ -41,13 +41,14 @@ export async function checkedGrant(context: Context, users: Family): Promise<Con
   const one = method === 'POST' ? path.length === 3 : path.length === 4
   if (!one || method === 'PATCH') throw new HttpError(400, `A grant is made by POST /${users.collection}/<${users.idField}>/${GRANTS} and replaced whole by PUT /${users.collection}/<${users.idField}>/${GRANTS}/<id>; it has no parts to change.`)
   const body = await context.body.json()
-  const problem = grantProblem(body)
+  const problem = grantProblem(body, context.settings.idField)
   if (problem) throw new HttpError(400, `Not a grant: ${problem}. A grant is { "to": "<${users.idField}>" or "*", "may": "read" or "write", "path": "<one collection of the subtree>" (optional) }.`)
   return { ...context, body: jsonBody(body) }
 }
 
-function grantProblem(body: Doc): string | undefined {
-  const extra = Object.keys(body).find((key) => !FIELDS.has(key))
+/** What is wrong with a grant, if anything; its id field (`id`, as every stored document has) may come back as it was read. */
+function grantProblem(body: Doc, idField: string): string | undefined {
+  const extra = Object.keys(body).find((key) => !FIELDS.has(key) && key !== idField)
   if (extra !== undefined) return `${JSON.stringify(extra)} is not a field of a grant`
   if (typeof body.to !== 'string' || body.to === '') return '"to" must name a user by their id, or be "*" for every signed-in user'
   if (body.may !== 'read' && body.may !== 'write') return '"may" must be "read" or "write"'

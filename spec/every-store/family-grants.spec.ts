@@ -118,6 +118,11 @@ test('only the granting user (or the administrator) writes their grants, and a b
   assertProblem(await api.request('POST', `/user/${ada.id}/permissions`, { headers: bearer(ADMIN), body: { to: 7 } }), 400, /Not a grant/)
   const replaced = await api.request('PUT', grant, { headers: bearer(ADMIN), body: { to: bob.id, may: 'write', path: 'playlist' } })
   assert.is(replaced.status, 200, replaced.text)
+  // A grant read, changed and sent back whole (its id included) is taken.
+  const read = await api.request('GET', grant, { headers: bearer(ada.token) })
+  const again = await api.request('PUT', grant, { headers: bearer(ada.token), body: { ...read.json, may: 'read' } })
+  assert.is(again.status, 200, again.text)
+  assert.is((await api.request('GET', grant, { headers: bearer(ada.token) })).json.may, 'read')
 })
 
 test('a family whose "access" lets every signed-in user write still lets only the user write their grants', async () => {
