@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync,
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { delimiter, join, sep } from 'node:path'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 
 // Which Chromium the browser tests drive (docs/library.md, "Building the package"):
 // RESTDIR_CHROMIUM when set (a path, or `npm` for the one in node_modules),
@@ -109,4 +109,36 @@ function canExecute(path: string): boolean {
 function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   return message.split('\n').map((line) => line.trim()).find(Boolean) ?? 'failed without a message'
+}
+
+/** Chrome logs the 4xx a lesson asks for as a failed load: an answer, not a fault of the page. */
+export const expectedHttpError = /^Failed to load resource: the server responded with a status of 4\d\d/
+
+/**
+ * The playground at `url` in a context of its own, once `ready` (a selector) shows, with what went
+ * wrong on the page: its console's errors and warnings (a 4xx's failed load aside) and uncaught errors.
+ * `closing` gets the context's close.
+ */
+export async function openPlayground(browser: Browser, url: string, ready: string, closing: Array<() => Promise<void>>): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
+  closing.push(() => context.close())
+  const page = await context.newPage()
+  page.setDefaultTimeout(5000)
+  const problems: string[] = []
+  page.on('console', (message) => {
+    if ((message.type() === 'error' || message.type() === 'warning') && !expectedHttpError.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
+  })
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  await page.goto(url)
+  await page.waitForSelector('html[data-ready]')
+  await page.waitForSelector(ready)
+  return { page, problems }
+}
+
+/** Opens a lesson's step if it is closed, sends it, and waits until it is done. */
+export async function runStep(page: Page, step: string): Promise<void> {
+  const details = page.locator(`[data-step="${step}"] details`)
+  if (!(await details.evaluate((element) => (element as HTMLDetailsElement).open))) await page.click(`[data-step="${step}"] summary`)
+  await page.click(`[data-step="${step}"] .button.primary`)
+  await page.waitForSelector(`[data-step="${step}"].done`)
 }

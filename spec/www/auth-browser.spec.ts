@@ -4,7 +4,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { hashPassword } from '../../lib/auth/bcrypt.ts'
-import { launchBrowser } from '../support/browser.ts'
+import { launchBrowser, openPlayground, runStep } from '../support/browser.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 
 // The playground on a db.json served with --auth (docs/accounts.md, "The playground"), in a
@@ -50,31 +50,9 @@ async function serveFile(auth: boolean): Promise<{ server: TestServer; file: str
   return { server, file }
 }
 
-/** Chrome logs the 401, 403 and 404 a lesson asks for as a failed load: answers, not faults of the page. */
-const expectedHttpError = /^Failed to load resource: the server responded with a status of 4\d\d/
-
-async function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
+function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
   if (!browser) throw new Error(browserFault)
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
-  closing.push(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(5000)
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if ((message.type() === 'error' || message.type() === 'warning') && !expectedHttpError.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  await page.goto(server.url + '/')
-  await page.waitForSelector('html[data-ready]')
-  await page.waitForSelector('[data-step]')
-  return { page, problems }
-}
-
-async function runStep(page: Page, step: string): Promise<void> {
-  const details = page.locator(`[data-step="${step}"] details`)
-  if (!(await details.evaluate((element) => (element as HTMLDetailsElement).open))) await page.click(`[data-step="${step}"] summary`)
-  await page.click(`[data-step="${step}"] .button.primary`)
-  await page.waitForSelector(`[data-step="${step}"].done`)
+  return openPlayground(browser, server.url + '/', '[data-step]', closing)
 }
 
 const SIGN_IN = ['signin-register', 'signin-login', 'signin-own', 'signin-no-token', 'signin-forbidden']

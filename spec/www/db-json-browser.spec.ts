@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
-import { launchBrowser } from '../support/browser.ts'
+import { launchBrowser, openPlayground, runStep } from '../support/browser.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 
 // The playground on a db.json (docs/json-server.md, "Serving a db.json"), driven in a headless
@@ -49,31 +49,9 @@ async function serveFile(): Promise<{ server: TestServer; file: string }> {
   return { server, file }
 }
 
-/** Chrome logs the 404 a lesson asks for as a failed load: an answer, not a fault of the page. */
-const expectedHttpError = /^Failed to load resource: the server responded with a status of 4\d\d/
-
-async function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
+function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
   if (!browser) throw new Error(browserFault)
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
-  closing.push(() => context.close())
-  const page = await context.newPage()
-  page.setDefaultTimeout(5000)
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if ((message.type() === 'error' || message.type() === 'warning') && !expectedHttpError.test(message.text())) problems.push(`console ${message.type()}: ${message.text()}`)
-  })
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
-  await page.goto(server.url + '/')
-  await page.waitForSelector('html[data-ready]')
-  await page.waitForSelector('#live[data-state="live"]')
-  return { page, problems }
-}
-
-async function runStep(page: Page, step: string): Promise<void> {
-  const details = page.locator(`[data-step="${step}"] details`)
-  if (!(await details.evaluate((element) => (element as HTMLDetailsElement).open))) await page.click(`[data-step="${step}"] summary`)
-  await page.click(`[data-step="${step}"] .button.primary`)
-  await page.waitForSelector(`[data-step="${step}"].done`)
+  return openPlayground(browser, server.url + '/', '#live[data-state="live"]', closing)
 }
 
 test('on a db.json the form reads the file\'s first collection, and Send leaves the file as it is', async () => {

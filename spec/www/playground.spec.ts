@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { mkdir } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
-import { launchBrowser } from '../support/browser.ts'
+import { expectedHttpError, launchBrowser, runStep } from '../support/browser.ts'
 import { readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
@@ -45,12 +45,6 @@ interface OpenPage {
   close(): Promise<void>
 }
 
-/**
- * Chrome logs every 4xx answer to fetch as "Failed to load resource". Those
- * are answers the lessons ask for (404 after a delete, 412 on a stale
- * If-Match), not faults of the page, so only they are let through.
- */
-const expectedHttpError = /^Failed to load resource: the server responded with a status of 4\d\d/
 
 async function openPage(server: TestServer, viewport = desktop): Promise<OpenPage> {
   if (!browser) throw new Error(browserFault)
@@ -89,16 +83,6 @@ async function outside(server: TestServer, method: string, path: string, body?: 
     headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
-}
-
-/** Opens a lesson step, presses its "Send it" button and waits until the step is marked done. */
-async function runStep(page: Page, step: string): Promise<void> {
-  const details = page.locator(`[data-step="${step}"] details`)
-  if (!(await details.evaluate((element) => (element as HTMLDetailsElement).open))) {
-    await page.click(`[data-step="${step}"] summary`)
-  }
-  await page.click(`[data-step="${step}"] .button.primary`)
-  await page.waitForSelector(`[data-step="${step}"].done`)
 }
 
 interface ShownExchange {
