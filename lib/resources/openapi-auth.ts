@@ -197,6 +197,12 @@ export function describeFamilyAccounts(paths: Paths, families: readonly Describe
     // The root, the generic paths and an undeclared collection: the administrator's key only.
     if (!own.has(url)) paths[url] = withAccess(operations, { guard: 'admin', read: 'nobody', write: 'nobody' }, 'under --auth', administrators, () => false, keyed)
   }
+  // A batch (`POST /?_batch`) is anyone's: each of its requests is checked as its caller, so the token is optional and a request may be refused either way.
+  const batch = paths['/']?.post
+  if (batch) {
+    batch.security = [{ bearer: [] }, {}]
+    ;(batch.responses as Record<string, unknown>)['401'] = answer('Unauthorized')
+  }
   const register = sessionOperation(`register_${users.collection.replace(/\W/g, '_')}`, 'Register: a new user, its password stored as a bcrypt hash', '201', {
     409: { description: 'The username is taken', content: problemContent },
     503: BUSY,

@@ -127,6 +127,10 @@ test('each family operation asks for the token and answers 401 and 403 as its ac
     // The root is the administrator's.
     assert.equal(description.paths['/'].get.security, [{ bearer: [] }])
     assert.ok(description.paths['/'].get.responses['403'])
+    // A batch is anyone's, each of its requests checked as its caller: the token is optional there.
+    assert.equal(description.paths['/'].post.security, [{ bearer: [] }, {}])
+    const batch = await server.request('POST', '/?_batch', { body: { requests: [{ method: 'PATCH', path: `/user/${ada.user.user_id}`, body: { city: 'Lima' } }] }, headers: { authorization: `Bearer ${ada.accessToken}` } })
+    assert.is(batch.status, 200, batch.text)
 
     const mine = `/user/${ada.user.user_id}/playlist`
     assert.is((await server.request('POST', mine, { body: { name: 'mine' }, headers: { authorization: `Bearer ${ada.accessToken}` } })).status, 201)
