@@ -27,7 +27,7 @@ import { checkedGrant, checkGrantsWriter, grantAllows } from './grants.ts'
 type Inner = (context: Context) => Answering
 
 /** The seed's rule: a user reads and writes only their own subtree. */
-const DEFAULT_ACCESS = '600'
+export const DEFAULT_ACCESS = '600'
 const READ_METHODS = new Set(['GET', 'HEAD'])
 
 /** The answer to a request under `--auth` on the declared families: the check first, then `inner`'s answer, without password hashes. */

@@ -1,5 +1,7 @@
 import { accessRuleOf, type Audience } from '../auth/access-rules.ts'
 import { rewriteTarget, type RewriteRule } from '../middleware/rewrite.ts'
+import type { Family } from '../data/declarations.ts'
+import { DEFAULT_ACCESS } from './family-access.ts'
 
 /*
  * The API description under `--auth` (docs/accounts.md, "The API description"): the bearer
@@ -31,6 +33,20 @@ export const securitySchemes = {
   },
 }
 
+/**
+ * The scheme on the declared families (docs/accounts.md, "The declared families"): the users'
+ * tokens, and the administrator's `--token` when the server has one.
+ */
+export function familySchemes(users: string, administrator: boolean) {
+  const key = administrator ? ' The administrator\'s key, the --token the server was started with, is sent the same way (Authorization: Bearer <token>) and may do everything: the root, every user\'s subtree, ?_reset.' : ''
+  return {
+    bearer: {
+      ...securitySchemes.bearer,
+      description: `The accessToken POST /${users} (registering) and POST /login answer (HS256, one hour), sent as Authorization: Bearer <accessToken>. A family's access says which of its reads and writes ask for it.${key}`,
+    },
+  }
+}
+
 /** The answers a guard adds: its own 401 (with the challenge of RFC 6750 §3) and 403. */
 export const responses = {
   Unauthorized: {
@@ -44,15 +60,32 @@ export const responses = {
   },
 }
 
-/** The schemas of registering and logging in; `users` names the stored users' schema when the store has them. */
-export function accountSchemas(users: string | undefined): Record<string, Schema> {
+/** The same, where a family's access (not a guard) refuses: the path is another user's, or no user's. */
+export const familyResponses = {
+  ...responses,
+  Forbidden: {
+    description: 'The family\'s access does not let this user do this: the path is in another user\'s subtree, in no user\'s (the administrator\'s, --token), or the access lets nobody write',
+    content: problemContent,
+  },
+}
+
+const NAMES = {
+  email: { description: 'An address such as ada@example.com', credentials: 'An email and a password' },
+  username: { description: 'Unique among the users', credentials: 'A username and a password' },
+}
+
+/**
+ * The schemas of registering and logging in; `users` names the stored users' schema when the store
+ * has them, `by` the field a user logs in with (a db.json's `email`, the declared families' `username`).
+ */
+export function accountSchemas(users: string | undefined, by: keyof typeof NAMES = 'email'): Record<string, Schema> {
   return {
     Credentials: {
       type: 'object',
-      description: 'An email and a password; to register, any other fields of the new user beside them',
-      required: ['email', 'password'],
+      description: `${NAMES[by].credentials}; to register, any other fields of the new user beside them`,
+      required: [by, 'password'],
       properties: {
-        email: { type: 'string', description: 'An address such as ada@example.com' },
+        [by]: { type: 'string', description: NAMES[by].description },
         password: { type: 'string', minLength: 4, writeOnly: true, description: 'Stored as a bcrypt hash, never answered' },
       },
     },
@@ -60,7 +93,7 @@ export function accountSchemas(users: string | undefined): Record<string, Schema
       type: 'object',
       required: ['accessToken', 'user'],
       properties: {
-        accessToken: { type: 'string', description: 'A JWT (HS256): sub the user\'s id, email, one hour; send it as Authorization: Bearer <accessToken>' },
+        accessToken: { type: 'string', description: `A JWT (HS256): sub the user's id, ${by}, one hour; send it as Authorization: Bearer <accessToken>` },
         user: users ? { ...ref(users), description: 'The user, without its password' } : { type: 'object', description: 'The user, without its password' },
       },
     },
@@ -73,7 +106,10 @@ export function userInputSchema(input: Schema): Schema {
   return { ...input, properties }
 }
 
-function sessionOperation(operationId: string, summary: string, status: '200' | '201', extra: Record<string, unknown>): Operation {
+const REFUSALS = 'json-server-auth\'s refusals: Email and password are required, Email format is invalid, Password is too short, Email already exists, Cannot find user, Incorrect password'
+const FAMILY_REFUSALS = 'Username and password are required, Password is too short, Cannot find user, Incorrect password'
+
+function sessionOperation(operationId: string, summary: string, status: '200' | '201', extra: Record<string, unknown>, refusals = REFUSALS): Operation {
   return {
     operationId,
     summary,
@@ -81,7 +117,7 @@ function sessionOperation(operationId: string, summary: string, status: '200' | 
     requestBody: { required: true, content: { 'application/json': { schema: ref('Credentials') } } },
     responses: {
       [status]: { description: 'The token and the user', content: { 'application/json': { schema: ref('Session') } } },
-      400: { description: 'json-server-auth\'s refusals: Email and password are required, Email format is invalid, Password is too short, Email already exists, Cannot find user, Incorrect password', content: problemContent },
+      400: { description: refusals, content: problemContent },
       ...extra,
     },
   }
@@ -96,6 +132,12 @@ export function registerOperation(operationId: string): Operation {
     503: BUSY,
   })
 }
+
+const logInOperation = (operationId: string, by = 'email', refusals = REFUSALS) =>
+  sessionOperation(operationId, `Log in: a new token for the user of this ${by} and password`, '200', {
+    429: { description: 'Too many failed logins of this account or from this address; try again after Retry-After', content: problemContent },
+    503: BUSY,
+  }, refusals)
 
 /**
  * The paths that register and log in, each guard's two paths, and the described collections
@@ -116,12 +158,8 @@ export function describeAccounts(paths: Paths, rules: readonly RewriteRule[], co
   }
   paths['/register'] = { post: registerOperation('register') }
   paths['/signup'] = { post: registerOperation('signup') }
-  const login = (operationId: string) => sessionOperation(operationId, 'Log in: a new token for the user of this email and password', '200', {
-    429: { description: 'Too many failed logins of this account or from this address; try again after Retry-After', content: problemContent },
-    503: BUSY,
-  })
-  paths['/login'] = { post: login('login') }
-  paths['/signin'] = { post: login('signin') }
+  paths['/login'] = { post: logInOperation('login') }
+  paths['/signin'] = { post: logInOperation('signin') }
   const collection = paths['/{collection}']
   const document = paths['/{collection}/{id}']
   for (const guard of GUARDS) {
@@ -131,15 +169,67 @@ export function describeAccounts(paths: Paths, rules: readonly RewriteRule[], co
 }
 
 const SAYS: Record<Audience, string> = { everyone: 'everyone', 'signed-in': 'any signed-in user', owner: 'only the owner (the user its userId names)', nobody: 'nobody' }
+const FAMILY_SAYS: Record<Audience, string> = { ...SAYS, owner: 'only the owner (the user whose subtree it is)' }
+
+/** A declared family's two paths (its collection's, its member's) under `--auth`. */
+export type DescribedFamily = { family: Family; schemaName: string; paths: readonly string[] }
+
+/**
+ * The declared families under `--auth` (docs/accounts.md, "The declared families"): each family's
+ * paths as its `access` says (without one, the seed's `600`), `POST /<users>` registering with a
+ * username and `POST /login`; every other path (the root, an undeclared one) is the administrator's.
+ * As lib/resources/family-access.ts checks it: `nobody` is refused before any token is asked for.
+ */
+export function describeFamilyAccounts(paths: Paths, families: readonly DescribedFamily[], users: Family, administrator: boolean): void {
+  const own = new Set<string>()
+  const asksWho = (audience: Audience) => audience === 'signed-in' || audience === 'owner'
+  // A path nobody may write is still the administrator's, with its key.
+  const keyed = (audience: Audience) => asksWho(audience) || (administrator && audience === 'nobody')
+  for (const { family, paths: urls } of families) {
+    const rule = accessRuleOf(family.access ?? DEFAULT_ACCESS)!
+    for (const url of urls) {
+      own.add(url)
+      if (paths[url]) paths[url] = withAccess(paths[url], rule, `access ${rule.guard}`, FAMILY_SAYS, asksWho, keyed)
+    }
+  }
+  const administrators = { ...SAYS, nobody: administrator ? 'the administrator alone (--token)' : 'nobody: the administrator\'s, and the server has no --token' }
+  for (const [url, operations] of Object.entries(paths)) {
+    // The root, the generic paths and an undeclared collection: the administrator's key only.
+    if (!own.has(url)) paths[url] = withAccess(operations, { guard: 'admin', read: 'nobody', write: 'nobody' }, 'under --auth', administrators, () => false, keyed)
+  }
+  // A batch (`POST /?_batch`) is anyone's: each of its requests is checked as its caller, so the token is optional and a request may be refused either way.
+  const batch = paths['/']?.post
+  if (batch) {
+    batch.security = [{ bearer: [] }, {}]
+    ;(batch.responses as Record<string, unknown>)['401'] = answer('Unauthorized')
+  }
+  const register = sessionOperation(`register_${users.collection.replace(/\W/g, '_')}`, 'Register: a new user, its password stored as a bcrypt hash', '201', {
+    409: { description: 'The username is taken', content: problemContent },
+    503: BUSY,
+  }, FAMILY_REFUSALS)
+  const collection = paths['/' + encodeURIComponent(users.collection)]
+  if (collection?.post) collection.post = register
+  paths['/login'] = { post: logInOperation('login', 'username', FAMILY_REFUSALS) }
+}
 
 /** The operations of a path behind `guard`: who may call each, and the 401 and 403 it answers; `renamed` when they are copies beside the unguarded ones. */
 function guarded(guard: string, operations: Record<string, Operation>, renamed: boolean): Record<string, Operation> {
   const rule = accessRuleOf(guard)
   if (!rule) throw new Error(`${guard} is not a guard`)
+  // `440` and `400` ask who is writing before they refuse it, as json-server-auth's guards run in that order.
+  const asksWho = (audience: Audience) => audience === 'signed-in' || audience === 'owner' || (audience === 'nobody' && rule.read !== 'everyone')
+  return withAccess(operations, rule, `behind ${guard}`, SAYS, asksWho, asksWho, renamed ? `guard${guard}_` : undefined)
+}
+
+/**
+ * The operations of a path under `rule`, said as `where`: who may call each, the bearer token asked
+ * for where `keyed`, a `401` where `asksWho` the caller is, a `403` where some are refused.
+ */
+function withAccess(operations: Record<string, Operation>, rule: { guard: string; read: Audience; write: Audience }, where: string, says: Record<Audience, string>, asksWho: (audience: Audience) => boolean, keyed: (audience: Audience) => boolean, prefix?: string): Record<string, Operation> {
   const described: Record<string, Operation> = {}
   for (const [method, operation] of Object.entries(operations)) {
     const copy: Operation = structuredClone(operation)
-    if (renamed) copy.operationId = `guard${guard}_${String(operation.operationId)}`
+    if (prefix) copy.operationId = `${prefix}${String(operation.operationId)}`
     const responses = copy.responses as Record<string, unknown>
     delete responses['401']
     delete responses['403']
@@ -149,11 +239,10 @@ function guarded(guard: string, operations: Record<string, Operation>, renamed: 
       continue
     }
     const audience = READS.has(method) ? rule.read : rule.write
-    copy.summary = `${String(operation.summary)}, behind ${guard}: ${READS.has(method) ? 'read' : 'written'} by ${SAYS[audience]}`
-    // `440` and `400` ask who is writing before they refuse it, as json-server-auth's guards run in that order.
-    const asksWho = audience === 'signed-in' || audience === 'owner' || (audience === 'nobody' && rule.read !== 'everyone')
-    copy.security = asksWho ? [{ bearer: [] }] : []
-    if (asksWho) responses['401'] = answer('Unauthorized')
+    copy.summary = `${String(operation.summary)}, ${where}: ${READS.has(method) ? 'read' : 'written'} by ${says[audience]}`
+    const asks = asksWho(audience)
+    copy.security = keyed(audience) ? [{ bearer: [] }] : []
+    if (asks) responses['401'] = answer('Unauthorized')
     if (audience === 'owner' || audience === 'nobody') responses['403'] = answer('Forbidden')
     described[method] = copy
   }

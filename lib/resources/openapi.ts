@@ -7,7 +7,7 @@ import { packageVersion } from '../package.ts'
 import { lineageOf, type Family } from '../data/declarations.ts'
 import { defineValue } from '../json/values.ts'
 import { batchSchemas, withBatch } from './openapi-batch.ts'
-import { accountSchemas, describeAccounts, registerOperation, responses as authResponses, securitySchemes as authSchemes, userInputSchema } from './openapi-auth.ts'
+import { accountSchemas, describeAccounts, describeFamilyAccounts, familyResponses, familySchemes, registerOperation, responses as authResponses, securitySchemes as authSchemes, userInputSchema, type DescribedFamily } from './openapi-auth.ts'
 import { withoutPasswordHashes } from '../auth/password-hashes.ts'
 
 /** A JSON Patch document (RFC 6902 §3): an array of operations, each with its `op` and `path`. */
@@ -72,9 +72,10 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const root = collectionOperations('the root: every top-level document', 'Document', 'root')
   paths['/'] = only({ ...root, post: withBatch(root.post) })
   const { families } = context.settings
+  const describedFamilies: DescribedFamily[] = []
   // A declaration is bounded (lib/data/declarations.ts), and its description is paced family by family.
   for (const family of families) {
-    describeFamily(family, paths, schemas, only)
+    describedFamilies.push({ family, ...describeFamily(family, paths, schemas, only) })
     const turn = pace(HEAVY_STEP)
     if (turn) await turn
   }
@@ -85,8 +86,9 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
   const described = undeclared.slice(0, MAX_COLLECTIONS)
   const names = new Set(Object.keys(schemas))
   const fields = new FieldBudget(pace)
-  // json-server-auth's flow on a db.json (the json-server mode); the declared families' accounts are not described yet (docs/accounts.md).
+  // json-server-auth's flow on a db.json (the json-server mode); elsewhere the declared families' accounts (docs/accounts.md).
   const auth = context.settings.auth && context.settings.jsonServer
+  const accounts = context.settings.auth && !context.settings.jsonServer ? families.find((family) => !family.parent && family.unique[0] === 'username') : undefined
   let users: string | undefined
   for (const name of described) {
     const schemaName = uniqueName(name, names)
@@ -122,6 +124,14 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
     Object.assign(schemas, accountSchemas(users))
     describeAccounts(paths, context.settings.rewrites, described)
   }
+  const administrator = context.settings.adminToken !== undefined
+  if (accounts) {
+    const users = describedFamilies.find((one) => one.family === accounts)!
+    // A user is sent with its password, which no answer holds (the family's stored schema names none).
+    schemas[`${users.schemaName}Input`] = userInputSchema(schemas[`${users.schemaName}Input`])
+    Object.assign(schemas, accountSchemas(users.schemaName, 'username'))
+    describeFamilyAccounts(paths, describedFamilies, accounts, administrator)
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -137,16 +147,17 @@ export async function describeApi(context: Context, pace: Pace = pacer()): Promi
         (readonly ? ' This server is read-only.' : '') +
         ' Any GET answers Server-Sent Events (text/event-stream) when asked with Accept: text/event-stream (described in words on each GET, not as a second answer, so that a typed client\'s answer stays the JSON).' +
         (secured ? ' Every write needs the bearer token; reads need none.' : '') +
-        (auth ? ' Accounts (--auth): POST /register and POST /login answer a token; a guard in front of a path (/600/…, /640/…) lets only its owner or signed-in users in, and a routes file may put one in front of a plain path.' : ''),
+        (auth ? ' Accounts (--auth): POST /register and POST /login answer a token; a guard in front of a path (/600/…, /640/…) lets only its owner or signed-in users in, and a routes file may put one in front of a plain path.' : '') +
+        (accounts ? ` Accounts (--auth): POST /${accounts.collection} registers and POST /login answers a token; a user reads and writes their own subtree, and each family's access says who else may; the root and undeclared paths are the administrator's${administrator ? ' (--token)' : ''}.` : ''),
     },
     servers: [{ url: context.base === '' ? '/' : context.base }],
     paths,
     components: {
       schemas,
       parameters,
-      responses: auth ? { ...responses, ...authResponses } : responses,
+      responses: auth ? { ...responses, ...authResponses } : accounts ? { ...responses, ...familyResponses } : responses,
       headers,
-      ...(secured ? { securitySchemes } : auth ? { securitySchemes: authSchemes } : {}),
+      ...(secured ? { securitySchemes } : auth ? { securitySchemes: authSchemes } : accounts ? { securitySchemes: familySchemes(accounts.collection, administrator) } : {}),
     },
   }
 }
@@ -181,7 +192,7 @@ function inputSchema(stored: Schema, description: string): Schema {
  * A declared family's two paths and two schemas (docs/http-api.md, "Declaring resources"): the
  * seed's user gives `/user`, `/user/{user_id}`, `User` and `UserInput` (what a client sends: no ids).
  */
-function describeFamily(family: Family, paths: Record<string, Record<string, Operation>>, schemas: Record<string, Schema>, only: (operations: Record<string, Operation>) => Record<string, Operation>): void {
+function describeFamily(family: Family, paths: Record<string, Record<string, Operation>>, schemas: Record<string, Schema>, only: (operations: Record<string, Operation>) => Record<string, Operation>): { schemaName: string; paths: string[] } {
   const lineage = lineageOf(family)
   const owners = lineage.slice(0, -1)
   const name = family.collection
@@ -211,6 +222,7 @@ function describeFamily(family: Family, paths: Record<string, Record<string, Ope
   schemas[schemaName] = { type: 'object', properties: stored, required: [...ids, ...family.arrays] }
   const idsText = ids.length === 1 ? `${ids[0]} is` : `${ids.slice(0, -1).join(', ')} and ${ids[ids.length - 1]} are`
   schemas[`${schemaName}Input`] = { type: 'object', description: `A ${name} as sent: ${idsText} set by the server`, properties: given }
+  return { schemaName, paths: [collectionUrl, `${collectionUrl}/{${family.idField}}`] }
 }
 
 function pick(operations: Record<string, Operation>, keys: string[]): Record<string, Operation> {
