@@ -144,10 +144,11 @@ export function ownerView(options: OwnerViewOptions): ChangeView {
 
 /**
  * Whether a change ends the subscriber's token, as the next request with it would be refused
- * (docs/accounts.md, "Tokens"): its user deleted, or given a password the token was not issued for.
+ * (docs/accounts.md, "Tokens"): its user deleted, or given a password the token was not issued for;
+ * `collection` holds the accounts (`users`, or the declared families' users).
  */
-export function tokenEndedBy(sub: string, issuedFor: (hash: unknown) => boolean): (change: Change) => boolean {
-  return (change) => change.path.length === 2 && change.path[0] === 'users' && change.path[1] === sub
+export function tokenEndedBy(sub: string, issuedFor: (hash: unknown) => boolean, collection = 'users'): (change: Change) => boolean {
+  return (change) => change.path.length === 2 && change.path[0] === collection && change.path[1] === sub
     && (change.type === 'delete' || (isObject(change.data) && Object.hasOwn(change.data, 'password') && !issuedFor(change.data.password)))
 }
 

@@ -10,7 +10,8 @@ import { accessRuleOf, type Audience } from '../auth/access-rules.ts'
 import { MalformedHash } from '../auth/bcrypt.ts'
 import { signToken } from '../auth/jwt.ts'
 import { accountKey, addressKey } from '../auth/throttle.ts'
-import { wantsChanges } from './events.ts'
+import { wantsChanges, withChangeView, type ChangeView } from './events.ts'
+import { openView, ownerView, tokenEndedBy } from './change-access.ts'
 import { BCRYPT_COST, jsonBody, MIN_PASSWORD_LENGTH, PASSWORD_CLAIM, passwordClaim, patchBody, type Accounts } from './accounts.ts'
 import { callerOf, withoutHashes } from './access.ts'
 import { checkedGrant, checkGrantsWriter, grantAllows } from './grants.ts'
@@ -37,8 +38,10 @@ export async function answerWithFamilyAccess(context: Context, accounts: Account
   // Anyone may register; the store keeps the username unique, so two registrations of one name make one account.
   if (method === 'POST' && path.length === 1 && path[0] === users.collection) return register(context, accounts, users, inner)
   if (method === 'POST' && path.length === 1 && path[0] === 'login') return logIn(context, accounts, users)
-  let inside = isAdministrator(context) ? context : await checkFamilyAccess(context, accounts, users)
+  const administrator = isAdministrator(context)
+  let inside = administrator ? context : await checkFamilyAccess(context, accounts, users)
   inside = await checkedGrant(inside, users)
+  if (wantsChanges(inside)) inside = withChangeView(inside, administrator ? openView() : await familyChangeView(inside, accounts, users))
   if (path.length === 2 && path[0] === users.collection && (method === 'PUT' || method === 'PATCH')) inside = { ...inside, body: await hashedBody(inside, accounts) }
   return withoutHashes(await inner(inside), context)
 }
@@ -69,9 +72,9 @@ async function checkFamilyAccess(context: Context, accounts: Accounts, users: Fa
   const family = familyOf(context.settings.families, path)
   if (!family) throw new HttpError(403, `Under --auth only the declared families are served to their users; /${path[0]} is the administrator's (--token).`)
   const owner = path[0] === users.collection && path.length >= 2 ? path[1] : undefined
-  // Events are not yet filtered per subscriber: a stream that would carry users' documents (and their hashes) is refused rather than told whole.
-  if (path[0] === users.collection && path.length <= 2 && (wantsChanges(context) || (path.length === 1 && query.has('_children')))) {
-    throw new HttpError(403, `Under --auth the users' changes and names are not streamed or listed: their events would carry password hashes; read /${users.collection}/<your ${users.idField}>.`)
+  // The users' names are every account's: not listed, even narrowed (docs/accounts.md, "The declared families").
+  if (path[0] === users.collection && path.length === 1 && query.has('_children')) {
+    throw new HttpError(403, `Under --auth the users' names are not listed: your own is the ${users.idField} your token names; read /${users.collection}/<your ${users.idField}>.`)
   }
   const rule = accessRuleOf(family.access ?? DEFAULT_ACCESS)!
   if (query.has('_expand') || query.has('_embed')) await checkRelations(context, accounts, users, family, owner, rule.read)
@@ -92,6 +95,38 @@ async function checkFamilyAccess(context: Context, accounts: Accounts, users: Fa
   }
   const whose = owner === undefined ? 'no user\'s subtree, so only the administrator\'s (--token)' : `${users.collection} ${JSON.stringify(owner)}'s`
   throw new HttpError(403, `Private resource access: ${context.target.split('?')[0]} is ${whose}; the access of ${family.collection} is ${rule.guard}.`)
+}
+
+/**
+ * How a stream (or `?_changes`) the check let through tells its changes (lib/resources/change-access.ts,
+ * as on a db.json): the users' collection only the caller's own record and what lies below it; a
+ * subtree the caller may read whole, every change; never a hash; the stream ends with its token.
+ */
+async function familyChangeView(context: Context, accounts: Accounts, users: Family): Promise<ChangeView> {
+  const { path, settings } = context
+  const family = familyOf(settings.families, path)!
+  const read = accessRuleOf(family.access ?? DEFAULT_ACCESS)!.read
+  const caller = read !== 'everyone' || context.requestHeaders.authorization ? await callerOf(context, accounts) : undefined
+  const own = caller !== undefined && path[0] === users.collection && path.length >= 2 && path[1] === caller.sub
+  // Another's subtree, which its family's access lets the caller read, is streamed whole only when no family below reads more narrowly.
+  const narrower = (below: Family) => READERS.indexOf(accessRuleOf(below.access ?? DEFAULT_ACCESS)!.read) > READERS.indexOf(read)
+  if (!own && read !== 'owner' && descendantsOf(settings.families, family).some(narrower)) {
+    throw new HttpError(403, `Under --auth the changes of ${context.target.split('?')[0]} would carry documents below it that you may not read; stream /${users.collection}/<your ${users.idField}>.`)
+  }
+  if (!caller) return openView()
+  const endsAt = caller.exp * 1000
+  const view = own || read !== 'owner' ? openView(endsAt) : ownerView({ documents: context.documents, path, sub: caller.sub, field: users.idField, endsAt })
+  view.endedBy = tokenEndedBy(caller.sub, (hash) => passwordClaim(accounts.secret, hash) === caller.pwd, users.collection)
+  return view
+}
+
+/** Who reads, from the widest audience to the narrowest. */
+const READERS: readonly Audience[] = ['everyone', 'signed-in', 'owner', 'nobody']
+
+/** The families declared below `family`, at any depth. */
+function descendantsOf(families: readonly Family[], family: Family): Family[] {
+  const children = families.filter((candidate) => candidate.parent === family)
+  return children.flatMap((child) => [child, ...descendantsOf(families, child)])
 }
 
 /**
