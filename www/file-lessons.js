@@ -155,27 +155,45 @@ async function readJson(url) {
 }
 
 /**
- * Whether the server keeps accounts (`restdir db.json --auth`, docs/accounts.md): its API
- * description (`?_openapi`, a read) then names the bearer scheme of its tokens and `POST /login`.
+ * Whether the server keeps accounts (`restdir db.json --auth`, or the declared families under
+ * `--auth`, docs/accounts.md): its API description (`?_openapi`, a read) then names the bearer
+ * scheme of its tokens and `POST /login`. The accounts as `accountsOf` tells them, or undefined.
  */
 export async function discoverAccounts(base) {
-  const description = await readJson(apiUrl(base, '/') + '?_openapi')
-  return description?.components?.securitySchemes?.bearer?.bearerFormat === 'JWT' && isObject(description.paths?.['/login'])
+  return accountsOf(await readJson(apiUrl(base, '/') + '?_openapi'))
 }
 
 /**
- * The sign-in track, on a db.json served with `--auth` (docs/accounts.md, "The playground"):
- * register, log in, the token sent with the next requests as `Authorization: Bearer …` (the
- * hole `{token}`, filled from the answers as ids are), a guarded read of one's own record, the
- * same read without the token (`401`), and a `403`: another user's record behind `/600/`, or,
- * when the file held no user yet, a write behind `/400/`, which lets nobody write.
+ * How a server described by `description` keeps its accounts, or undefined when it keeps none:
+ * `register` the path whose POST takes the `Credentials` (`/register` on a db.json, the users'
+ * family `/user` on the declared families), `name` the field besides the password that names the
+ * account (`email` or `username`), and `families` whether a user owns a subtree (the declared
+ * families, docs/accounts.md "The declared families") rather than records behind a guard.
  */
-export function signInTrack(resources, fileName) {
+export function accountsOf(description) {
+  if (description?.components?.securitySchemes?.bearer?.bearerFormat !== 'JWT' || !isObject(description.paths?.['/login'])) return undefined
+  const takesCredentials = (path) => description.paths[path]?.post?.requestBody?.content?.['application/json']?.schema?.$ref === '#/components/schemas/Credentials'
+  const register = ['/register', ...Object.keys(description.paths)].find(takesCredentials) ?? '/register'
+  const required = description.components.schemas?.Credentials?.required ?? []
+  const name = required.find((field) => field !== 'password') ?? 'email'
+  return { register, name, families: register !== '/register' }
+}
+
+/**
+ * The sign-in track (docs/accounts.md, "The API description and the playground"): register, log
+ * in, the token sent with the next requests as `Authorization: Bearer …` (the hole `{token}`,
+ * filled from the answers as ids are), a read of one's own record, the same read without the
+ * token (`401`), and a `403`. On a db.json served with `--auth` the record is read behind `/600/`,
+ * and the `403` is another user's record there, or, when the file held no user yet, a write
+ * behind `/400/`, which lets nobody write. On the declared families (`accounts.families`) the
+ * user is `/user/{me}`, and the `403` is another user's subtree.
+ */
+export function signInTrack(resources, fileName, accounts = { register: '/register', name: 'email', families: false }) {
+  if (accounts.families) return familiesSignInTrack(accounts)
   const file = fileName ?? 'db.json'
   const users = resources.find((resource) => resource.kind === 'collection' && resource.name === 'users')
   const other = users?.value.find((user) => isObject(user) && (typeof user.id === 'number' || typeof user.id === 'string'))
   const credentials = { email: 'ada@example.com', password: 'correct horse battery staple' }
-  const bearer = 'Authorization: Bearer {token}'
   const steps = [
     {
       id: 'signin-register', title: 'Register', method: 'POST', path: '/register', body: { ...credentials, name: 'Ada' }, expect: [201],
@@ -187,7 +205,7 @@ export function signInTrack(resources, fileName) {
       id: 'signin-login', title: 'Log in', method: 'POST', path: '/login', body: credentials, expect: [200],
       explain: 'POST /login with the same email and password answers a new token. It is a JWT that names you and lasts one hour.',
       outcome: 'The playground keeps the new token, and the next steps send it as `Authorization: Bearer …`: open the curl view of an answer to see the header a terminal must send too.',
-      note: 'Five wrong passwords in fifteen minutes and logins of this account are refused a while (`429`, with `Retry-After`).',
+      note: THROTTLED,
     },
     {
       id: 'signin-own', title: 'Read your own record', method: 'GET', path: '/600/users/{me}', headers: bearer, expect: [200],
@@ -218,6 +236,52 @@ export function signInTrack(resources, fileName) {
     title: 'Sign in',
     intro: `This server keeps accounts (--auth): register, log in, and send the token with the requests a guard stands in front of. Only the steps you send change ${file}.`,
     steps,
+    signsIn: true,
+  }
+}
+
+const bearer = 'Authorization: Bearer {token}'
+const THROTTLED = 'Five wrong passwords in fifteen minutes and logins of this account are refused a while (`429`, with `Retry-After`).'
+
+/**
+ * The sign-in track on the declared families (`restdir --store data --auth`): the users' family
+ * is the accounts, `POST /user` with a username and a password registers, and each user owns
+ * their subtree, `/user/{me}` and their playlists.
+ */
+function familiesSignInTrack({ register, name }) {
+  const credentials = { [name]: 'ada', password: 'correct horse battery staple' }
+  return {
+    title: 'Sign in',
+    intro: 'This server keeps accounts (--auth): each user owns their own subtree, their playlists included. Register, log in, and send the token with every request on it.',
+    steps: [
+      {
+        id: 'signin-register', title: 'Register', method: 'POST', path: register, body: { ...credentials, name: 'Ada Lovelace' }, expect: [201],
+        explain: `The users are the accounts: POST ${register} with a \`${name}\` and a \`password\` (and any other fields) registers one. Anyone may register.`,
+        outcome: 'The answer is `{ accessToken, user }`: the user without its password, which the store holds as a bcrypt hash that no answer ever carries. The playground keeps the token and your id for the next steps.',
+        note: `Registered before? A second registration of the same ${name} is \`409 Conflict\`: go on and log in.`,
+      },
+      {
+        id: 'signin-login', title: 'Log in', method: 'POST', path: '/login', body: credentials, expect: [200],
+        explain: `POST /login with the same ${name} and password answers a new token. It is a JWT that names you and lasts one hour.`,
+        outcome: 'The playground keeps the new token, and the next steps send it as `Authorization: Bearer …`: open the curl view of an answer to see the header a terminal must send too.',
+        note: THROTTLED,
+      },
+      {
+        id: 'signin-own', title: 'Read your own user', method: 'GET', path: `${register}/{me}`, headers: bearer, expect: [200],
+        explain: 'Your user, and everything below it, is yours: send the read with your token.',
+        outcome: 'Your user, without its password. The token said who you are.',
+      },
+      {
+        id: 'signin-no-token', title: 'Without the token', method: 'GET', path: `${register}/{me}`, expect: [401],
+        explain: 'Send the same read with no `Authorization` header.',
+        outcome: '`401 Unauthorized`: the server does not know who asks. The `WWW-Authenticate` header names the scheme to use, and the problem\'s `detail` says what to send.',
+      },
+      {
+        id: 'signin-forbidden', title: 'Another user\'s playlists', method: 'GET', path: `${register}/someone-else/playlist`, headers: bearer, expect: [403],
+        explain: 'Now read the playlists of another user, `someone-else`, with your token.',
+        outcome: '`403 Forbidden`: the server knows who you are, and that subtree is not yours, whether or not such a user exists. `401` means "who are you?", `403` "you may not".',
+      },
+    ],
     signsIn: true,
   }
 }

@@ -107,3 +107,24 @@ export const tracks = [
 
 /** The ids the server hands out that later steps use, remembered from answers (bodies and Location headers). */
 export const rememberedIds = ['user_id', 'playlist_id']
+
+/** Steps of the seed's track that create or remove the user: under --auth, registering does the one, and the other would end the account. */
+const ACCOUNT_STEPS = ['create-user', 'delete-user', 'user-gone']
+
+/**
+ * A seed track as the user who signed in follows it (docs/accounts.md, "The declared families"):
+ * on their own user, `{me}`, every step sending the token. A track on no user (any URL is a
+ * document: the administrator's, under --auth) has none: undefined.
+ */
+export function signedInTrack(track) {
+  if (!track.needs?.some((route) => route.startsWith('/user/'))) return undefined
+  return {
+    ...track,
+    intro: 'Your own user and playlists, as the one who signed in: every step sends your token.',
+    steps: track.steps.filter((step) => !ACCOUNT_STEPS.includes(step.id)).map((step) => ({
+      ...step,
+      path: step.path.replace('{user_id}', '{me}'),
+      headers: [step.headers, 'Authorization: Bearer {token}'].filter(Boolean).join('\n'),
+    })),
+  }
+}

@@ -1,7 +1,8 @@
 import { apiUrl, decodePath, relativeToBase } from './api.js'
 import { h, fill } from './dom.js'
 import { reasonPhrase } from './statuses.js'
-import { rememberedIds, tracks } from './lesson-steps.js'
+import { accountsOf, signInTrack } from './file-lessons.js'
+import { rememberedIds, signedInTrack, tracks } from './lesson-steps.js'
 
 /**
  * Guided lessons on the page: the steps of lesson-steps.js, each with its
@@ -34,7 +35,11 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
       .then((description) => {
         const routes = Object.keys(description?.paths ?? {})
         const declared = tracks.filter((track) => (track.needs ?? []).every((route) => routes.includes(route)))
-        if (description && declared.length < tracks.length) render(declared)
+        // Under --auth on the declared families each user owns their subtree (docs/accounts.md):
+        // signing in comes first, and the seed's steps then send the token, on the user who signed in.
+        const accounts = accountsOf(description)
+        if (accounts?.families) render([signInTrack([], undefined, accounts), ...declared.flatMap((track) => signedInTrack(track) ?? [])])
+        else if (description && declared.length < tracks.length) render(declared)
       })
       .catch(() => {}) // no description: every track stays
   }
@@ -206,7 +211,7 @@ export function createLessons(container, { base, onFill, onSend, fileTracks }) {
       // Register and log in answer { accessToken, user } (docs/accounts.md): the token and the user's id are kept for the next steps.
       if (signsIn() && typeof body.accessToken === 'string') {
         state.vars.token = body.accessToken
-        const id = body.user?.id
+        const id = body.user?.id ?? body.user?.user_id
         if (typeof id === 'string' || typeof id === 'number') state.vars.me = String(id)
         return
       }
