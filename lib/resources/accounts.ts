@@ -2,6 +2,9 @@ import { createHmac, randomBytes } from 'node:crypto'
 import type { Answer, Context } from '../http/context.ts'
 import type { PatchBody, RequestBody } from '../http/body.ts'
 import type { Doc, Store } from '../store/store.ts'
+import type { Documents } from '../data/documents.ts'
+import type { ListingQuery } from '../listing/query.ts'
+import { selectListing } from '../listing/listing.ts'
 import type { Family } from '../data/declarations.ts'
 import { FileStore } from '../store/index.ts'
 import { HttpError } from '../http-error.ts'
@@ -209,8 +212,20 @@ function tokenAnswer(context: Context, accounts: Accounts, status: number, user:
 
 /** The user whose email is `email`, exactly as written (json-server-auth's `find({ email })`). */
 async function userByEmail(context: Context, email: string): Promise<Doc | undefined> {
-  const users = (await context.documents.list(['users'])) ?? []
-  return users.find((user) => user.email === email)
+  return memberWhere(context.documents, 'users', 'email', email)
+}
+
+/**
+ * The member of `collection` whose `field` is `value`, exactly (the same string, case and all), or
+ * undefined. Asked as the listing `?field=value` (docs/http-api.md, "Listing queries"), which the
+ * collection's listing index or the store's own query answers without reading every member; that
+ * filter compares values as text, so what it finds is checked once more for the very string.
+ */
+export async function memberWhere(documents: Documents, collection: string, field: string, value: string): Promise<Doc | undefined> {
+  const query: ListingQuery = { filters: [{ operator: 'eq', field, values: [value] }], sort: [], relations: [], start: 0, end: undefined }
+  const found = await selectListing(documents, [collection], query)
+  if (!found) return undefined
+  return (JSON.parse(found.text) as Doc[]).find((member) => member[field] === value)
 }
 
 /** Runs `work` after any earlier work of the same key has ended. */

@@ -12,7 +12,7 @@ import { signToken } from '../auth/jwt.ts'
 import { accountKey, addressKey } from '../auth/throttle.ts'
 import { wantsChanges, withChangeView, type ChangeView } from './events.ts'
 import { openView, ownerView, tokenEndedBy } from './change-access.ts'
-import { BCRYPT_COST, jsonBody, MIN_PASSWORD_LENGTH, PASSWORD_CLAIM, passwordClaim, patchBody, type Accounts } from './accounts.ts'
+import { BCRYPT_COST, jsonBody, memberWhere, MIN_PASSWORD_LENGTH, PASSWORD_CLAIM, passwordClaim, patchBody, type Accounts } from './accounts.ts'
 import { callerOf, withoutHashes } from './access.ts'
 import { checkedGrant, checkGrantsWriter, grantAllows } from './grants.ts'
 
@@ -192,7 +192,7 @@ async function logIn(context: Context, accounts: Accounts, users: Family): Promi
   const wait = accounts.throttle.attempt(keys)
   // RFC 6585 §4: too many requests, and when to try again.
   if (wait > 0) throw new HttpError(429, `Too many failed logins for this account or from this address; try again in ${wait} seconds.`, { 'Retry-After': String(wait) })
-  const user = ((await context.documents.list([users.collection])) ?? []).find((member) => member.username === username)
+  const user = await memberWhere(context.documents, users.collection, 'username', username)
   if (!user) throw new HttpError(400, `Cannot find user: no user has this username; register first (POST /${users.collection}).`)
   let same: boolean
   try {
