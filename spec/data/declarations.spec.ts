@@ -36,7 +36,7 @@ test('children may go to any depth, each below its owner', () => {
 test('a declaration that cannot work is refused with its place and the fix', () => {
   assert.match(refusal([]), /^resources\.json: \$: must be an object of families/)
   assert.match(refusal({ _x: { id: 'x_id' } }), /^resources\.json: \$\._x: "_x" cannot name a collection: .*a leading _ is kept/)
-  assert.match(refusal({ team: { id: 'team_id', color: 'red' } }), /^resources\.json: \$\.team\.color: is not a known key; a family takes id, unique, arrays and children\.$/)
+  assert.match(refusal({ team: { id: 'team_id', color: 'red' } }), /^resources\.json: \$\.team\.color: is not a known key; a family takes id, unique, arrays, access and children\.$/)
   assert.match(refusal({ team: {} }), /^resources\.json: \$\.team\.id: must name the member's id field, such as "team_id"\.$/)
   assert.match(refusal({ team: { id: 'team_id', children: { member: { id: 'team_id' } } } }), /^resources\.json: \$\.team\.children\.member\.id: "team_id" is already the id of an owner above/)
   assert.match(refusal({ team: { id: 'team_id', unique: ['tags'], arrays: ['tags'] } }), /^resources\.json: \$\.team\.arrays\[0\]: "tags" is also unique/)
