@@ -61,9 +61,10 @@ export interface RestdirOptions {
   /** Refuse every write with 405 (403 in the json-server mode, as json-server's `--read-only`). */
   readonly?: boolean
   /**
-   * Accounts and access rules on a db.json, json-server-auth's flow (docs/accounts.md): register
-   * and log in for a token, guards such as `/600/…`. Its tokens are signed with `authSecret`, else
-   * with the secret kept beside the db.json (made at the first start, readable by its owner only).
+   * Accounts and access rules (docs/accounts.md): on a db.json json-server-auth's flow (register and
+   * log in for a token, guards such as `/600/…`); on the declared families the users family's
+   * accounts, each user owning their subtree. Tokens are signed with `authSecret`, else with the
+   * store's own secret (beside a db.json or in a store folder, owner-only; a table on PostgreSQL).
    */
   auth?: boolean
   /** The secret that signs `auth`'s tokens, at least 32 characters (the command line's `--auth-secret`, `RESTDIR_AUTH_SECRET`). */
