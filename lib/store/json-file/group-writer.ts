@@ -15,8 +15,8 @@ export interface GroupWriterOptions {
   tempPath(folder: string): string
   /** The whole file as it is to be now, as UTF-8 parts: called as a file write starts, so it holds every change made before. */
   serialize(): readonly Buffer[]
-  /** Throws to keep the file as it is (it was edited by hand since the store last wrote or read it). */
-  beforeReplace(): void
+  /** Throws to keep the file as it is (it was edited by hand since the store last wrote or read it); else the file is about to take `version`. */
+  beforeReplace(version: FileVersion): void
   /** The version the file has once a write is in place. */
   written(version: FileVersion): void
   /** A file write failed: everything waiting was refused with `error`, and commits are refused until `recover`. */
@@ -105,7 +105,7 @@ export class GroupWriter {
     const temp = this.#options.tempPath(dirname(file))
     const stats = await writeTempFile(temp, parts, this.#options.sync)
     try {
-      this.#options.beforeReplace()
+      this.#options.beforeReplace(versionOf(stats))
       await rename(temp, file)
     } catch (error) {
       await unlink(temp).catch(() => {})

@@ -65,6 +65,12 @@ export class JsonFileStore implements Store {
   #tempCount = 0
   /** The version of the file the store holds: the one it last wrote or read. */
   #known: FileVersion | undefined
+  /**
+   * The version of the file write being renamed into place: a look at the file
+   * between the rename and `written` finds it there, and must not take the
+   * store's own write for a hand edit (nor reload the whole file for it).
+   */
+  #placing: FileVersion | undefined
   /** A file the store cannot hold, by the version found so (undefined: the file is gone). */
   #broken: { version: FileVersion | undefined; reason: string } | undefined
   /** A file write failed: the store must be made what the file says before it writes again. */
@@ -73,6 +79,7 @@ export class JsonFileStore implements Store {
   #stale = false
   #checkedAt = 0
   #reloading: Promise<void> | undefined
+  #reloads = 0
   #watcher: FSWatcher | undefined
   /** The one pending look at the file after the watch saw it change, or the once-a-second look (see #pushHandEdits). */
   #lookTimer: NodeJS.Timeout | undefined
@@ -118,11 +125,16 @@ export class JsonFileStore implements Store {
       sync: options.sync ?? false,
       tempPath: (folder) => this.#tempPath(folder),
       serialize: () => this.#serialize(),
-      beforeReplace: () => {
+      beforeReplace: (version) => {
         if (!sameVersion(fileVersion(file), this.#known)) throw new StoreError('file-edited', [], `${this.#label} was changed by hand while this write was being saved, so it was left as it is`)
+        this.#placing = version
       },
-      written: (version) => (this.#known = version),
+      written: (version) => {
+        this.#known = version
+        this.#placing = undefined
+      },
       failed: () => {
+        this.#placing = undefined
         this.#restoring = true
         void this.#fresh().catch(() => {})
       },
@@ -295,6 +307,11 @@ export class JsonFileStore implements Store {
     return this.#writer.fileWrites
   }
 
+  /** How many times the store went to read the file again, having found it changed (for tests: its own writes never count). */
+  get reloads(): number {
+    return this.#reloads
+  }
+
   /** Waits for writes under way, then releases the lock. Safe to call twice. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
@@ -343,12 +360,14 @@ export class JsonFileStore implements Store {
     this.#stale = false
     this.#checkedAt = Date.now()
     const seen = this.#broken ? this.#broken.version : this.#known
-    if (!this.#restoring && sameVersion(fileVersion(this.file), seen)) return Promise.resolve()
+    const found = fileVersion(this.file)
+    if (!this.#restoring && (sameVersion(found, seen) || (this.#placing && sameVersion(found, this.#placing)))) return Promise.resolve()
     this.#reloading = this.#gate.exclusive(() => this.#reload()).finally(() => (this.#reloading = undefined))
     return this.#reloading
   }
 
   async #reload(): Promise<void> {
+    this.#reloads++
     // Writes acknowledged before are in the file first: the file is then all the store holds.
     await this.#writer.idle()
     let read: { text: string; version: FileVersion }

@@ -107,6 +107,29 @@ test('100 concurrent POSTs share a few file writes, and every one is in the file
   assert.ok(writes <= 25, `100 writes took ${writes} file writes`)
 })
 
+test('the store never takes its own file write for a hand edit, even when it looks at the file as the write is renamed into place', async () => {
+  // Reads look at the file each time here (statInterval 0): one that stats the file between the rename
+  // and the moment the store notes the version it wrote would otherwise read the whole file again,
+  // holding up every write meanwhile.
+  const { store, server } = await serveDatabase(asJsonServerWrites(seed()), { statInterval: 0 })
+  const before = store.reloads
+  let writing = true
+  const reads = (async () => {
+    while (writing) {
+      await store.read(['posts', '1'])
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  })()
+  for (let round = 0; round < 20; round++) {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => server.request('POST', '/posts', { body: { n } })))
+    assert.ok(answers.every((answer) => answer.status === 201))
+  }
+  writing = false
+  await reads
+  assert.ok(store.fileWrites > 20, `the file was written ${store.fileWrites} times`)
+  assert.is(store.reloads - before, 0, 'the file was read again after the store\'s own writes')
+})
+
 test('a batch is in the db.json whole after one file write, and a failed batch leaves the file as it was (docs/http-api.md, "Batches")', async () => {
   const { file, store, server } = await serveDatabase(asJsonServerWrites(seed()))
   const before = store.fileWrites
