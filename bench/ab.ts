@@ -2,7 +2,9 @@
  * Two restdirs compared on one machine, in the same minutes: the bench's
  * workloads measured A, B, A, B… (the order flips each round), so that the
  * noise of a shared machine falls on both alike. Prints, per workload, the
- * median rate and server CPU per answer of each side and their ratios.
+ * median rate and server CPU per answer of each side and their ratios, and
+ * the median of each round's own B/A ratios (rate, CPU) with how many rounds
+ * B did worse in (a round's two sides run within seconds of each other).
  *
  *   node --import tsx bench/ab.ts --a 5ef1bba --b .
  *   node --import tsx bench/ab.ts --a main --b . --only get-document,list-page --rounds 7
@@ -127,8 +129,8 @@ async function main(): Promise<void> {
   }
   console.log(`A = ${sides[0].ref}, B = ${sides[1].ref}; ${args.docs} documents, ${rounds} rounds of ${duration} s each, load average ${loadBefore.join(' ')} / ${loadAfter.join(' ')}`)
   console.log('')
-  console.log('| workload | A req/s | B req/s | B/A | A CPU µs/req | B CPU µs/req | B/A CPU |' + (args.ceiling ? ' ceiling req/s, CPU | A/ceiling | B/ceiling |' : '') + (args.loop ? ' loop writes/s | A/loop | B/loop |' : ''))
-  console.log('|---|--:|--:|--:|--:|--:|--:|' + (args.ceiling ? '--:|--:|--:|' : '') + (args.loop ? '--:|--:|--:|' : ''))
+  console.log('| workload | A req/s | B req/s | B/A | A CPU µs/req | B CPU µs/req | B/A CPU | B/A by round (rounds B was slower) | B/A CPU by round (rounds B cost more) |' + (args.ceiling ? ' ceiling req/s, CPU | A/ceiling | B/ceiling |' : '') + (args.loop ? ' loop writes/s | A/loop | B/loop |' : ''))
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|' + (args.ceiling ? '--:|--:|--:|' : '') + (args.loop ? '--:|--:|--:|' : ''))
   for (const line of lines) console.log(line)
   for (const side of sides) if (side.profileDir) await summarizeProfile(side)
 }
@@ -161,7 +163,12 @@ async function compare(workload: Workload, sides: Side[], ceiling: CeilingServer
   }
   const rps = (side: 'a' | 'b' | 'c') => median(results[side].map((result) => result.rps))
   const cpu = (side: 'a' | 'b' | 'c') => median(results[side].map((result) => result.serverCpuUs))
-  let line = `| ${workload.name} | ${fmt(rps('a'))} | ${fmt(rps('b'))} | ${(rps('b') / rps('a')).toFixed(2)} | ${cpu('a').toFixed(0)} | ${cpu('b').toFixed(0)} | ${(cpu('b') / cpu('a')).toFixed(2)} |`
+  // Each round's two sides ran within seconds of each other, so their ratio leaves out the machine's drift between rounds.
+  const pairedRps = results.a.map((a, round) => results.b[round].rps / a.rps)
+  const pairedCpu = results.a.map((a, round) => results.b[round].serverCpuUs / a.serverCpuUs)
+  const bSlower = pairedRps.filter((ratio) => ratio < 1).length
+  const bCostlier = pairedCpu.filter((ratio) => ratio > 1).length
+  let line = `| ${workload.name} | ${fmt(rps('a'))} | ${fmt(rps('b'))} | ${(rps('b') / rps('a')).toFixed(2)} | ${cpu('a').toFixed(0)} | ${cpu('b').toFixed(0)} | ${(cpu('b') / cpu('a')).toFixed(2)} | ${median(pairedRps).toFixed(2)} (${bSlower} of ${rounds}) | ${median(pairedCpu).toFixed(2)} (${bCostlier} of ${rounds}) |`
   if (args.ceiling) line += ` ${fmt(rps('c'))}, ${cpu('c').toFixed(0)} | ${(rps('a') / rps('c')).toFixed(2)} | ${(rps('b') / rps('c')).toFixed(2)} |`
   if (args.loop) {
     const loop = loops.length ? median(loops) : NaN

@@ -133,7 +133,7 @@ export function printReport(report: Report): void {
   const startupMedian = median(startup.filledStoreMs)
   lines.push(`- start-up to first answer: ${startup.emptyStoreMs.toFixed(0)} ms on an empty store; ` +
     `${startup.filledStoreMs.map((ms) => ms.toFixed(0)).join(', ')} ms on the filled store ` +
-    `(${check(startupMedian < targets.startupMs, `< ${targets.startupMs} ms`)})`)
+    `(median ${startupMedian.toFixed(0)} ms, ${check(startupMedian < targets.startupMs, `< ${targets.startupMs} ms`)})`)
   const peers = report.measurements.filter((m) => m.jsonServer !== undefined)
   if (peers.length > 0) {
     lines.push('')
