@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import type { Test } from 'uvu'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { delimiter, join, sep } from 'node:path'
@@ -141,4 +142,35 @@ export async function runStep(page: Page, step: string): Promise<void> {
   if (!(await details.evaluate((element) => (element as HTMLDetailsElement).open))) await page.click(`[data-step="${step}"] summary`)
   await page.click(`[data-step="${step}"] .button.primary`)
   await page.waitForSelector(`[data-step="${step}"].done`)
+}
+
+/**
+ * The browser a spec file's tests share: launched before them and closed after them, and what each
+ * test opens (`closing`, a page's context among them) closed after it, last first. A browser that
+ * cannot start fails each test that opens a page, naming why (uvu drops an error thrown by a hook).
+ */
+export function sharedBrowser(suite: Test): { closing: Array<() => Promise<void>>; open(url: string, ready: string): Promise<{ page: Page; problems: string[] }> } {
+  let browser: Browser | undefined
+  let fault = ''
+  const closing: Array<() => Promise<void>> = []
+  suite.before(async () => {
+    try {
+      browser = await launchBrowser()
+    } catch (error) {
+      fault = (error as Error).message
+    }
+  })
+  suite.after(async () => {
+    await browser?.close()
+  })
+  suite.after.each(async () => {
+    for (const close of closing.splice(0).reverse()) await close()
+  })
+  return {
+    closing,
+    open(url, ready) {
+      if (!browser) throw new Error(fault)
+      return openPlayground(browser, url, ready, closing)
+    },
+  }
 }

@@ -2,9 +2,9 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { hashPassword } from '../../lib/auth/bcrypt.ts'
-import { launchBrowser, openPlayground, runStep } from '../support/browser.ts'
+import { runStep, sharedBrowser } from '../support/browser.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 
 // The playground on a db.json served with --auth (docs/accounts.md, "The playground"), in a
@@ -13,24 +13,7 @@ import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts
 // a 401 without it, a 403 on another user's record. No password hash reaches the page, and the
 // page writes nothing to the file unless the person sends it.
 
-let browser: Browser | undefined
-/** Why no browser started: each test fails with this line (uvu drops an error thrown by a hook). */
-let browserFault = ''
-const closing: Array<() => Promise<void>> = []
-
-test.before(async () => {
-  try {
-    browser = await launchBrowser()
-  } catch (error) {
-    browserFault = (error as Error).message
-  }
-})
-test.after(async () => {
-  await browser?.close()
-})
-test.after.each(async () => {
-  for (const close of closing.splice(0).reverse()) await close()
-})
+const { closing, open } = sharedBrowser(test)
 
 const BCRYPT = /\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}/
 /** A user json-server-auth (or restdir) registered before: its password as a bcrypt hash, cost 4 to be quick. */
@@ -51,8 +34,7 @@ async function serveFile(auth: boolean): Promise<{ server: TestServer; file: str
 }
 
 function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
-  if (!browser) throw new Error(browserFault)
-  return openPlayground(browser, server.url + '/', '[data-step]', closing)
+  return open(server.url + '/', '[data-step]')
 }
 
 const SIGN_IN = ['signin-register', 'signin-login', 'signin-own', 'signin-no-token', 'signin-forbidden']

@@ -2,8 +2,8 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { launchBrowser, openPlayground, runStep } from '../support/browser.ts'
+import type { Page } from 'playwright-core'
+import { runStep, sharedBrowser } from '../support/browser.ts'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
 
 // The playground on a db.json (docs/json-server.md, "Serving a db.json"), driven in a headless
@@ -11,24 +11,7 @@ import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts
 // lessons teach on the file's own resources, and nothing the page does writes to the file unless
 // the person sends it.
 
-let browser: Browser | undefined
-/** Why no browser started: each test fails with this line (uvu drops an error thrown by a hook). */
-let browserFault = ''
-const closing: Array<() => Promise<void>> = []
-
-test.before(async () => {
-  try {
-    browser = await launchBrowser()
-  } catch (error) {
-    browserFault = (error as Error).message
-  }
-})
-test.after(async () => {
-  await browser?.close()
-})
-test.after.each(async () => {
-  for (const close of closing.splice(0).reverse()) await close()
-})
+const { closing, open } = sharedBrowser(test)
 
 /** A singular resource first, then the collections: the first collection is not the first key. */
 const db = {
@@ -50,8 +33,7 @@ async function serveFile(): Promise<{ server: TestServer; file: string }> {
 }
 
 function openPage(server: TestServer): Promise<{ page: Page; problems: string[] }> {
-  if (!browser) throw new Error(browserFault)
-  return openPlayground(browser, server.url + '/', '#live[data-state="live"]', closing)
+  return open(server.url + '/', '#live[data-state="live"]')
 }
 
 test('on a db.json the form reads the file\'s first collection, and Send leaves the file as it is', async () => {

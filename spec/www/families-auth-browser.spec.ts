@@ -2,8 +2,8 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { launchBrowser, openPlayground, runStep } from '../support/browser.ts'
+import type { Page } from 'playwright-core'
+import { runStep, sharedBrowser } from '../support/browser.ts'
 import { startServerOnFolder, type TestServer } from '../support/helpers.ts'
 
 // The playground on the declared families served with --auth (docs/accounts.md, "The declared
@@ -12,24 +12,7 @@ import { startServerOnFolder, type TestServer } from '../support/helpers.ts'
 // as a bearer and shown in the curl view, a 401 without it, a 403 on another user's subtree); the
 // seed's playlist steps then send the token. No password hash reaches the page.
 
-let browser: Browser | undefined
-/** Why no browser started: each test fails with this line (uvu drops an error thrown by a hook). */
-let browserFault = ''
-const closing: Array<() => Promise<void>> = []
-
-test.before(async () => {
-  try {
-    browser = await launchBrowser()
-  } catch (error) {
-    browserFault = (error as Error).message
-  }
-})
-test.after(async () => {
-  await browser?.close()
-})
-test.after.each(async () => {
-  for (const close of closing.splice(0).reverse()) await close()
-})
+const { closing, open } = sharedBrowser(test)
 
 const BCRYPT = /\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}/
 const SIGN_IN = ['signin-register', 'signin-login', 'signin-own', 'signin-no-token', 'signin-forbidden']
@@ -41,8 +24,7 @@ async function serve(auth: boolean): Promise<TestServer> {
 }
 
 function openPage(server: TestServer, ready: string): Promise<{ page: Page; problems: string[] }> {
-  if (!browser) throw new Error(browserFault)
-  return openPlayground(browser, server.url + '/', ready, closing)
+  return open(server.url + '/', ready)
 }
 
 async function status(page: Page): Promise<string> {
