@@ -1,19 +1,15 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFile } from 'node:child_process'
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import { validate, compileErrors } from '@readme/openapi-parser'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
-import { root } from '../support/process.ts'
+import { assertLintedDescription } from '../support/openapi-lint.ts'
 
 // `?_openapi` under `--auth` on the declared families (docs/accounts.md, "The declared families"):
 // the bearer scheme (and the administrator's --token), `POST /user` registering and `POST /login`,
 // each family's operations asking for the token and answering 401 and 403 as its access says, and
 // no password (nor its hash) in what is answered or in any sample. A store folder serves it here.
 
-const run = promisify(execFile)
 const BCRYPT = /\$2[abxy]?\$\d\d\$/
 const TOKEN = 'the administrator key of this test'
 const resources = {
@@ -35,19 +31,6 @@ async function withFolder(token: string | undefined, use: (server: TestServer, f
     await rm(folder, { recursive: true, force: true })
     await rm(dir, { recursive: true, force: true })
   }
-}
-
-async function lint(description: Description, dir: string): Promise<void> {
-  const result = await validate(structuredClone(description) as never)
-  assert.ok(result.valid, compileErrors(result))
-  const file = join(dir, 'openapi.json')
-  await writeFile(file, JSON.stringify(description))
-  const linted = await run(join(root, 'node_modules', '.bin', 'redocly'), ['lint', file, '--format', 'stylish'], { cwd: dir }).then(
-    (done) => ({ ok: true, output: done.stdout + done.stderr }),
-    (error: { stdout: string; stderr: string }) => ({ ok: false, output: error.stdout + error.stderr }),
-  )
-  assert.ok(linted.ok, linted.output)
-  assert.not.match(linted.output, /\berror\b/)
 }
 
 /** `#/components/…/Name` read, as a client's tool would follow it. */
@@ -79,7 +62,7 @@ test('under --auth on a store folder the description is valid and names the bear
     const answer = await server.request('GET', '/?_openapi')
     assert.is(answer.status, 200, answer.text)
     const description: Description = answer.json
-    await lint(description, dir)
+    await assertLintedDescription(description, dir)
 
     const { bearer } = description.components.securitySchemes
     assert.equal([bearer.type, bearer.scheme, bearer.bearerFormat], ['http', 'bearer', 'JWT'])

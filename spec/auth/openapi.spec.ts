@@ -1,18 +1,14 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFile } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import { validate, compileErrors } from '@readme/openapi-parser'
 import { makeTempDir, startServer, type TestServer } from '../support/helpers.ts'
-import { root } from '../support/process.ts'
+import { assertLintedDescription } from '../support/openapi-lint.ts'
 
 // `?_openapi` under `--auth` (docs/accounts.md, "The API description"): the bearer scheme of the
 // accounts' tokens, registering and logging in, each guard's 401 and 403, and no password hash
 // in what it infers from the users the file holds. Without `--auth` it says none of it.
 
-const run = promisify(execFile)
 const BCRYPT = /\$2[abxy]?\$\d\d\$/
 
 type Operation = { operationId: string; security?: unknown[]; requestBody?: any; responses: Record<string, any> }
@@ -43,25 +39,12 @@ function resolved(description: Description, response: { $ref?: string }) {
   return name ? description.components.responses[name] : response
 }
 
-async function lint(description: Description, dir: string): Promise<void> {
-  const result = await validate(structuredClone(description) as never)
-  assert.ok(result.valid, compileErrors(result))
-  const file = join(dir, 'openapi.json')
-  await writeFile(file, JSON.stringify(description))
-  const linted = await run(join(root, 'node_modules', '.bin', 'redocly'), ['lint', file, '--format', 'stylish'], { cwd: dir }).then(
-    (done) => ({ ok: true, output: done.stdout + done.stderr }),
-    (error: { stdout: string; stderr: string }) => ({ ok: false, output: error.stdout + error.stderr }),
-  )
-  assert.ok(linted.ok, linted.output)
-  assert.not.match(linted.output, /\berror\b/)
-}
-
 test('under --auth the description is valid, names the bearer scheme, register and login, and each guard\'s 401 and 403, as the server answers them', async () => {
   await withFile(true, async (server, _file, dir) => {
     const alice = (await server.request('POST', '/register', { body: { email: 'alice@mail.com', password: 'bestPassw0rd', name: 'Alice' } })).json
     const bob = (await server.request('POST', '/register', { body: { email: 'bob@mail.com', password: 'bestPassw0rd' } })).json
     const { description } = await describe(server)
-    await lint(description, dir)
+    await assertLintedDescription(description, dir)
     assert.equal(description.components.securitySchemes, { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: description.components.securitySchemes.bearer.description } })
 
     const register = description.paths['/register'].post
@@ -123,7 +106,7 @@ test('a collection a routes file puts behind a guard is described as the guard\'
   await withFile(true, async (server, _file, dir) => {
     await server.request('POST', '/register', { body: { email: 'alice@mail.com', password: 'bestPassw0rd' } })
     const { description } = await describe(server)
-    await lint(description, dir)
+    await assertLintedDescription(description, dir)
     const messages = description.paths['/messages']
     assert.equal(messages.get.security, [{ bearer: [] }], '640: signed-in users read')
     assert.ok(messages.get.responses['401'])
@@ -141,7 +124,7 @@ test('without --auth the description says nothing of accounts or guards, and the
   await withFile(false, async (server, _file, dir) => {
     await server.request('POST', '/users', { body: { email: 'alice@mail.com', password: 'plain' } })
     const { description } = await describe(server)
-    await lint(description, dir)
+    await assertLintedDescription(description, dir)
     assert.is(description.components.securitySchemes, undefined)
     assert.is(description.components.responses.Unauthorized, undefined)
     const routes = Object.keys(description.paths)
