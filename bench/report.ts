@@ -46,7 +46,13 @@ export interface Calibration {
 const MB = 1024 * 1024
 const targets = {
   readRatio: 0.8,
+  /** The same target by CPU: a GET of one document costs the server at most this times the ceiling's answer. */
+  readCpuRatio: 1.25,
+  /** A GET of a random document among all (mostly cache misses), server CPU µs per answer. */
+  randomReadCpuUs: 60,
   writeRatio: 0.6,
+  /** Server CPU µs per POST. */
+  postCpuUs: 150,
   syncToPlain: 0.5,
   pageRatio: 0.4,
   pageP99Ms: 20,
@@ -162,8 +168,14 @@ function verdict(m: Measurement, ratio: number, loopRatio: number | undefined, p
   switch (m.workload) {
     case 'get-user':
     case 'get-document':
-      return check(ratio >= targets.readRatio, `≥ ${targets.readRatio} of ceiling`)
+      return (
+        `${check(ratio >= targets.readRatio, `≥ ${targets.readRatio} of ceiling`)}; ` +
+        check(m.restdir.serverCpuUs <= targets.readCpuRatio * m.ceiling.serverCpuUs, `CPU ≤ ${targets.readCpuRatio}× the ceiling's`)
+      )
+    case 'get-random':
+      return check(m.restdir.serverCpuUs <= targets.randomReadCpuUs, `CPU ≤ ${targets.randomReadCpuUs} µs`)
     case 'post':
+      return `${check(loopRatio! >= targets.writeRatio, `≥ ${targets.writeRatio} of write loop`)}; ${check(m.restdir.serverCpuUs <= targets.postCpuUs, `CPU ≤ ${targets.postCpuUs} µs`)}`
     case 'put':
       return check(loopRatio! >= targets.writeRatio, `≥ ${targets.writeRatio} of write loop`)
     case 'put-sync':

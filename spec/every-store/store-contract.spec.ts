@@ -7,13 +7,20 @@ import { makeTempDir, openTestStore, testStoreKind } from '../support/helpers.ts
 
 // The Store contract (docs/library.md, "The Store interface"), exported as `restdir/store-contract`, held on
 // the store of this pass (spec/run.mjs): a FileStore, a MemoryStore that waits inside its writes as a
-// disk does (so its races interleave), and a PostgresStore; the file pass adds a FileStore with sync
-// and a MemoryStore as it is.
+// disk does (so its races interleave), and a PostgresStore; the file pass adds a FileStore with sync,
+// one that makes its calls through the thread pool (after the first, as after slow ones), and a
+// MemoryStore as it is.
 const stores: Array<[label: string, open: OpenStore]> = [[testStoreKind, openTestStore]]
 if (testStoreKind === 'file') {
   stores.push(['file with sync', async () => {
     const dir = await makeTempDir()
     const store = await FileStore.open(dir, { sync: true })
+    return { store, dispose: () => store.close().then(() => rm(dir, { recursive: true, force: true })) }
+  }])
+  // Writes on the calling thread are the default; these go through the pool from the first slow call on.
+  stores.push(['file through the thread pool', async () => {
+    const dir = await makeTempDir()
+    const store = await FileStore.open(dir, { slowCalls: { callMs: 0, perSecondMs: 0 } })
     return { store, dispose: () => store.close().then(() => rm(dir, { recursive: true, force: true })) }
   }])
   stores.push(['memory, never waiting', async () => {

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { realpathSync, statSync, type Stats } from 'node:fs'
-import { access, mkdir, readdir, realpath, unlink } from 'node:fs/promises'
+import { access, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
-import { fsyncDirectory, placeFile, writeTempFile } from '../fs/atomic.ts'
+import { fsyncDirectory, placeFile, POOL_CALLS, THREAD_CALLS, timedCalls, writeTempFile, type FileCalls } from '../fs/atomic.ts'
 import { answerOf, DocumentCache, defaultCacheLimits, type CacheEntry, type CacheLimits } from './document-cache.ts'
 import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, isThere, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_READ_MS, statDocument } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, isThere, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_CALLS, statDocument, type SlowCalls } from './document-file.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -32,8 +32,13 @@ export interface FileStoreOptions {
   sync?: boolean
   /** Bounds of the cache of parsed documents (default 10 000 documents, 16 MiB of files). */
   cache?: CacheLimits
-  /** A cache miss read on the calling thread slower than this (ms, default 1) waited on the disk: misses then go through the thread pool for 10 s. */
-  slowReadMs?: number
+  /**
+   * When calls on the calling thread (a cache miss's read, a write's calls)
+   * wait on the disk: once the calls slower than `callMs` (default 1) have
+   * held the event loop more than `perSecondMs` (default 100) within a second,
+   * misses and writes go through the thread pool for 10 s (docs/storage.md).
+   */
+  slowCalls?: SlowCalls
   /** Most folders watched so that a hot document's GET needs no stat (default 1000, watched-hits.ts); 0: every GET stats its file. */
   watches?: number
 }
@@ -65,8 +70,13 @@ export class FileStore implements Store {
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss read through the pool. */
   #realBase: string | undefined
-  /** Until when (performance.now()) cache misses are read through the thread pool, after a slow read on the calling thread. */
+  /** Until when (performance.now()) cache misses and writes go through the thread pool, after a slow call on the calling thread. */
   #poolUntil = 0
+  /** The time slow calls on the calling thread took since #slowSince (performance.now()). */
+  #slowMs = 0
+  #slowSince = 0
+  /** A write's calls on the calling thread, each timed (#tookMs). */
+  readonly #threadCalls = timedCalls(THREAD_CALLS, (ms) => this.#tookMs(ms))
   /** When each fault of the whole store was last written to the log. */
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
@@ -76,7 +86,7 @@ export class FileStore implements Store {
     const root = resolve(dir)
     const runId = randomBytes(4).toString('hex')
     const lock = await openStoreFolder(root, runId)
-    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowReadMs ?? SLOW_READ_MS, options.watches)
+    const store = new FileStore(root, options.sync ?? false, runId, lock, new DocumentCache(options.cache ?? defaultCacheLimits), options.slowCalls ?? SLOW_CALLS, options.watches)
     try {
       await store.#finishBatches()
     } catch (error) {
@@ -94,7 +104,7 @@ export class FileStore implements Store {
     }
   }
 
-  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowReadMs: number, watches?: number) {
+  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowCalls: SlowCalls, watches?: number) {
     this.dir = root
     this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
@@ -206,7 +216,7 @@ export class FileStore implements Store {
    * on the way from the store folder may be a link or a file (lstat(2) of
    * each, checkWay). All of it on the calling thread: for a file the kernel
    * has cached, that costs a fraction of the thread pool's round trips. A read
-   * slower than slowReadMs (the disk, not the cache) sends the store's
+   * that waits on the disk, not the cache (#tookMs), sends the store's
    * misses back to the pool for POOL_AFTER_SLOW_MS, so a cold disk never
    * holds the event loop for long; there the folders are checked as before,
    * with one realpath(3).
@@ -218,7 +228,7 @@ export class FileStore implements Store {
         const started = performance.now()
         if (path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
         read = readDocumentFileSync(file)
-        if (performance.now() - started > this.slowReadMs) this.#poolUntil = performance.now() + POOL_AFTER_SLOW_MS
+        this.#tookMs(performance.now() - started)
       } else {
         read = await readDocumentFile(file)
         if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
@@ -231,6 +241,34 @@ export class FileStore implements Store {
     }
     if (typeof read === 'string') throw new StoreError('bad-document', path, read)
     return read
+  }
+
+  /**
+   * A call on the calling thread that took `ms`. One slow call may be the
+   * machine taking the processor away for a moment (a virtual machine's
+   * does, several times a second, in any code); the disk shows as slow calls
+   * that add up. Once they have held the event loop longer than the budget
+   * within a second, the store goes to the pool.
+   */
+  #tookMs(ms: number): void {
+    if (ms <= this.slowCalls.callMs) return
+    const now = performance.now()
+    if (now - this.#slowSince > 1000) {
+      this.#slowSince = now
+      this.#slowMs = 0
+    }
+    this.#slowMs += ms
+    if (this.#slowMs > this.slowCalls.perSecondMs) this.#poolUntil = now + POOL_AFTER_SLOW_MS
+  }
+
+  /**
+   * How a write makes its calls: on the calling thread, where a file
+   * written to the kernel's memory costs less than the pool's hand-offs,
+   * unless the store flushes every write (`--sync`: the disk is in each
+   * call) or a call was slow lately (see #readFile).
+   */
+  #writeCalls(): FileCalls {
+    return this.#sync || performance.now() < this.#poolUntil ? POOL_CALLS : this.#threadCalls
   }
 
   /** Where a node's folder is once every link above the store folder is resolved. */
@@ -495,10 +533,11 @@ export class FileStore implements Store {
     // The folders this write makes: a write that fails takes them away again, so a full
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
+    const calls = this.#writeCalls()
     try {
-      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode)
+      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode, calls)
       const madeDirectory = made[made.length - 1] === directories[path.length]
-      const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode)
+      const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode, calls)
       if (outcome === 'exists') return undefined
       // Every directory down to the node may hold a new entry, made by this write
       // or by a concurrent one that has not flushed it yet; the write needs them all.
@@ -525,13 +564,13 @@ export class FileStore implements Store {
    * would wait on the parent folder's lock, held by concurrent mkdirs, to say
    * what mkdir says anyway. `made` collects the folders this write made.
    */
-  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace') {
+  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace', calls: FileCalls) {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
         for (let depth = checkWay(path, directories, mode === 'replace'); depth < directories.length; depth++) {
           try {
-            await mkdir(directories[depth])
+            await calls.mkdir(directories[depth])
             made.push(directories[depth])
           } catch (error) {
             if (errorCode(error) !== 'EEXIST') throw error
@@ -542,7 +581,7 @@ export class FileStore implements Store {
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
         const tempPath = this.#tempPath(directory)
         // Nobody else writes a temp file: its stats are this write's version, exactly.
-        return { tempPath, version: versionOf(await writeTempFile(tempPath, text, this.#sync)) }
+        return { tempPath, version: versionOf(await writeTempFile(tempPath, text, this.#sync, calls)) }
       } catch (error) {
         // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
         // this write between mkdir and the temp file: then make it again.

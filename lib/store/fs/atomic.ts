@@ -1,6 +1,83 @@
-import { close, fstatSync, fsync, open as openFile, writeFile, writev, type Stats } from 'node:fs'
-import { link, open, rename, rm, unlink } from 'node:fs/promises'
+import { close, closeSync, fstatSync, fsync, fsyncSync, linkSync, mkdirSync, open as openFile, openSync, renameSync, unlinkSync, writeFile, writeFileSync, writev, writevSync, type Stats } from 'node:fs'
+import { link, mkdir, open, rename, rm, unlink } from 'node:fs/promises'
 import { errorCode } from './fs-errors.ts'
+
+/**
+ * The file-system calls a write makes, either through Node's thread pool
+ * (`POOL_CALLS`) or on the calling thread (`THREAD_CALLS`). The write
+ * sequence below is written once against either: awaiting a call on the
+ * calling thread costs a microtask, not a trip through the pool.
+ */
+export interface FileCalls {
+  mkdir(path: string): void | Promise<unknown>
+  /** Opens a new file for writing; fails when one is there. */
+  create(path: string): number | Promise<number>
+  /** Writes every byte of `text` (or of `parts`, in order: one writev(2)) at the descriptor's position. */
+  write(fd: number, text: string | readonly Buffer[]): void | Promise<void>
+  fsync(fd: number): void | Promise<void>
+  close(fd: number): void | Promise<void>
+  rename(from: string, to: string): void | Promise<void>
+  link(from: string, to: string): void | Promise<void>
+  unlink(path: string): void | Promise<void>
+  removeTree(path: string): void | Promise<void>
+}
+
+/**
+ * Through the callback API on a bare descriptor: three hand-offs to the
+ * thread pool (open, write, close) like a `FileHandle`, without building one
+ * and its promises on every write (bench/RESULTS.md).
+ */
+export const POOL_CALLS: FileCalls = {
+  mkdir: (path) => mkdir(path),
+  create: (path) => callback<number>((done) => openFile(path, 'wx', 0o666, done)),
+  write: (fd, text) => (typeof text === 'string' ? callback<void>((done) => writeFile(fd, text, done)) : writeParts(fd, text)),
+  fsync: (fd) => callback<void>((done) => fsync(fd, done)),
+  close: (fd) => callback<void>((done) => close(fd, done)),
+  rename,
+  link,
+  unlink,
+  removeTree: (path) => rm(path, { recursive: true, force: true }),
+}
+
+/**
+ * The same calls on the calling thread. For files the kernel holds in
+ * memory (no `--sync`) a write's six calls cost less here than the pool's
+ * hand-offs and wake-ups around them (docs/speed.md); a caller goes back to
+ * POOL_CALLS when a write takes long, as the disk then holds the event loop.
+ */
+export const THREAD_CALLS: FileCalls = {
+  mkdir: (path) => mkdirSync(path),
+  create: (path) => openSync(path, 'wx', 0o666),
+  write: (fd, text) => {
+    if (typeof text === 'string') return writeFileSync(fd, text)
+    const total = text.reduce((sum, part) => sum + part.length, 0)
+    const written = writevSync(fd, text as Buffer[])
+    if (written < total) writeFileSync(fd, Buffer.concat(text as Buffer[]).subarray(written))
+  },
+  fsync: (fd) => fsyncSync(fd),
+  close: (fd) => closeSync(fd),
+  rename: (from, to) => renameSync(from, to),
+  link: (from, to) => linkSync(from, to),
+  unlink: (path) => unlinkSync(path),
+  // A folder in a document's place may hold anything: it is removed off the calling thread.
+  removeTree: POOL_CALLS.removeTree,
+}
+
+/** `calls`, each on the calling thread and timed: `took` hears how many ms each one took. */
+export function timedCalls(calls: FileCalls, took: (ms: number) => void): FileCalls {
+  const timed: Record<string, (...args: never[]) => unknown> = {}
+  for (const [name, call] of Object.entries(calls) as [string, (...args: never[]) => unknown][]) {
+    timed[name] = (...args) => {
+      const started = performance.now()
+      try {
+        return call(...args)
+      } finally {
+        took(performance.now() - started)
+      }
+    }
+  }
+  return timed as unknown as FileCalls
+}
 
 /**
  * Writes `text` (or the bytes `parts` hold, in order: one writev(2), so a
@@ -11,25 +88,20 @@ import { errorCode } from './fs-errors.ts'
  * the file's stats, taken through its descriptor (no second lookup of the
  * path): a rename keeps the inode, size and mtime, so they are the version
  * the document will have in place.
- *
- * Through the callback API on a bare descriptor: three hand-offs to the
- * thread pool (open, write, close) like a `FileHandle`, without building one
- * and its promises on every write (bench/RESULTS.md).
  */
-export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean): Promise<Stats> {
-  const fd = await callback<number>((done) => openFile(tempPath, 'wx', 0o666, done))
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls = POOL_CALLS): Promise<Stats> {
+  const fd = await calls.create(tempPath)
   let stats: Stats
   try {
-    if (typeof text === 'string') await callback<void>((done) => writeFile(fd, text, done))
-    else await writeParts(fd, text)
-    if (sync) await callback<void>((done) => fsync(fd, done))
+    await calls.write(fd, text)
+    if (sync) await calls.fsync(fd)
     stats = fstatSync(fd)
   } catch (error) {
-    await callback<void>((done) => close(fd, done)).catch(() => {})
-    await unlink(tempPath).catch(() => {})
+    await quietly(() => calls.close(fd))
+    await quietly(() => calls.unlink(tempPath))
     throw error
   }
-  await callback<void>((done) => close(fd, done))
+  await calls.close(fd)
   return stats
 }
 
@@ -38,6 +110,15 @@ async function writeParts(fd: number, parts: readonly Buffer[]): Promise<void> {
   const total = parts.reduce((sum, part) => sum + part.length, 0)
   const written = await callback<number>((done) => writev(fd, parts as Buffer[], done))
   if (written < total) await callback<void>((done) => writeFile(fd, Buffer.concat(parts as Buffer[]).subarray(written), done))
+}
+
+/** Makes a call whose failure does not matter (the cleanup after a failed write), on either thread. */
+async function quietly(call: () => unknown): Promise<void> {
+  try {
+    await call()
+  } catch {
+    // What failed first is what the caller reports.
+  }
 }
 
 /** One call of node:fs's callback API as a promise. */
@@ -58,23 +139,24 @@ export async function placeFile(
   tempPath: string,
   target: string,
   mode: 'create' | 'replace' | 'overwrite' | 'into-new-folder',
+  calls = POOL_CALLS,
 ): Promise<'created' | 'replaced' | 'exists'> {
   if (mode === 'overwrite' || mode === 'into-new-folder') {
-    await renameOver(tempPath, target)
+    await renameOver(tempPath, target, calls)
     return mode === 'overwrite' ? 'replaced' : 'created'
   }
   try {
-    await link(tempPath, target)
-    await unlink(tempPath)
+    await calls.link(tempPath, target)
+    await calls.unlink(tempPath)
     return 'created'
   } catch (error) {
     if (errorCode(error) !== 'EEXIST' || mode === 'create') {
-      await unlink(tempPath).catch(() => {})
+      await quietly(() => calls.unlink(tempPath))
       if (errorCode(error) === 'EEXIST') return 'exists'
       throw error
     }
   }
-  await renameOver(tempPath, target)
+  await renameOver(tempPath, target, calls)
   return 'replaced'
 }
 
@@ -83,18 +165,18 @@ export async function placeFile(
  * (a broken document that a person or a tool made a folder) is removed first:
  * a replacement is how a client repairs it. A rename that fails leaves no temp file.
  */
-async function renameOver(tempPath: string, target: string): Promise<void> {
+async function renameOver(tempPath: string, target: string, calls: FileCalls): Promise<void> {
   try {
     try {
-      await rename(tempPath, target)
+      await calls.rename(tempPath, target)
     } catch (error) {
       const code = errorCode(error)
       if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error
-      await rm(target, { recursive: true, force: true })
-      await rename(tempPath, target)
+      await calls.removeTree(target)
+      await calls.rename(tempPath, target)
     }
   } catch (error) {
-    await unlink(tempPath).catch(() => {})
+    await quietly(() => calls.unlink(tempPath))
     throw error
   }
 }

@@ -19,14 +19,14 @@ async function outcome(store: FileStore, path: string[]) {
 }
 
 /** A store folder beside a folder outside it that links point into; nothing is cached, so every read is a cold one. */
-async function storeWithLinks(slowReadMs?: number) {
+async function storeWithLinks(slowCalls?: { callMs: number; perSecondMs: number }) {
   const root = mkdtempSync(join(tmpdir(), 'restdir-cold-read-'))
   const outside = join(root, 'outside')
   mkdirSync(join(outside, 'sub'), { recursive: true })
   writeFileSync(join(outside, '@.json'), '{"secret":1}')
   writeFileSync(join(outside, 'sub', '@.json'), '{"secret":2}')
   const dir = join(root, 'store')
-  const store = await FileStore.open(dir, { cache: { maxEntries: 0, maxBytes: 0 }, ...(slowReadMs === undefined ? {} : { slowReadMs }) })
+  const store = await FileStore.open(dir, { cache: { maxEntries: 0, maxBytes: 0 }, ...(slowCalls === undefined ? {} : { slowCalls }) })
   await store.write(['notes', 'a'], { id: 'a', n: 1 })
   symlinkSync(outside, join(dir, 'notes', 'linked'))
   mkdirSync(join(dir, 'notes', 'file-link'))
@@ -37,14 +37,14 @@ async function storeWithLinks(slowReadMs?: number) {
 }
 
 const ways = [
-  { label: 'on the calling thread', slowReadMs: undefined, folderLink: 'blocked-path: is a link, which the store does not follow', aboveLink: 'blocked-path: has above it a link, which the store does not follow' },
+  { label: 'on the calling thread', slowCalls: undefined, folderLink: 'blocked-path: is a link, which the store does not follow', aboveLink: 'blocked-path: has above it a link, which the store does not follow' },
   // A slow read sends the store's misses to the pool: with a limit of 0, the first read is slow enough.
-  { label: 'through the thread pool, after a slow read', slowReadMs: 0, folderLink: 'blocked-path: or one above it is a link, which the store does not follow', aboveLink: 'blocked-path: or one above it is a link, which the store does not follow' },
+  { label: 'through the thread pool, after a slow read', slowCalls: { callMs: 0, perSecondMs: 0 }, folderLink: 'blocked-path: or one above it is a link, which the store does not follow', aboveLink: 'blocked-path: or one above it is a link, which the store does not follow' },
 ]
 
 for (const way of ways) {
   test(`a cold read ${way.label} reads the file as it is now, and follows no link and waits on no pipe`, async () => {
-    const { store, dir, close } = await storeWithLinks(way.slowReadMs)
+    const { store, dir, close } = await storeWithLinks(way.slowCalls)
     try {
       assert.equal(await outcome(store, ['notes', 'a']), { id: 'a', n: 1 })
       writeFileSync(join(dir, 'notes', 'a', '@.json'), '{"id":"a","n":2,"by":"hand"}')

@@ -1,0 +1,91 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import fs, { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
+import { join } from 'node:path'
+import { FileStore, type FileStoreOptions } from '../../../lib/store/file/file-store.ts'
+import { makeTempDir } from '../../support/helpers.ts'
+
+// Where a write's file-system calls run (lib/store/file/file-store.ts, #writeCalls; docs/speed.md,
+// "Writes do what the file system needs"): on the calling thread while calls are quick, through
+// the thread pool with --sync or for a while after calls that waited. A write on the calling
+// thread lands within the turn of the event loop it began in; one through the pool lets the loop
+// turn while each call runs, so a callback queued with setImmediate runs before it lands.
+
+/** Whether the event loop turned while `write` ran. */
+async function turnedDuring(write: () => Promise<unknown>): Promise<boolean> {
+  let turned = false
+  const immediate = setImmediate(() => (turned = true))
+  await write()
+  clearImmediate(immediate)
+  return turned
+}
+
+async function withStore(options: FileStoreOptions, run: (store: FileStore, dir: string) => Promise<void>) {
+  const dir = await makeTempDir('restdir-write-calls-')
+  const store = await FileStore.open(dir, options)
+  try {
+    await run(store, dir)
+  } finally {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+test('without --sync, a POST, a PUT over it and a new collection each land on the calling thread', async () => {
+  await withStore({}, async (store, dir) => {
+    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { title: 'first' })), false, 'a create in a new collection')
+    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { title: 'second' })), false, 'a create beside it')
+    assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { title: 'again' })), false, 'a replacement')
+    assert.is(await turnedDuring(() => store.write(['profile'], { name: 'n' })), false, 'a write at the top')
+    assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { title: 'again' })
+    assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p2', '@.json'), 'utf8')), { title: 'second' })
+    assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
+  })
+})
+
+test('calls that add up past the budget send the writes to the pool: the next write lets the event loop turn', async () => {
+  // Every call counts as slow, and the budget is nothing: the first write's calls use it up.
+  await withStore({ slowCalls: { callMs: 0, perSecondMs: 0 } }, async (store, dir) => {
+    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), false, 'the first write, on the calling thread')
+    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { n: 2 })), true, 'the next, through the pool')
+    assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { n: 3 })), true, 'a replacement, through the pool')
+    assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { n: 3 })
+    assert.equal(readdirSync(join(dir, 'posts', 'p2')), ['@.json'])
+  })
+})
+
+test('slow calls within the budget keep the writes on the calling thread', async () => {
+  // Every call counts as slow, but a second's budget of 10 s is never used up by 40 writes.
+  await withStore({ slowCalls: { callMs: 0, perSecondMs: 10_000 } }, async (store) => {
+    for (let index = 0; index < 40; index++) await store.create(['posts', `p${index}`], { index })
+    assert.is(await turnedDuring(() => store.create(['posts', 'last'], { n: 1 })), false)
+  })
+})
+
+test('with --sync, every write goes through the pool, flushes and all', async () => {
+  // The calling thread's flush (fsyncSync) is counted through node:fs's own export.
+  const original = fs.fsyncSync
+  let onThread = 0
+  fs.fsyncSync = (fd) => {
+    onThread++
+    return original(fd)
+  }
+  syncBuiltinESMExports()
+  try {
+    await withStore({ sync: true }, async (store, dir) => {
+      assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), true)
+      assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { n: 2 })), true)
+      assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { n: 2 })
+    })
+    assert.is(onThread, 0, 'a flush on the calling thread would hold the event loop for the disk')
+  } finally {
+    fs.fsyncSync = original
+    syncBuiltinESMExports()
+  }
+})
+
+// A write that fails on the calling thread (a full disk) is held in spec/store/file/disk-faults.spec.ts:
+// it leaves no temp file and no folder behind.
+
+test.run()
