@@ -262,10 +262,12 @@ export class FileStore implements Store {
   }
 
   /**
-   * How a write makes its calls: on the calling thread, where a file
-   * written to the kernel's memory costs less than the pool's hand-offs,
-   * unless the store flushes every write (`--sync`: the disk is in each
-   * call) or a call was slow lately (see #readFile).
+   * How a write that replaces no file makes its calls: on the calling
+   * thread, where a file written to the kernel's memory costs less than the
+   * pool's hand-offs, unless the store flushes every write (`--sync`: the
+   * disk is in each call) or calls were slow lately (#tookMs). A replacement
+   * always goes through the pool: ext4 starts writing the new file out when
+   * a rename replaces one (auto_da_alloc), and that rename waits some 0.7 ms.
    */
   #writeCalls(): FileCalls {
     return this.#sync || performance.now() < this.#poolUntil ? POOL_CALLS : this.#threadCalls
@@ -533,7 +535,7 @@ export class FileStore implements Store {
     // The folders this write makes: a write that fails takes them away again, so a full
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
-    const calls = this.#writeCalls()
+    const calls = exists ? POOL_CALLS : this.#writeCalls()
     try {
       const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode, calls)
       const madeDirectory = made[made.length - 1] === directories[path.length]

@@ -50,9 +50,8 @@ export const THREAD_CALLS: FileCalls = {
   create: (path) => openSync(path, 'wx', 0o666),
   write: (fd, text) => {
     if (typeof text === 'string') return writeFileSync(fd, text)
-    const total = text.reduce((sum, part) => sum + part.length, 0)
-    const written = writevSync(fd, text as Buffer[])
-    if (written < total) writeFileSync(fd, Buffer.concat(text as Buffer[]).subarray(written))
+    const rest = unwritten(text, writevSync(fd, text as Buffer[]))
+    if (rest) writeFileSync(fd, rest)
   },
   fsync: (fd) => fsyncSync(fd),
   close: (fd) => closeSync(fd),
@@ -107,9 +106,14 @@ export async function writeTempFile(tempPath: string, text: string | readonly Bu
 
 /** Writes every byte of `parts` at the descriptor's position; a short writev goes on with what is left. */
 async function writeParts(fd: number, parts: readonly Buffer[]): Promise<void> {
+  const rest = unwritten(parts, await callback<number>((done) => writev(fd, parts as Buffer[], done)))
+  if (rest) await callback<void>((done) => writeFile(fd, rest, done))
+}
+
+/** What a writev(2) of `parts` that wrote `written` bytes left to write, if anything. */
+function unwritten(parts: readonly Buffer[], written: number): Buffer | undefined {
   const total = parts.reduce((sum, part) => sum + part.length, 0)
-  const written = await callback<number>((done) => writev(fd, parts as Buffer[], done))
-  if (written < total) await callback<void>((done) => writeFile(fd, Buffer.concat(parts as Buffer[]).subarray(written), done))
+  return written < total ? Buffer.concat(parts as Buffer[]).subarray(written) : undefined
 }
 
 /** Makes a call whose failure does not matter (the cleanup after a failed write), on either thread. */
