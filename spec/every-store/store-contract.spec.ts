@@ -20,7 +20,7 @@ if (testStoreKind === 'file') {
   // Writes on the calling thread are the default; these go through the pool from the first slow call on.
   stores.push(['file through the thread pool', async () => {
     const dir = await makeTempDir()
-    const store = await FileStore.open(dir, { slowCalls: { callMs: 0, perSecondMs: 0 } })
+    const store = await FileStore.open(dir, { slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 10_000 } })
     return { store, dispose: () => store.close().then(() => rm(dir, { recursive: true, force: true })) }
   }])
   stores.push(['memory, never waiting', async () => {

@@ -34,9 +34,11 @@ export interface FileStoreOptions {
   cache?: CacheLimits
   /**
    * When calls on the calling thread (a cache miss's read, a write's calls)
-   * wait on the disk: once the calls slower than `callMs` (default 1) have
-   * held the event loop more than `perSecondMs` (default 100) within a second,
-   * misses and writes go through the thread pool for 10 s (docs/storage.md).
+   * belong on the thread pool: once the calls slower than `callMs` (default
+   * 1) have held the event loop more than `perSecondMs` (default 100) within
+   * a second (the disk), or all of them more than `busyPerSecondMs` (default
+   * 500: the kernel's work that other cores could share), misses and writes
+   * go through the thread pool for 10 s (docs/speed.md).
    */
   slowCalls?: SlowCalls
   /** Most folders watched so that a hot document's GET needs no stat (default 1000, watched-hits.ts); 0: every GET stats its file. */
@@ -72,9 +74,10 @@ export class FileStore implements Store {
   #realBase: string | undefined
   /** Until when (performance.now()) cache misses and writes go through the thread pool, after a slow call on the calling thread. */
   #poolUntil = 0
-  /** The time slow calls on the calling thread took since #slowSince (performance.now()). */
+  /** The time calls on the calling thread took since #callsSince (performance.now()): the slow ones, and all. */
   #slowMs = 0
-  #slowSince = 0
+  #callsMs = 0
+  #callsSince = 0
   /** A write's calls on the calling thread, each timed (#tookMs). */
   readonly #threadCalls = timedCalls(THREAD_CALLS, (ms) => this.#tookMs(ms))
   /** When each fault of the whole store was last written to the log. */
@@ -247,18 +250,21 @@ export class FileStore implements Store {
    * A call on the calling thread that took `ms`. One slow call may be the
    * machine taking the processor away for a moment (a virtual machine's
    * does, several times a second, in any code); the disk shows as slow calls
-   * that add up. Once they have held the event loop longer than the budget
-   * within a second, the store goes to the pool.
+   * that add up. Calls that are each quick but fill most of the event loop's
+   * time are the kernel's own work (ext4 looking for a free inode past many
+   * just deleted): the pool's threads share it with other cores. Past either
+   * budget within a second, the store goes to the pool.
    */
   #tookMs(ms: number): void {
-    if (ms <= this.slowCalls.callMs) return
     const now = performance.now()
-    if (now - this.#slowSince > 1000) {
-      this.#slowSince = now
+    if (now - this.#callsSince > 1000) {
+      this.#callsSince = now
       this.#slowMs = 0
+      this.#callsMs = 0
     }
-    this.#slowMs += ms
-    if (this.#slowMs > this.slowCalls.perSecondMs) this.#poolUntil = now + POOL_AFTER_SLOW_MS
+    this.#callsMs += ms
+    if (ms > this.slowCalls.callMs) this.#slowMs += ms
+    if (this.#slowMs > this.slowCalls.perSecondMs || this.#callsMs > this.slowCalls.busyPerSecondMs) this.#poolUntil = now + POOL_AFTER_SLOW_MS
   }
 
   /**

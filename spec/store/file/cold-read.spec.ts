@@ -19,7 +19,7 @@ async function outcome(store: FileStore, path: string[]) {
 }
 
 /** A store folder beside a folder outside it that links point into; nothing is cached, so every read is a cold one. */
-async function storeWithLinks(slowCalls?: { callMs: number; perSecondMs: number }) {
+async function storeWithLinks(slowCalls?: { callMs: number; perSecondMs: number; busyPerSecondMs: number }) {
   const root = mkdtempSync(join(tmpdir(), 'restdir-cold-read-'))
   const outside = join(root, 'outside')
   mkdirSync(join(outside, 'sub'), { recursive: true })
@@ -39,7 +39,7 @@ async function storeWithLinks(slowCalls?: { callMs: number; perSecondMs: number 
 const ways = [
   { label: 'on the calling thread', slowCalls: undefined, folderLink: 'blocked-path: is a link, which the store does not follow', aboveLink: 'blocked-path: has above it a link, which the store does not follow' },
   // A slow read sends the store's misses to the pool: with a limit of 0, the first read is slow enough.
-  { label: 'through the thread pool, after a slow read', slowCalls: { callMs: 0, perSecondMs: 0 }, folderLink: 'blocked-path: or one above it is a link, which the store does not follow', aboveLink: 'blocked-path: or one above it is a link, which the store does not follow' },
+  { label: 'through the thread pool, after a slow read', slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 10_000 }, folderLink: 'blocked-path: or one above it is a link, which the store does not follow', aboveLink: 'blocked-path: or one above it is a link, which the store does not follow' },
 ]
 
 for (const way of ways) {

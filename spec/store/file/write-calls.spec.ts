@@ -48,7 +48,7 @@ test('without --sync, a write that replaces no file lands on the calling thread;
 
 test('calls that add up past the budget send the writes to the pool: the next write lets the event loop turn', async () => {
   // Every call counts as slow, and the budget is nothing: the first write's calls use it up.
-  await withStore({ slowCalls: { callMs: 0, perSecondMs: 0 } }, async (store, dir) => {
+  await withStore({ slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 10_000 } }, async (store, dir) => {
     assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), false, 'the first write, on the calling thread')
     assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { n: 2 })), true, 'the next, through the pool')
     assert.is(await turnedDuring(() => store.write(['posts', 'p3'], { n: 3 })), true, 'a new document by PUT, through the pool')
@@ -57,9 +57,17 @@ test('calls that add up past the budget send the writes to the pool: the next wr
   })
 })
 
+test('calls that each are quick but fill the event loop past its budget send the writes to the pool', async () => {
+  // No call counts as slow; the budget for all calls together is nothing.
+  await withStore({ slowCalls: { callMs: 10_000, perSecondMs: 10_000, busyPerSecondMs: 0 } }, async (store) => {
+    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), false, 'the first write, on the calling thread')
+    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { n: 2 })), true, 'the next, through the pool')
+  })
+})
+
 test('slow calls within the budget keep the writes on the calling thread', async () => {
-  // Every call counts as slow, but a second's budget of 10 s is never used up by 40 writes.
-  await withStore({ slowCalls: { callMs: 0, perSecondMs: 10_000 } }, async (store) => {
+  // Every call counts as slow, but a second's budgets of 10 s are never used up by 40 writes.
+  await withStore({ slowCalls: { callMs: 0, perSecondMs: 10_000, busyPerSecondMs: 10_000 } }, async (store) => {
     for (let index = 0; index < 40; index++) await store.create(['posts', `p${index}`], { index })
     assert.is(await turnedDuring(() => store.create(['posts', 'last'], { n: 1 })), false)
   })
