@@ -129,31 +129,6 @@ export function isThere(path: string): boolean {
   }
 }
 
-/**
- * When calls on the calling thread belong on the pool: slower than `callMs`
- * each, more than `perSecondMs` in all within a second (they wait on the
- * disk); or all calls more than `busyPerSecondMs` within a second (the
- * kernel's work fills the event loop).
- */
-export interface SlowCalls {
-  callMs: number
-  perSecondMs: number
-  busyPerSecondMs: number
-}
-
-/**
- * A read or a write's call on the calling thread that took longer than 1 ms
- * may have waited on the disk, or only lost the processor for a moment,
- * which a pool would not have spared the event loop either: a 2-core virtual
- * machine takes it from a loop that makes no call at all some three times a
- * second, and a loop of writes, with the file system's journal, sees 20–65 ms
- * of such calls in a second (docs/speed.md). A disk that the calls wait on
- * (a cold cache, writes held back while dirty pages go out) costs 1–200 ms
- * a call, call after call: a tenth of the event loop's time is soon past.
- */
-export const SLOW_CALLS: SlowCalls = { callMs: 1, perSecondMs: 100, busyPerSecondMs: 500 }
-/** How long (ms) a store reads and writes through the thread pool after such calls. */
-export const POOL_AFTER_SLOW_MS = 10_000
 
 /**
  * Stats a document file, or undefined when it is not there. Synchronous on

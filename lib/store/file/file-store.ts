@@ -8,7 +8,8 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, isThere, POOL_AFTER_SLOW_MS, readDocumentFile, readDocumentFileSync, SLOW_CALLS, statDocument, type SlowCalls } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument } from './document-file.ts'
+import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
@@ -32,14 +33,7 @@ export interface FileStoreOptions {
   sync?: boolean
   /** Bounds of the cache of parsed documents (default 10 000 documents, 16 MiB of files). */
   cache?: CacheLimits
-  /**
-   * When calls on the calling thread (a cache miss's read, a write's calls)
-   * belong on the thread pool: once the calls slower than `callMs` (default
-   * 1) have held the event loop more than `perSecondMs` (default 100) within
-   * a second (the disk), or all of them more than `busyPerSecondMs` (default
-   * 500: the kernel's work that other cores could share), misses and writes
-   * go through the thread pool for 10 s (docs/speed.md).
-   */
+  /** When a cache miss's read and a write's calls leave the calling thread for the pool (call-budget.ts; default SLOW_CALLS). */
   slowCalls?: SlowCalls
   /** Most folders watched so that a hot document's GET needs no stat (default 1000, watched-hits.ts); 0: every GET stats its file. */
   watches?: number
@@ -72,14 +66,9 @@ export class FileStore implements Store {
   readonly #rootIno: number
   /** `dir` with every link resolved, ending in a separator; made at the first cache miss read through the pool. */
   #realBase: string | undefined
-  /** Until when (performance.now()) cache misses and writes go through the thread pool, after a slow call on the calling thread. */
-  #poolUntil = 0
-  /** The time calls on the calling thread took since #callsSince (performance.now()): the slow ones, and all. */
-  #slowMs = 0
-  #callsMs = 0
-  #callsSince = 0
-  /** A write's calls on the calling thread, each timed (#tookMs). */
-  readonly #threadCalls = timedCalls(THREAD_CALLS, (ms) => this.#tookMs(ms))
+  /** When cache misses and writes go through the thread pool; a write's calls on the calling thread are each timed for it. */
+  readonly #budget: CallBudget
+  readonly #threadCalls = timedCalls(THREAD_CALLS, (ms) => this.#budget.took(ms))
   /** When each fault of the whole store was last written to the log. */
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
@@ -107,13 +96,14 @@ export class FileStore implements Store {
     }
   }
 
-  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, readonly slowCalls: SlowCalls, watches?: number) {
+  private constructor(root: string, sync: boolean, runId: string, lock: StoreLock, cache: DocumentCache, slowCalls: SlowCalls, watches?: number) {
     this.dir = root
     this.#base = root.endsWith(sep) ? root : root + sep
     this.#sync = sync
     this.#runId = runId
     this.#lock = lock
     this.#cache = cache
+    this.#budget = new CallBudget(slowCalls)
     this.#rootIno = statSync(root).ino
     this.#hits = new WatchedHits(root, cache, watches)
     const tempPathIn = (directory: string) => this.#tempPath(directory)
@@ -206,9 +196,8 @@ export class FileStore implements Store {
       throw error instanceof StoreError ? error : new StoreError('bad-document', path, 'holds JSON the store cannot keep exactly')
     }
     const stored = { doc, etag: etagOf(bytes) }
-    // The stats are the descriptor's the bytes were read through: a file that changed size
-    // meanwhile was being rewritten: serve it, keep nothing.
-    // Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
+    // The stats are the descriptor's the bytes came through: a file that changed size meanwhile was being rewritten: serve it, keep
+    // nothing. Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
     if (bytes.length === readStats.size) this.#cache.set(file, text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats))
     return stored
   }
@@ -217,21 +206,18 @@ export class FileStore implements Store {
    * Reads a node's document file only when it is a regular file inside the
    * store: the file itself is opened without following a link, and no folder
    * on the way from the store folder may be a link or a file (lstat(2) of
-   * each, checkWay). All of it on the calling thread: for a file the kernel
-   * has cached, that costs a fraction of the thread pool's round trips. A read
-   * that waits on the disk, not the cache (#tookMs), sends the store's
-   * misses back to the pool for POOL_AFTER_SLOW_MS, so a cold disk never
-   * holds the event loop for long; there the folders are checked as before,
-   * with one realpath(3).
+   * each, checkWay). All of it on the calling thread (a fraction of the
+   * pool's round trips for a cached file) until reads wait on the disk
+   * (call-budget.ts); in the pool, the folders are checked with one realpath(3).
    */
   async #readFile(path: NodePath, directory: string, file: string) {
     let read
     try {
-      if (performance.now() >= this.#poolUntil) {
+      if (!this.#budget.pooled) {
         const started = performance.now()
         if (path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
         read = readDocumentFileSync(file)
-        this.#tookMs(performance.now() - started)
+        this.#budget.took(performance.now() - started)
       } else {
         read = await readDocumentFile(file)
         if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
@@ -244,39 +230,6 @@ export class FileStore implements Store {
     }
     if (typeof read === 'string') throw new StoreError('bad-document', path, read)
     return read
-  }
-
-  /**
-   * A call on the calling thread that took `ms`. One slow call may be the
-   * machine taking the processor away for a moment (a virtual machine's
-   * does, several times a second, in any code); the disk shows as slow calls
-   * that add up. Calls that are each quick but fill most of the event loop's
-   * time are the kernel's own work (ext4 looking for a free inode past many
-   * just deleted): the pool's threads share it with other cores. Past either
-   * budget within a second, the store goes to the pool.
-   */
-  #tookMs(ms: number): void {
-    const now = performance.now()
-    if (now - this.#callsSince > 1000) {
-      this.#callsSince = now
-      this.#slowMs = 0
-      this.#callsMs = 0
-    }
-    this.#callsMs += ms
-    if (ms > this.slowCalls.callMs) this.#slowMs += ms
-    if (this.#slowMs > this.slowCalls.perSecondMs || this.#callsMs > this.slowCalls.busyPerSecondMs) this.#poolUntil = now + POOL_AFTER_SLOW_MS
-  }
-
-  /**
-   * How a write that replaces no file makes its calls: on the calling
-   * thread, where a file written to the kernel's memory costs less than the
-   * pool's hand-offs, unless the store flushes every write (`--sync`: the
-   * disk is in each call) or calls were slow lately (#tookMs). A replacement
-   * always goes through the pool: ext4 starts writing the new file out when
-   * a rename replaces one (auto_da_alloc), and that rename waits some 0.7 ms.
-   */
-  #writeCalls(): FileCalls {
-    return this.#sync || performance.now() < this.#poolUntil ? POOL_CALLS : this.#threadCalls
   }
 
   /** Where a node's folder is once every link above the store folder is resolved. */
@@ -541,7 +494,10 @@ export class FileStore implements Store {
     // The folders this write makes: a write that fails takes them away again, so a full
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
-    const calls = exists ? POOL_CALLS : this.#writeCalls()
+    // On the calling thread, cheaper than the pool's hand-offs for a file written to memory; through the pool with
+    // --sync (flushes wait on the disk), after calls that waited (call-budget.ts), and for a replacement: ext4
+    // writes the new file out when a rename replaces one, and the event loop would sit through it (docs/speed.md).
+    const calls = exists || this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
     try {
       const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode, calls)
       const madeDirectory = made[made.length - 1] === directories[path.length]
