@@ -6,12 +6,12 @@ import { join } from 'node:path'
 import { FileStore, type FileStoreOptions } from '../../../lib/store/file/file-store.ts'
 import { makeTempDir } from '../../support/helpers.ts'
 
-// Where a write's file-system calls run (lib/store/file/file-store.ts, #writeCalls; docs/speed.md,
-// "A write's calls stay on the event loop's thread"): on the calling thread while calls are quick
-// and no file is replaced, through the thread pool with --sync, for a replacement, or for a while
-// after calls that waited. A write on the calling
-// thread lands within the turn of the event loop it began in; one through the pool lets the loop
-// turn while each call runs, so a callback queued with setImmediate runs before it lands.
+// Where a write's file-system calls run (lib/store/file/file-store.ts, #placeFile, and call-budget.ts;
+// docs/speed.md, "A new document's calls stay on the event loop's thread"): on the calling thread
+// while calls are quick and no file is replaced; through the thread pool with --sync, for a
+// replacement, or for a while after calls that waited or filled the event loop. A write on the
+// calling thread lands within the turn of the event loop it began in; one through the pool lets the
+// loop turn while each call runs, so a callback queued with setImmediate runs before it lands.
 
 /** Whether the event loop turned while `write` ran. */
 async function turnedDuring(write: () => Promise<unknown>): Promise<boolean> {
