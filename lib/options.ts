@@ -12,7 +12,6 @@ import { loadDeclarations, type Declarations, type Family } from './data/declara
 import { loadRewriteRules, type RewriteRules } from './middleware/rewrite.ts'
 import type { Middleware } from './middleware/middlewares.ts'
 import { isJsonFileLocation } from './store/open.ts'
-import { JsonFileStore } from './store/json-file/json-file-store.ts'
 
 /**
  * Options of `createHandler` and `createServer`; they mirror the command line, whose
@@ -273,7 +272,7 @@ function idFieldOf(field: string): string {
  * folder's default, not the file's.
  */
 function servesDbJson(store: RestdirOptions['store']): boolean {
-  return typeof store === 'string' ? isJsonFileLocation(store) : store instanceof JsonFileStore
+  return typeof store === 'string' ? isJsonFileLocation(store) : store?.resources !== undefined
 }
 
 /**

@@ -1,7 +1,9 @@
 import path from 'node:path'
-import { FileStore, JsonFileStore, MissingPgError, redactUrl, type Store } from '../store/index.ts'
+import { FileStore } from '../store/file/file-store.ts'
 import { isJsonFileLocation, isPostgresUrl, openStore } from '../store/open.ts'
-import { loadPg } from '../store/postgres/pg.ts'
+import { loadPg, MissingPgError } from '../store/postgres/pg.ts'
+import { redactUrl } from '../store/postgres/url.ts'
+import type { Store } from '../store/store.ts'
 import { firstMissingFolder, removeEmptyFolders } from '../store/file/folder.ts'
 import { defaultOf, optionOf } from './options-table.ts'
 import { textOf, switchOn, type Flags } from './args.ts'
@@ -9,7 +11,7 @@ import { UsageError } from './usage.ts'
 import { loadedSourceKind, type LoadedSourceKind } from './source.ts'
 
 // Every use the command makes of lib/store goes through this file.
-export { FileStore, JsonFileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store }
+export { FileStore, isPostgresUrl, openStore, redactUrl, MissingPgError, firstMissingFolder, removeEmptyFolders, type Store }
 
 export interface StoreChoice {
   /** The folder, resolved, or the postgres:// URL. */

@@ -8,7 +8,6 @@ import { HEAVY_STEP, pacer, SLICE_MS } from './pace.ts'
 import { FullStore } from '../store/full-store.ts'
 import { holdIntegerId } from './ids.ts'
 import { StagedStore } from '../store/staged.ts'
-import { JsonFileStore } from '../store/json-file/json-file-store.ts'
 import { FileStore } from '../store/file/file-store.ts'
 
 /** Most documents read at once. */
@@ -143,7 +142,7 @@ export class Documents {
    */
   async resources(): Promise<string[]> {
     const { store } = this.#store
-    return store instanceof JsonFileStore ? store.resources() : ((await this.#store.children([])) ?? [])
+    return store.resources ? store.resources() : ((await this.#store.children([])) ?? [])
   }
 
   /**
@@ -152,7 +151,7 @@ export class Documents {
    */
   async fileResources(): Promise<string[] | undefined> {
     const { store } = this.#store
-    return store instanceof JsonFileStore ? store.resources() : undefined
+    return store.resources ? store.resources() : undefined
   }
 
   /** The next integer id of `parent` as json-server gives it, held for this process until released (lib/data/ids.ts, holdIntegerId). */

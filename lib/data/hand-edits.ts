@@ -1,6 +1,6 @@
 import type { Documents } from './documents.ts'
 import type { Store } from '../store/store.ts'
-import { FileStore } from '../store/index.ts'
+import { FileStore } from '../store/file/file-store.ts'
 import { FolderWatch } from '../store/fs/folder-watch.ts'
 
 /*

@@ -1,5 +1,9 @@
 import path from 'node:path'
-import { FileStore, JsonFileStore, MemoryStore, PostgresStore, isJsonFileLocation, isPostgresUrl, type Store, type StoreLocation } from '../store/index.ts'
+import { FileStore } from '../store/file/file-store.ts'
+import { MemoryStore } from '../store/memory.ts'
+import { isJsonFileLocation, type StoreLocation } from '../store/open.ts'
+import { isPostgresUrl } from '../store/postgres/url.ts'
+import type { Store } from '../store/store.ts'
 import { isLoopbackHost } from '../http/guards.ts'
 
 /**
@@ -25,10 +29,17 @@ export function describeStore(store: StoreLocation | Store, cwd = process.cwd())
     return { kind: isJsonFileLocation(store) ? 'json-file' : 'folder', name: shownName(store, cwd) }
   }
   if (store instanceof FileStore) return { kind: 'folder', name: shownName(store.dir, cwd) }
-  if (store instanceof JsonFileStore) return { kind: 'json-file', name: shownName(store.file, cwd) }
+  // The db.json and PostgreSQL stores are told by their own fields, not their classes, which load only when a run uses them (docs/speed.md, "Start-up").
   if ('memory' in store || store instanceof MemoryStore) return { kind: 'memory' }
-  if (store instanceof PostgresStore) return { kind: 'postgres' }
+  const file = fieldOf(store, 'file')
+  if (store.resources !== undefined && typeof file === 'string') return { kind: 'json-file', name: shownName(file, cwd) }
+  const location = fieldOf(store, 'location')
+  if (typeof location === 'string' && isPostgresUrl(location)) return { kind: 'postgres' }
   return { kind: 'other' }
+}
+
+function fieldOf(store: Store, name: string): unknown {
+  return (store as unknown as Record<string, unknown>)[name]
 }
 
 /** `X-Restdir-Store: folder; name="store"`: the name (percent-encoded, so any byte fits a header) only for a loopback client. */

@@ -1,9 +1,7 @@
 import { statSync } from 'node:fs'
 import { FileStore } from './file/file-store.ts'
-import { JsonFileStore } from './json-file/json-file-store.ts'
 import type { NestedFamily } from './families.ts'
 import { MemoryStore } from './memory.ts'
-import { PostgresStore } from './postgres/postgres-store.ts'
 import { isPostgresUrl } from './postgres/url.ts'
 import type { Store } from './store.ts'
 
@@ -34,11 +32,21 @@ export interface OpenStoreOptions {
   asJsonServer1?: boolean
 }
 
-/** The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does. */
+/**
+ * The one place a location becomes a store: resolves once the store can serve, rejects as the store's own `open` does.
+ * The PostgreSQL and db.json stores are imported here, when a location asks for one, so that a run loads only
+ * the store it serves (docs/speed.md, "Start-up").
+ */
 export async function openStore(location: StoreLocation, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof location !== 'string') return new MemoryStore()
-  if (isPostgresUrl(location)) return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
-  if (isJsonFileLocation(location)) return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families, idField: options.idField, asJsonServer1: options.asJsonServer1 })
+  if (isPostgresUrl(location)) {
+    const { PostgresStore } = await import('./postgres/postgres-store.ts')
+    return PostgresStore.open(location, { changeWindow: options.changeWindow, log: options.log })
+  }
+  if (isJsonFileLocation(location)) {
+    const { JsonFileStore } = await import('./json-file/json-file-store.ts')
+    return JsonFileStore.open(location, { sync: options.sync, log: options.log, families: options.families, idField: options.idField, asJsonServer1: options.asJsonServer1 })
+  }
   return FileStore.open(location, { sync: options.sync })
 }
 

@@ -150,6 +150,13 @@ export interface Store {
    */
   readonly fileOrder?: boolean
   /**
+   * Set by a json-server db.json store only: the file's top-level resources, collections and
+   * documents, in the file's order (what json-server's banner and `GET /db` list). The data layer
+   * tells a db.json by this, not by its class, which loads only when a run serves a db.json
+   * (docs/speed.md, "Start-up").
+   */
+  resources?(): Promise<string[]>
+  /**
    * Names of the node's children (decoded segments) in id order (see
    * `compareIds`; with `fileOrder`, the file's), or undefined when the node does not exist. A child counts when it
    * has a document or children of its own.
