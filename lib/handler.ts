@@ -26,7 +26,6 @@ import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
 import { answerReset } from './resources/reset.ts'
 import { answerBatch } from './resources/batch.ts'
-import { answerOpenApi } from './resources/openapi.ts'
 import { describeStore, storeHeaderValue, type StoreDescription } from './static/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -99,7 +98,8 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
     if (path.length === 0 && query.size > 0) {
-      if (query.has('_openapi')) return answerOpenApi(context)
+      // The API description's builder loads on the first ask for it (docs/speed.md, "Start-up").
+      if (query.has('_openapi')) return import('./resources/openapi.ts').then(({ answerOpenApi }) => answerOpenApi(context))
       if (query.has('_reset')) return answerReset(context, reset)
       if (query.has('_batch')) return answerBatch(context, dispatch)
     }

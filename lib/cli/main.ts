@@ -3,7 +3,6 @@ import { packageVersion } from '../package.ts'
 import { readCommandLine, serverOptions, switchOn, textOf, textsOf, valueOf, type Flags } from './args.ts'
 import { loadMiddlewares } from './middlewares.ts'
 import { bannerText, exposureWarnings } from './banner.ts'
-import { importAndExit } from './import-command.ts'
 import { optionOf } from './options-table.ts'
 import { loadDeclarations, type Family } from '../data/declarations.ts'
 import { stopOnSignals } from './signals.ts'
@@ -11,8 +10,6 @@ import { withConfigFile } from './config-file.ts'
 import { checkSnapshotFolder, snapshotOnEnter } from './snapshots.ts'
 import { chooseStaticFolders } from './www-choice.ts'
 import { chooseStore, checkPostgres, firstMissingFolder, openStore, removeEmptyFolders, storeLabelOf, type Store, type StoreChoice } from './store-choice.ts'
-import { loadSource, SourceError } from './source.ts'
-import { ImportError, importDatabase } from '../data/import.ts'
 import { existsSync } from 'node:fs'
 import { UsageError, exitWithUsage, usageText } from './usage.ts'
 
@@ -43,13 +40,15 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const source = textOf(flags, 'import')
   if (switchOn(flags, 'force') && source === undefined) throw new UsageError('--force only goes with --import SOURCE.')
   if (source !== undefined && store.loaded) throw new UsageError(`--import copies into a store; ${store.label} is loaded into memory, not a store to copy into.`)
-  if (source !== undefined) await importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
+  // The importer and the URL or module reader load only for a run that uses them (docs/speed.md, "Start-up").
+  if (source !== undefined) await (await import('./import-command.ts')).importAndExit(source, store, switchOn(flags, 'force'), switchOn(flags, 'sync'), declaredFamilies(flags, env))
   await serve(flags, env, store, configFile, store.loaded ? await loadedStore(store, declaredFamilies(flags, env)) : undefined)
 }
 
 /** A URL's or a module's data in a memory store (docs/json-server.md, "A URL or a seed.js"); one that cannot be had exits 1, saying why. */
 async function loadedStore(store: StoreChoice, families: Family[]): Promise<Store> {
   const memory = await openStore({ memory: true })
+  const [{ loadSource, SourceError }, { ImportError, importDatabase }] = await Promise.all([import('./source.ts'), import('../data/import.ts')])
   try {
     await importDatabase(memory, await loadSource(store.loaded!, store.location, store.label), { families })
     return memory

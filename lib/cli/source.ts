@@ -1,7 +1,6 @@
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { statSync } from 'node:fs'
-import { DatabaseProblem, inexactProblem, parseDatabase } from '../store/json-file/read-database.ts'
 
 /*
  * The sources json-server 0.17 loads into memory rather than serves from a
@@ -80,8 +79,10 @@ function fetchFailure(error: unknown): string {
  * nothing is no database here: json-server fails on it too, and a URL that answers nothing is more
  * likely a mistake than an empty database.
  */
-function parseJsonText(text: string, label: string): unknown {
+async function parseJsonText(text: string, label: string): Promise<unknown> {
   if (text.trim() === '') throw new SourceError(`${label} answered nothing, not the JSON of a database.`)
+  // The reader loads only for a run that reads a URL's JSON (docs/speed.md, "Start-up").
+  const { DatabaseProblem, inexactProblem, parseDatabase } = await import('../store/json-file/read-database.ts')
   try {
     const { value, inexact } = parseDatabase(text, label)
     if (inexact.length > 0) throw inexactProblem(label, inexact)

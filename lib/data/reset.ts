@@ -2,7 +2,6 @@ import { stat } from 'node:fs/promises'
 import { NothingStored, type Documents } from './documents.ts'
 import type { Doc, NodePath, Store } from '../store/store.ts'
 import { openStore } from '../store/open.ts'
-import { importDatabaseFile } from './import.ts'
 import type { Family } from './declarations.ts'
 
 /**
@@ -53,6 +52,8 @@ export async function loadFixture(source: string, families?: readonly Family[]):
     }
   }
   const store = await openStore({ memory: true })
+  // The importer (and its db.json reader) loads only for a db.json fixture (docs/speed.md, "Start-up").
+  const { importDatabaseFile } = await import('./import.ts')
   await importDatabaseFile(store, source, { families })
   return fixtureOf(source, store)
 }
