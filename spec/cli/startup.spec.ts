@@ -1,0 +1,70 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { makeTempDir, send } from '../support/helpers.ts'
+import { root, startCli, stopAll } from '../support/process.ts'
+
+// What a start loads (docs/speed.md, "Start-up"): a run loads the store it
+// serves and not the others, whose modules are most of what a start would
+// otherwise compile. The command runs with a module hook (node:module
+// register) that writes down every file it resolves, up to its first answer.
+
+/** The files of the repository the command resolved, up to its first answer, as paths from the root (lib/store/open.ts, …). */
+async function filesLoadedBy(args: string[]): Promise<string[]> {
+  const folder = await makeTempDir('restdir-loads-')
+  const log = join(folder, 'loaded.txt')
+  writeFileSync(log, '')
+  writeFileSync(join(folder, 'hooks.mjs'), `import { appendFileSync } from 'node:fs'
+let log
+export function initialize(data) { log = data.log }
+export async function resolve(specifier, context, nextResolve) {
+  const resolved = await nextResolve(specifier, context)
+  appendFileSync(log, resolved.url + '\\n')
+  return resolved
+}
+`)
+  writeFileSync(join(folder, 'register.mjs'), `import { register } from 'node:module'
+register(${JSON.stringify(pathToFileURL(join(folder, 'hooks.mjs')).href)}, { data: { log: ${JSON.stringify(log)} } })
+`)
+  const cli = await startCli([...args, '--port', '0', '--quiet'], {
+    command: [process.execPath, '--import', 'tsx', '--import', pathToFileURL(join(folder, 'register.mjs')).href, 'bin/restdir.ts'],
+  })
+  try {
+    assert.is((await send(cli.port, 'GET', '/')).status, 200)
+  } finally {
+    await cli.stop()
+  }
+  const rootUrl = pathToFileURL(root).href
+  const urls = readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith(rootUrl) && !url.includes('/node_modules/'))
+  return [...new Set(urls.map((url) => fileURLToPath(url).slice(root.length).replace(/^\//, '')))].sort()
+}
+
+/** The store modules of another kind: each store's folder, save the small helpers the command reads a location with (its URL test, the optional pg's loader). */
+function ofStore(kind: 'postgres' | 'json-file', files: string[]): string[] {
+  const helpers = ['lib/store/postgres/url.ts', 'lib/store/postgres/pg.ts']
+  return files.filter((file) => file.startsWith(`lib/store/${kind}/`) && !helpers.includes(file))
+}
+
+test('a store folder is served without loading the PostgreSQL or the db.json store', async () => {
+  const files = await filesLoadedBy(['--store', await makeTempDir()])
+  // The hook sees the command's files: the folder store is among them.
+  assert.ok(files.includes('lib/store/file/file-store.ts'), files.join('\n'))
+  assert.equal(ofStore('postgres', files), [])
+  assert.equal(ofStore('json-file', files), [])
+  // Nor what only some runs use: the importer (--import, a db.json fixture) and the API description's builder (?_openapi).
+  assert.not.ok(files.includes('lib/data/import.ts'))
+  assert.not.ok(files.includes('lib/resources/openapi.ts'))
+})
+
+test('a db.json is served by its own store, without loading the PostgreSQL store', async () => {
+  const db = join(await makeTempDir(), 'db.json')
+  writeFileSync(db, JSON.stringify({ posts: [{ id: 1, title: 'restdir' }] }))
+  const files = await filesLoadedBy([db])
+  assert.ok(files.includes('lib/store/json-file/json-file-store.ts'), files.join('\n'))
+  assert.equal(ofStore('postgres', files), [])
+})
+
+test.after(stopAll)
+test.run()
