@@ -25,16 +25,13 @@ import { addDeclaredRoutes, ownersCheck } from './resources/declared.ts'
 import { clientTargetOf, mountPathOf } from './http/mount.ts'
 import { loadFixture, resetter, type ResetSummary } from './data/reset.ts'
 import { answerReset } from './resources/reset.ts'
-import { answerBatch } from './resources/batch.ts'
 import { describeStore, storeHeaderValue, type StoreDescription } from './static/store-header.ts'
 import { inConnectionOrder } from './http/connection-order.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { answerRules, asksForRules, rewriteTarget } from './middleware/rewrite.ts'
 import { runMiddlewares } from './middleware/middlewares.ts'
 import { parseBodyForMiddlewares, SentBody } from './http/body.ts'
-import { openAccounts, openFamilyAccounts, type Accounts } from './resources/accounts.ts'
-import { answerWithAccess } from './resources/access.ts'
-import { answerWithFamilyAccess } from './resources/family-access.ts'
+import type { Accounts, AccessAnswer } from './resources/accounts.ts'
 
 /** Methods that change nothing (RFC 9110 §9.2.1): pipelined in a row, they may run side by side. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
@@ -93,7 +90,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   const dispatch = (context: Context): Answering => dispatchMatched(context, router.match(context.method, context.path))
   // The network's request comes with the router's match, made once; under `--auth` the guard is taken off the path first, and what is left is matched.
   const dispatchMatched = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering =>
-    accounts ? (accounts.family ? answerWithFamilyAccess : answerWithAccess)(context, accounts, (inside) => dispatchAllowed(inside, router.match(inside.method, inside.path))) : dispatchAllowed(context, match)
+    accounts ? answerWithAccess!(context, accounts, (inside) => dispatchAllowed(inside, router.match(inside.method, inside.path))) : dispatchAllowed(context, match)
   const dispatchAllowed = (context: Context, match: RouteMatch<RouteHandler> | undefined): Answering => {
     const { method, path, query } = context
     // Reserved queries on the API root, like `?_children`: the root holds no document they could hide.
@@ -101,7 +98,7 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
       // The API description's builder loads on the first ask for it (docs/speed.md, "Start-up").
       if (query.has('_openapi')) return import('./resources/openapi.ts').then(({ answerOpenApi }) => answerOpenApi(context))
       if (query.has('_reset')) return answerReset(context, reset)
-      if (query.has('_batch')) return answerBatch(context, dispatch)
+      if (query.has('_batch')) return import('./resources/batch.ts').then(({ answerBatch }) => answerBatch(context, dispatch))
     }
     if (method === 'OPTIONS' && settings.guards.readonly) return noContent({ Allow: 'GET, HEAD, OPTIONS' })
     if (!match) return wantsChanges(context) ? serveChanges(context, streams, genericResource) : genericResource(context)
@@ -126,10 +123,16 @@ export function createHandler(options: RestdirOptions = {}): RestdirHandler {
   let stopHandEdits = () => {}
   // The accounts of `--auth`, with the db.json's signing secret (docs/accounts.md).
   let accounts: Accounts | undefined
+  let answerWithAccess: AccessAnswer | undefined
   const ready = opening.then(async (store) => {
-    if (settings.auth) accounts = settings.jsonServer
-      ? await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
-      : await openFamilyAccounts(store, settings.families.find((family) => !family.parent && family.unique[0] === 'username')!, settings.authSecret)
+    if (settings.auth) {
+      // Hashing, tokens and the access rules' answers load only under --auth (docs/speed.md, "Start-up").
+      const [{ openAccounts, openFamilyAccounts }, access, familyAccess] = await Promise.all([import('./resources/accounts.ts'), import('./resources/access.ts'), import('./resources/family-access.ts')])
+      accounts = settings.jsonServer
+        ? await openAccounts({ file: typeof location === 'string' ? location : undefined, secret: settings.authSecret })
+        : await openFamilyAccounts(store, settings.families.find((family) => !family.parent && family.unique[0] === 'username')!, settings.authSecret)
+      answerWithAccess = accounts.family ? familyAccess.answerWithFamilyAccess : access.answerWithAccess
+    }
     const opened = await Documents.open(store)
     keepChanges(opened, settings.changeWindow)
     if (settings.jsonServer) knowCollections(opened) // a collection emptied from now on is still one (docs/json-server.md)

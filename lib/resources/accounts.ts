@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto'
-import type { Answer, Context } from '../http/context.ts'
+import type { Answer, Answering, Context } from '../http/context.ts'
 import type { PatchBody, RequestBody } from '../http/body.ts'
 import type { Doc, Store } from '../store/store.ts'
 import type { Documents } from '../data/documents.ts'
@@ -35,6 +35,12 @@ export const MIN_PASSWORD_LENGTH = 4
 export const BCRYPT_COST = 10
 /** The token's claim naming the password it was issued for (docs/accounts.md, "Tokens"). */
 export const PASSWORD_CLAIM = 'pwd'
+
+/**
+ * A request's way under --auth (lib/resources/access.ts for a db.json's users, lib/resources/family-access.ts
+ * for a declared family's): the access rules answer it, or hand it on to `inner`.
+ */
+export type AccessAnswer = (context: Context, accounts: Accounts, inner: (context: Context) => Answering) => Promise<Answer>
 
 /** What the accounts of one server share: the signing secret, the hashing threads, the login throttle. */
 export interface Accounts {
