@@ -76,7 +76,11 @@ async function runOnPostgres(files) {
 
 function runUvu(files, store, env = {}) {
   const only = `^(?:${files.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`
-  const child = spawn(process.execPath, ['node_modules/uvu/bin.js', '-r', 'tsx', 'spec', only], {
+  // The specs load as ES modules, as the package's own files do: lib/ imports some modules only when a
+  // run uses them (docs/speed.md, "Start-up"), and under `uvu -r tsx` the specs' require() and lib's
+  // import() would each load a copy of a module, so that an error or a store of one copy would not
+  // be an instance of the other's class. Without -r, uvu imports each spec file.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'spec', only], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, FORCE_COLOR: '0', RESTDIR_TEST_STORE: store, ...env },
   })
