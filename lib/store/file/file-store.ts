@@ -132,8 +132,7 @@ export class FileStore implements Store {
     const settling = this.#applying.settled(path)
     if (settling) await settling
     const found = await this.#load(path, true)
-    if (found === undefined) return undefined
-    return 'doc' in found ? { json: found.json!, etag: found.etag } : answerOf(found)
+    return found && ('doc' in found ? { json: found.json!, etag: found.etag } : answerOf(found))
   }
 
   /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
@@ -166,11 +165,12 @@ export class FileStore implements Store {
     return found !== undefined && 'file' in found ? this.#readMissed(path, found, compact) : found
   }
 
-  /** The stat a read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read
-   * it. A file the cache does not hold is read at once on the calling thread, where the open tells whether it is there (#readFile). */
+  /** The stat a read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. A
+   * file the cache does not hold is read at once on the calling thread, whose open tells if it is there (#readFile); a path of 1024
+   * characters or more (up to 3 bytes each) still takes the stat, whose error tells one longer than the system's 4096 bytes. */
   #lookUp(path: NodePath, directory = this.#directoryOf(path)): CacheEntry | MissedFile | undefined {
     const file = this.#below(directory, DOC_FILE)
-    if (!this.#budget.pooled && !this.#cache.has(file)) return { directory, file }
+    if (!this.#budget.pooled && file.length < 1024 && !this.#cache.has(file)) return { directory, file }
     const stats = statDocument(file, path)
     if (stats === undefined) {
       this.#cache.delete(file)
