@@ -11,6 +11,8 @@ export interface CacheEntry {
   recent: boolean
   etag: string
   version: FileVersion
+  /** When (performance.now()) a read's stat last found this version: a second within TRUST_MS makes the document hot (watched-hits.ts). */
+  checkedAt: number
   /**
    * Once `text` is compact, what a read of it answers: one object while the
    * entry lasts, so the bytes an answer made of it are kept with it (StoredText.sent).
@@ -75,9 +77,9 @@ export class DocumentCache {
     return this.#entries.has(file)
   }
 
-  /** Keeps the text of one version of `file` (as read from it or written to it). */
-  set(file: string, text: string, etag: string, version: FileVersion): void {
-    this.#entries.set(file, { text, compact: false, recent: false, etag, version })
+  /** Keeps the text of one version of `file` (as read from it or written to it; `compact` when it is already the compact form). */
+  set(file: string, text: string, etag: string, version: FileVersion, compact = false): void {
+    this.#entries.set(file, { text, compact, recent: false, etag, version, checkedAt: -Infinity })
   }
 
   delete(file: string): void {

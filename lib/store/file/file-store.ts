@@ -111,10 +111,7 @@ export class FileStore implements Store {
     this.recovery = lock.takenOver ? sweepStore(root, runId, tempPathIn).catch(() => {}) : Promise.resolve()
   }
 
-  /**
-   * The file is the truth, also right after a person edited it: every read
-   * stats the file, and the cache answers only for the version it sees.
-   */
+  /** The file is the truth, also right after a person edited it: every read looks at it or has heard of its changes (watched-hits.ts). */
   async read(path: NodePath): Promise<StoredDoc | undefined> {
     const settling = this.#applying.settled(path)
     if (settling) await settling
@@ -134,10 +131,8 @@ export class FileStore implements Store {
   async readText(path: NodePath): Promise<StoredText | undefined> {
     const settling = this.#applying.settled(path)
     if (settling) await settling
-    const found = await this.#load(path)
-    if (found === undefined) return undefined
-    if ('doc' in found) return { json: JSON.stringify(found.doc), etag: found.etag }
-    return answerOf(found)
+    const found = await this.#load(path, true)
+    return found && ('doc' in found ? { json: found.json!, etag: found.etag } : answerOf(found))
   }
 
   /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
@@ -148,8 +143,8 @@ export class FileStore implements Store {
     if (this.#hits.trusted(directory)) return this.#hits.afterEvents(directory, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
     const found = this.#lookUp(path, directory)
     if (found === undefined) return undefined
-    if ('file' in found) return this.#readMissed(path, found).then((read) => read && { json: JSON.stringify(read.doc), etag: read.etag })
-    this.#hits.checked(directory, () => this.#directoriesTo(path))
+    if ('file' in found) return this.#readMissed(path, found, true).then((read) => read && { json: read.json!, etag: read.etag })
+    this.#hits.checked(directory, found, () => this.#directoriesTo(path))
     return answerOf(found)
   }
 
@@ -165,14 +160,17 @@ export class FileStore implements Store {
    * another inode: a miss, and the safe read refuses it. A FIFO or a
    * directory put in its place is another inode too.
    */
-  async #load(path: NodePath): Promise<CacheEntry | StoredDoc | undefined> {
+  async #load(path: NodePath, compact = false): Promise<CacheEntry | MissedRead | undefined> {
     const found = this.#lookUp(path)
-    return found !== undefined && 'file' in found ? this.#readMissed(path, found) : found
+    return found !== undefined && 'file' in found ? this.#readMissed(path, found, compact) : found
   }
 
-  /** The stat every read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. */
+  /** The stat a read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. A
+   * file the cache does not hold is read at once on the calling thread, whose open tells if it is there (#readFile); a path of 1024
+   * characters or more (up to 3 bytes each) still takes the stat, whose error tells one longer than the system's 4096 bytes. */
   #lookUp(path: NodePath, directory = this.#directoryOf(path)): CacheEntry | MissedFile | undefined {
     const file = this.#below(directory, DOC_FILE)
+    if (!this.#budget.pooled && file.length < 1024 && !this.#cache.has(file)) return { directory, file }
     const stats = statDocument(file, path)
     if (stats === undefined) {
       this.#cache.delete(file)
@@ -182,10 +180,10 @@ export class FileStore implements Store {
     return this.#cache.entry(file, versionOf(stats)) ?? { directory, file }
   }
 
-  /** A document file the cache did not hold, read, parsed and cached (see #load). */
-  async #readMissed(path: NodePath, { directory, file }: MissedFile): Promise<StoredDoc | undefined> {
+  /** A document file the cache did not hold, read, parsed and cached (see #load); `compact`: as the compact text an answer sends, made once. */
+  async #readMissed(path: NodePath, { directory, file }: MissedFile, compact = false): Promise<MissedRead | undefined> {
     const read = await this.#readFile(path, directory, file)
-    if (read === undefined) return undefined
+    if (read === undefined) return this.#checkStoreFolder(path)
     const { bytes, stats: readStats } = read
     const text = bytes.toString('utf8')
     let doc: Doc
@@ -195,10 +193,11 @@ export class FileStore implements Store {
       // Whatever the parser refuses is this one file's fault, never the server's.
       throw error instanceof StoreError ? error : new StoreError('bad-document', path, 'holds JSON the store cannot keep exactly')
     }
-    const stored = { doc, etag: etagOf(bytes) }
+    const json = compact ? JSON.stringify(doc) : undefined
+    const stored: MissedRead = json === undefined ? { doc, etag: etagOf(bytes) } : { doc, etag: etagOf(bytes), json }
     // The stats are the descriptor's the bytes came through: a file that changed size meanwhile was being rewritten: serve it, keep
     // nothing. Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
-    if (bytes.length === readStats.size) this.#cache.set(file, text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats))
+    if (bytes.length === readStats.size) this.#cache.set(file, json ?? text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats), json !== undefined)
     return stored
   }
 
@@ -225,7 +224,8 @@ export class FileStore implements Store {
         }
       }
     } catch (error) {
-      if (isMissing(error)) return undefined
+      // A link or a file on the way to no document at all is no document, as a stat through it tells (#lookUp).
+      if (isMissing(error) || (error instanceof StoreError && error.kind === 'blocked-path' && statDocument(file, path) === undefined)) return undefined
       throw this.#report(toStoreError(error, path))
     }
     if (typeof read === 'string') throw new StoreError('bad-document', path, read)
@@ -243,14 +243,14 @@ export class FileStore implements Store {
    * a 'store-gone' error, never an empty store: the folder is checked to be
    * the very one opened (same inode) whenever a path in it is missing.
    */
-  #checkStoreFolder(path: NodePath): void {
+  #checkStoreFolder(path: NodePath): undefined {
     let stats: Stats | undefined
     try {
       stats = statSync(this.dir, { throwIfNoEntry: false })
     } catch {
       stats = undefined
     }
-    if (stats !== undefined && stats.isDirectory() && stats.ino === this.#rootIno) return
+    if (stats !== undefined && stats.isDirectory() && stats.ino === this.#rootIno) return undefined
     throw this.#report(new StoreError('store-gone', path))
   }
 
@@ -562,9 +562,7 @@ export class FileStore implements Store {
       const segment = await childSegment(this.dir, entry)
       if (segment !== undefined) await this.#removeNode([segment])
     }
-    await unlink(join(this.dir, DOC_FILE)).catch((error) => {
-      if (!isMissing(error)) throw error
-    })
+    await unlink(join(this.dir, DOC_FILE)).catch((error) => (isMissing(error) ? undefined : Promise.reject(error)))
     if (this.#sync) await fsyncDirectory(this.dir)
     return removed
   }
@@ -597,3 +595,5 @@ export class FileStore implements Store {
 
 /** A document file whose version the cache does not hold, and its folder. */
 type MissedFile = { directory: string; file: string }
+/** A missed file's document as read, and its compact text when asked for. */
+type MissedRead = StoredDoc & { json?: string }

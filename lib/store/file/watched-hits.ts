@@ -89,19 +89,24 @@ export class WatchedHits {
   }
 
   /**
-   * A stat just found the cache's version of `directory`'s document: trusted from now if the
-   * folder and those above it were watched before that stat; else they are watched now, and
-   * trusted after the next stat. `chain` gives the folders from the store folder down to `directory`.
+   * A stat just found `entry`, the cache's version of `directory`'s document: trusted from now if
+   * the folder and those above it were watched before that stat. Else, when a stat found it less
+   * than TRUST_MS ago too (a hot document), they are watched now, and it is trusted after the next
+   * stat; a document read less often gains nothing from a watch, as each of its reads would stat
+   * again anyway. `chain` gives the folders from the store folder down to `directory`.
    */
-  checked(directory: string, chain: () => string[]): void {
+  checked(directory: string, entry: CacheEntry, chain: () => string[]): void {
+    const now = performance.now()
     const watched = this.#watched.get(directory)
     if (watched !== undefined) {
       watched.document = true
-      watched.checkedAt = performance.now()
+      watched.checkedAt = now
       watched.used = true
       return
     }
-    if (this.#maxWatches === 0 || this.#closed || performance.now() < this.#refusedUntil) return
+    const hot = now - entry.checkedAt < TRUST_MS
+    entry.checkedAt = now
+    if (!hot || this.#maxWatches === 0 || this.#closed || now < this.#refusedUntil) return
     const made = this.#watchChain(chain())
     if (made !== undefined) made.document = true
   }

@@ -1,7 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import fs, { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
@@ -25,10 +26,12 @@ async function storeWithLinks(slowCalls?: { callMs: number; perSecondMs: number;
   mkdirSync(join(outside, 'sub'), { recursive: true })
   writeFileSync(join(outside, '@.json'), '{"secret":1}')
   writeFileSync(join(outside, 'sub', '@.json'), '{"secret":2}')
+  mkdirSync(join(outside, 'empty'))
   const dir = join(root, 'store')
   const store = await FileStore.open(dir, { cache: { maxEntries: 0, maxBytes: 0 }, ...(slowCalls === undefined ? {} : { slowCalls }) })
   await store.write(['notes', 'a'], { id: 'a', n: 1 })
   symlinkSync(outside, join(dir, 'notes', 'linked'))
+  symlinkSync(join(outside, 'empty'), join(dir, 'notes', 'empty-link'))
   mkdirSync(join(dir, 'notes', 'file-link'))
   symlinkSync(join(outside, '@.json'), join(dir, 'notes', 'file-link', '@.json'))
   mkdirSync(join(dir, 'notes', 'pipe'))
@@ -54,12 +57,61 @@ for (const way of ways) {
       assert.is(await outcome(store, ['notes', 'file-link']), 'bad-document: is a link, which the store does not follow')
       assert.is(await outcome(store, ['notes', 'pipe']), 'bad-document: is a named pipe, not a regular file')
       assert.is(await outcome(store, ['notes', 'missing']), undefined)
+      // A link on the way to no document file is no document, either way (the pool's stat follows it to nothing).
+      assert.is(await outcome(store, ['notes', 'empty-link']), undefined)
       assert.is(await outcome(store, ['nothing', 'here']), undefined)
     } finally {
       await close()
     }
   })
 }
+
+/** Runs `during` with node:fs's statSync (for ES modules' imports too) and JSON.parse counted: what the store calls for one read. */
+async function counting(file: string, marker: string, during: () => Promise<unknown>) {
+  const patchable = fs as { statSync: typeof fs.statSync }
+  const { statSync } = fs
+  const { parse } = JSON
+  const count = { stats: 0, parses: 0 }
+  patchable.statSync = function (this: unknown, ...args: Parameters<typeof statSync>) {
+    if (String(args[0]) === file) count.stats++
+    return statSync.apply(this, args)
+  } as typeof statSync
+  JSON.parse = (text: string, reviver?: Parameters<typeof parse>[1]) => {
+    if (typeof text === 'string' && text.includes(marker)) count.parses++
+    return parse(text, reviver)
+  }
+  syncBuiltinESMExports()
+  try {
+    await during()
+  } finally {
+    patchable.statSync = statSync
+    JSON.parse = parse
+    syncBuiltinESMExports()
+  }
+  return count
+}
+
+test('a cold read on the calling thread opens the file with no stat before it; an answer read cold is kept compact, so its next read parses nothing', async () => {
+  const { store, dir, close } = await storeWithLinks()
+  const file = join(dir, 'notes', 'a', '@.json')
+  writeFileSync(file, JSON.stringify({ id: 'a', marker: 'cold-marker' }, null, 2))
+  let reopened: FileStore | undefined
+  try {
+    const cold = await counting(file, 'cold-marker', () => store.readText(['notes', 'a']))
+    assert.is(cold.stats, 0, 'a file the cache does not hold is opened at once')
+    assert.is(cold.parses, 1, 'parsed once, to check it and make its compact text')
+    // With a cache, the text kept is the compact one the answer sent: the hit after it sends it with no parse.
+    await store.close()
+    reopened = await FileStore.open(dir)
+    assert.is((await reopened.readText(['notes', 'a']))?.json, '{"id":"a","marker":"cold-marker"}')
+    const hit = await counting(file, 'cold-marker', () => reopened!.readText(['notes', 'a']))
+    assert.is(hit.stats, 1, 'a hit stats its file')
+    assert.is(hit.parses, 0, 'and parses nothing')
+  } finally {
+    await reopened?.close()
+    await close()
+  }
+})
 
 test('a document of 100 kB is read whole in its one read', async () => {
   const { store, dir, close } = await storeWithLinks()

@@ -106,9 +106,9 @@ async function startOnFolder(watches?: number): Promise<TestServer & { store: Fi
   }
 }
 
-/** GETs `target` until it is trusted: three reads (a miss, a hit that watches its folder, a hit that trusts it). */
+/** GETs `target` until it is trusted: four reads (its first stat, a second within a second that watches its folder, a third that trusts it). */
 async function warm(server: TestServer, target: string): Promise<void> {
-  for (let read = 0; read < 3; read++) assert.is((await server.request('GET', target)).status, 200)
+  for (let read = 0; read < 4; read++) assert.is((await server.request('GET', target)).status, 200)
 }
 
 /*
@@ -244,6 +244,24 @@ test('with no watches (watches: 0), the same 20 000 edits are each what the next
     assert.is(loaded.wrong, 0)
     assert.ok(othersStats >= loaded.requests, `${othersStats} stats for ${loaded.requests} GETs`)
     assert.is(watching.openIn(server.dir), 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a document read less than once a second is not watched (each of its reads would stat anyway); one read twice within a second is', async () => {
+  const server = await startOnFolder()
+  try {
+    await server.request('PUT', '/notes/rare', { body: { n: 1 } })
+    for (let read = 0; read < 2; read++) {
+      assert.is((await server.request('GET', '/notes/rare')).status, 200)
+      await new Promise((resolve) => setTimeout(resolve, TRUST_MS + 50))
+    }
+    assert.is((await server.request('GET', '/notes/rare')).status, 200)
+    assert.is(watching.openIn(server.dir), 0, 'no watch for a document read seconds apart')
+    assert.is((await server.request('GET', '/notes/rare')).status, 200)
+    // The store folder, /notes and the document's folder.
+    assert.is(watching.openIn(server.dir), 3, 'read again within a second: watched')
   } finally {
     await server.close()
   }
