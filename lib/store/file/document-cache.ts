@@ -29,6 +29,9 @@ export interface CacheLimits {
 
 export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 }
 
+/** Most missing files remembered (DocumentCache.statFirst). */
+const MAX_MISSING = 1024
+
 /**
  * The text and ETag of recently used document files, so a read of a hot
  * document costs one stat and a JSON.parse instead of open, read, close,
@@ -45,6 +48,8 @@ export const defaultCacheLimits: CacheLimits = { maxEntries: 10_000, maxBytes: 1
  */
 export class DocumentCache {
   readonly #entries: ClockCache<CacheEntry>
+  /** Files a read lately found missing, at most MAX_MISSING (then all forgotten at once): see statFirst. */
+  readonly #missing = new Set<string>()
 
   constructor(limits: CacheLimits = defaultCacheLimits) {
     this.#entries = new ClockCache({ maxEntries: limits.maxEntries, maxSize: limits.maxBytes, sizeOf: (entry) => entry.version.size })
@@ -77,8 +82,24 @@ export class DocumentCache {
     return this.#entries.has(file)
   }
 
+  /**
+   * True when a read of `file` should start with a stat: it is cached (the stat tells whether the entry
+   * still answers), or a read lately found no file there, which a stat tells at a fraction of the cost of an
+   * open's error (a collection's own URL, a document asked for before it is made).
+   */
+  statFirst(file: string): boolean {
+    return this.#entries.has(file) || this.#missing.has(file)
+  }
+
+  /** A read found no file at `file`. */
+  missing(file: string): void {
+    if (this.#missing.size >= MAX_MISSING) this.#missing.clear()
+    this.#missing.add(file)
+  }
+
   /** Keeps the text of one version of `file` (as read from it or written to it; `compact` when it is already the compact form). */
   set(file: string, text: string, etag: string, version: FileVersion, compact = false): void {
+    this.#missing.delete(file)
     this.#entries.set(file, { text, compact, recent: false, etag, version, checkedAt: -Infinity })
   }
 

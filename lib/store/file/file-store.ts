@@ -166,11 +166,11 @@ export class FileStore implements Store {
   }
 
   /** The stat a read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. A
-   * file the cache does not hold is read at once on the calling thread, whose open tells if it is there (#readFile); a path of 1024
-   * characters or more (up to 3 bytes each) still takes the stat, whose error tells one longer than the system's 4096 bytes. */
+   * file the cache does not hold is read at once on the calling thread, whose open tells if it is there (#readFile), unless it was missing
+   * lately (DocumentCache.statFirst); a path of 1024 characters or more (up to 3 bytes each) takes the stat, whose error tells one too long. */
   #lookUp(path: NodePath, directory = this.#directoryOf(path)): CacheEntry | MissedFile | undefined {
     const file = this.#below(directory, DOC_FILE)
-    if (!this.#budget.pooled && file.length < 1024 && !this.#cache.has(file)) return { directory, file }
+    if (!this.#budget.pooled && file.length < 1024 && !this.#cache.statFirst(file)) return { directory, file }
     const stats = statDocument(file, path)
     if (stats === undefined) {
       this.#cache.delete(file)
@@ -183,7 +183,10 @@ export class FileStore implements Store {
   /** A document file the cache did not hold, read, parsed and cached (see #load); `compact`: as the compact text an answer sends, made once. */
   async #readMissed(path: NodePath, { directory, file }: MissedFile, compact = false): Promise<MissedRead | undefined> {
     const read = await this.#readFile(path, directory, file)
-    if (read === undefined) return this.#checkStoreFolder(path)
+    if (read === undefined) {
+      this.#cache.missing(file)
+      return this.#checkStoreFolder(path)
+    }
     const { bytes, stats: readStats } = read
     const text = bytes.toString('utf8')
     let doc: Doc
@@ -402,9 +405,7 @@ export class FileStore implements Store {
       const plan = await batchPlan(this, ops, staged)
       if (plan.ops.length === 0) return
       const count = ++this.#tempCount
-      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => {
-        throw this.#report(toStoreError(error, plan.ops[0].path))
-      })
+      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => Promise.reject(this.#report(toStoreError(error, plan.ops[0].path))))
       await this.#applying.run({ ops: plan.ops, journal, changes: plan.changes })
     })
   }
@@ -412,9 +413,7 @@ export class FileStore implements Store {
   /** Places a journaled batch's files, then deletes its journal. */
   async #placeBatch(ops: readonly BatchOp[], journal: string): Promise<void> {
     await this.#apply(ops)
-    await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => {
-      throw this.#report(toStoreError(error, ops[0].path))
-    })
+    await dropJournal(this.dir, journal, this.#sync).catch((error: unknown) => Promise.reject(this.#report(toStoreError(error, ops[0].path))))
   }
 
   /** Places a batch's ops in order, as writes and removals do. */

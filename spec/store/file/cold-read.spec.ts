@@ -66,16 +66,20 @@ for (const way of ways) {
   })
 }
 
-/** Runs `during` with node:fs's statSync (for ES modules' imports too) and JSON.parse counted: what the store calls for one read. */
+/** Runs `during` with node:fs's statSync and openSync (for ES modules' imports too) and JSON.parse counted: what the store calls for one read. */
 async function counting(file: string, marker: string, during: () => Promise<unknown>) {
-  const patchable = fs as { statSync: typeof fs.statSync }
-  const { statSync } = fs
+  const patchable = fs as { statSync: typeof fs.statSync; openSync: typeof fs.openSync }
+  const { statSync, openSync } = fs
   const { parse } = JSON
-  const count = { stats: 0, parses: 0 }
+  const count = { stats: 0, opens: 0, parses: 0 }
   patchable.statSync = function (this: unknown, ...args: Parameters<typeof statSync>) {
     if (String(args[0]) === file) count.stats++
     return statSync.apply(this, args)
   } as typeof statSync
+  patchable.openSync = function (this: unknown, ...args: Parameters<typeof openSync>) {
+    if (String(args[0]) === file) count.opens++
+    return openSync.apply(this, args)
+  } as typeof openSync
   JSON.parse = (text: string, reviver?: Parameters<typeof parse>[1]) => {
     if (typeof text === 'string' && text.includes(marker)) count.parses++
     return parse(text, reviver)
@@ -85,6 +89,7 @@ async function counting(file: string, marker: string, during: () => Promise<unkn
     await during()
   } finally {
     patchable.statSync = statSync
+    patchable.openSync = openSync
     JSON.parse = parse
     syncBuiltinESMExports()
   }
@@ -109,6 +114,22 @@ test('a cold read on the calling thread opens the file with no stat before it; a
     assert.is(hit.parses, 0, 'and parses nothing')
   } finally {
     await reopened?.close()
+    await close()
+  }
+})
+
+test('a file found missing is looked for with a stat next time, which tells no file more cheaply than an open that fails; once there, it is read', async () => {
+  const { store, dir, close } = await storeWithLinks()
+  const file = join(dir, 'notes', 'later', '@.json')
+  try {
+    const first = await counting(file, 'later-marker', () => store.readText(['notes', 'later']))
+    assert.equal({ stats: first.stats, opens: first.opens }, { stats: 0, opens: 0 }, 'its folder is missing: neither')
+    mkdirSync(join(dir, 'notes', 'later'))
+    const second = await counting(file, 'later-marker', () => store.readText(['notes', 'later']))
+    assert.equal({ stats: second.stats, opens: second.opens }, { stats: 1, opens: 0 }, 'found missing before: one stat, no open')
+    writeFileSync(file, '{"id":"later","marker":"later-marker"}')
+    assert.is((await store.readText(['notes', 'later']))?.json, '{"id":"later","marker":"later-marker"}')
+  } finally {
     await close()
   }
 })
