@@ -106,7 +106,7 @@ async function startOnFolder(watches?: number): Promise<TestServer & { store: Fi
   }
 }
 
-/** GETs `target` until it is trusted: four reads (its first stat, a second within a second that watches its folder, a third that trusts it). */
+/** GETs `target` until it is trusted: four reads (its first stat, a second within a second that watches its folder, a third whose stat trusts it, a fourth with none). */
 async function warm(server: TestServer, target: string): Promise<void> {
   for (let read = 0; read < 4; read++) assert.is((await server.request('GET', target)).status, 200)
 }
