@@ -11,7 +11,7 @@ import { FolderWatch } from '../store/fs/folder-watch.ts'
  * (its children and one stat of each document file, Store.documentVersions) and compared with the
  * last walk. A document the server itself wrote or removed since (its change feed said so) is the
  * server's change, already told. The watch is kept only while a stream is open (looked for every
- * CHECK_MS): no stream, no watch and no walks.
+ * CHECK_MS): no stream, no watch, no walks, and the server's own changes are not heard either.
  */
 
 /** How long after the watch's event the folder is walked: a save is often several events. */
@@ -34,12 +34,16 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
   let walking = false
   let stopped = false
   let retryAt = 0
-  const unsubscribe = documents.subscribe((change) => served.add(JSON.stringify(change.path)))
+  /** Stops hearing the server's own changes: they are only heard while watched, so that no write is remembered for a walk that never comes. */
+  let unsubscribe = () => {}
 
   const drop = () => {
     const dropped = watch
     watch = undefined
     known = undefined
+    unsubscribe()
+    unsubscribe = () => {}
+    served = new Set()
     dropped?.close()
   }
   const walkSoon = () => {
@@ -76,6 +80,7 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
     if (!listened()) return drop()
     if (watch || Date.now() < retryAt) return
     watch = new FolderWatch(store.dir)
+    unsubscribe = store.subscribe((change) => served.add(JSON.stringify(change.path)))
     watch.onChange(() => watch && walkSoon())
     void walk()
   }, CHECK_MS)
@@ -84,7 +89,6 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
     stopped = true
     clearInterval(check)
     clearTimeout(timer)
-    unsubscribe()
     drop()
   }
 }

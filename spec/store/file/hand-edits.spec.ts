@@ -64,4 +64,27 @@ test('the server\'s own writes are told once, not again as hand edits', async ()
   assert.is(more, undefined, `nothing more: ${JSON.stringify(more)}`)
 })
 
+test('with no stream open, the server\'s own writes are not remembered for a walk that never comes', async () => {
+  // The store's feed, counted from here on: who listens to it, and how often it is told.
+  const store = server.server.handler.documents!.storeFolder!
+  const subscribe = store.subscribe.bind(store)
+  let listening = 0
+  store.subscribe = (listener) => {
+    listening++
+    const stop = subscribe(listener)
+    return () => {
+      listening--
+      return stop()
+    }
+  }
+  for (let n = 0; n < 20; n++) assert.is((await server.request('PUT', `/notes/n${n}`, { body: { n } })).status, 201)
+  assert.is(listening, 0, 'the hand edits heard the server\'s writes with no stream open')
+  const events = await listen()
+  assert.is(listening, 1, 'the hand edits hear the server\'s writes while a stream is open')
+  events.close()
+  const started = Date.now()
+  while (listening > 0 && Date.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.is(listening, 0, 'the hand edits still heard the server\'s writes once the stream closed')
+})
+
 test.run()
