@@ -17,6 +17,8 @@ export interface Measurement {
   jsonServer?: LoadResult
   writeCeiling?: WriteCeilingResult
   restdir: LoadResult
+  /** The ceiling spinning before each answer so as to answer at restdir's rate (ceilingAtRate in run.ts). */
+  ceilingAtRate?: Calibration
 }
 
 export interface Report {
@@ -98,6 +100,19 @@ export function printReport(report: Report): void {
     )
   }
   lines.push('')
+  const slowed = report.measurements.filter((m) => m.ceilingAtRate !== undefined)
+  if (slowed.length > 0) {
+    lines.push('The ceiling slowed to restdir\'s rate by spinning before each answer: its CPU beyond the spin is what answering at that rate costs this machine.')
+    lines.push('')
+    lines.push('| workload | spin µs/req | ceiling req/s | restdir req/s | ceiling CPU µs/req beyond its spin | restdir CPU µs/req | restdir\'s beyond it |')
+    lines.push('|---|--:|--:|--:|--:|--:|--:|')
+    for (const m of slowed) {
+      const { busyUs, result } = m.ceilingAtRate!
+      const beyond = result.serverCpuUs - busyUs
+      lines.push(`| ${m.workload} | ${busyUs} | ${whole(result.rps)} | ${whole(m.restdir.rps)} | ${whole(beyond)} | ${whole(m.restdir.serverCpuUs)} | ${whole(m.restdir.serverCpuUs - beyond)} |`)
+    }
+    lines.push('')
+  }
   const files = report.measurements.filter((m) => m.sirv !== undefined)
   if (files.length > 0) {
     lines.push('Static files: the ceiling, sirv 3 serving the same folder, and restdir, each as a fraction of the ceiling.')

@@ -21,6 +21,8 @@ export interface Workload {
   jsonServer?: boolean
   /** The file-system ceiling this write workload is compared with, besides the HTTP one. */
   writeCeiling?: 'create' | 'replace' | 'replace-sync'
+  /** Also measured against the ceiling slowed to restdir's own rate (see ceilingAtRate in bench/run.ts). */
+  ceilingAtRate?: boolean
 }
 
 /** The store the workloads run on, as the bench filled it. */
@@ -100,6 +102,7 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       server: 'plain',
       nextRequest: () => random(allGets),
       ceilingBody: fixture.documentBody,
+      ceilingAtRate: true,
     },
     {
       name: 'list-page',
