@@ -37,10 +37,10 @@ function buildIfStale() {
     readdirSync(join(root, folder), { recursive: true }).filter((name) => String(name).endsWith('.ts')).map((name) => join(root, folder, String(name))),
   )
   if (builtAt >= 0 && sources.every((source) => statSync(source).mtimeMs <= builtAt)) return
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-  if (!existsSync(tsc)) fail(`dist/ is ${builtAt < 0 ? 'missing' : 'older than the sources'}, and TypeScript is not installed to build it: run \`npm ci\` in ${root}`)
+  const tools = [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), join(root, 'node_modules', 'esbuild', 'package.json')]
+  if (!tools.every((tool) => existsSync(tool))) fail(`dist/ is ${builtAt < 0 ? 'missing' : 'older than the sources'}, and TypeScript and esbuild are not installed to build it: run \`npm ci\` in ${root}`)
   process.stderr.write('restdir: building dist/ from the sources (npm run build)\n')
-  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
   if (build.status !== 0) fail(`the build failed: fix the errors above, or run \`npm run build\` in ${root}`)
 }
 

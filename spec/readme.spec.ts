@@ -202,14 +202,14 @@ test('the tutorial runs as written in sh with curl, prints exactly what it shows
 test('npx restdir --import db.json works in a fresh clone: the command builds dist/ first', async () => {
   const clone = await makeTempDir('restdir-clone-')
   try {
-    for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'lib', 'www']) cpSync(join(root, name), join(clone, name), { recursive: true })
+    for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'bin', 'lib', 'www']) cpSync(join(root, name), join(clone, name), { recursive: true })
     writeFileSync(join(clone, 'db.json'), JSON.stringify({ posts: [{ id: 1, title: 'json-server' }], profile: { name: 'typicode' } }))
 
     // Before `npm ci`: one line that says what to do.
     const early = spawnSync('npx', ['restdir', '--import', 'db.json'], { cwd: clone, encoding: 'utf8', timeout: 60_000 })
     assert.is(early.status, 1, early.stderr)
     const said = early.stderr.split('\n').filter((line) => line.startsWith('restdir: '))
-    assert.equal(said, [`restdir: dist/ is missing, and TypeScript is not installed to build it: run \`npm ci\` in ${clone}`])
+    assert.equal(said, [`restdir: dist/ is missing, and TypeScript and esbuild are not installed to build it: run \`npm ci\` in ${clone}`])
     assert.not.match(early.stderr, /ERR_MODULE_NOT_FOUND|\n\s+at /)
 
     symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'))

@@ -9,8 +9,8 @@ import { pathToFileURL } from 'node:url'
 import { MalformedHash } from '../../lib/auth/bcrypt.ts'
 import { createHashPool, HashPoolFull } from '../../lib/auth/hash-pool.ts'
 import { HttpError } from '../../lib/http-error.ts'
-import { makeTempDir } from '../support/helpers.ts'
-import { builtCommand, root } from '../support/process.ts'
+import { makeTempDir, send } from '../support/helpers.ts'
+import { builtCommand, root, startCli } from '../support/process.ts'
 
 // The pool runs bcrypt on worker threads (lib/auth/hash-pool.ts): the main
 // loop keeps serving while a hash runs, the queue is bounded, and an idle pool
@@ -182,6 +182,23 @@ test('built into dist/, the pool runs its JavaScript thread under plain node', a
   const { hash, verified } = JSON.parse(result.stdout) as { hash: string; verified: boolean }
   assert.ok(verified)
   assert.ok(bcryptjs.compareSync('from dist', hash))
+})
+
+test('the command, bundled into dist/bin, runs the thread from beside its bundle', async () => {
+  const folder = await makeTempDir('restdir-bundled-auth-')
+  await writeFile(join(folder, 'db.json'), JSON.stringify({ users: [], posts: [] }))
+  const cli = await startCli([join(folder, 'db.json'), '--auth', '--port', '0', '--quiet'], { command: builtCommand() })
+  try {
+    // Registering hashes the password on the pool's thread: its script must be where the bundle's code looks for it.
+    const registered = await send(cli.port, 'POST', '/register', { body: { email: 'ada@example.com', password: 'a long passphrase' } })
+    assert.is(registered.status, 201, registered.text)
+    const login = await send(cli.port, 'POST', '/login', { body: { email: 'ada@example.com', password: 'a long passphrase' } })
+    assert.is(login.status, 200, login.text)
+    assert.type(login.json.accessToken, 'string')
+  } finally {
+    await cli.stop()
+    await rm(folder, { recursive: true, force: true })
+  }
 })
 
 test.run()

@@ -1,18 +1,18 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { makeTempDir, send } from '../support/helpers.ts'
-import { root, startCli, stopAll } from '../support/process.ts'
+import { builtCommand, root, startCli, stopAll } from '../support/process.ts'
 
 // What a start loads (docs/speed.md, "Start-up"): a run loads the store it
 // serves and not the others, whose modules are most of what a start would
 // otherwise compile. The command runs with a module hook (node:module
 // register) that writes down every file it resolves, up to its first answer.
 
-/** The files of the repository the command resolved, up to its first answer, as paths from the root (lib/store/open.ts, …). */
-async function filesLoadedBy(args: string[]): Promise<string[]> {
+/** The files of the repository the command resolved, up to its first answer, as paths from the root (lib/store/open.ts, …); `built`: the package's command, from dist/. */
+async function filesLoadedBy(args: string[], built = false): Promise<string[]> {
   const folder = await makeTempDir('restdir-loads-')
   const log = join(folder, 'loaded.txt')
   writeFileSync(log, '')
@@ -28,8 +28,9 @@ export async function resolve(specifier, context, nextResolve) {
   writeFileSync(join(folder, 'register.mjs'), `import { register } from 'node:module'
 register(${JSON.stringify(pathToFileURL(join(folder, 'hooks.mjs')).href)}, { data: { log: ${JSON.stringify(log)} } })
 `)
+  const hook = pathToFileURL(join(folder, 'register.mjs')).href
   const cli = await startCli([...args, '--port', '0', '--quiet'], {
-    command: [process.execPath, '--import', 'tsx', '--import', pathToFileURL(join(folder, 'register.mjs')).href, 'bin/restdir.ts'],
+    command: built ? [process.execPath, '--import', hook, builtCommand()[1]] : [process.execPath, '--import', 'tsx', '--import', hook, 'bin/restdir.ts'],
   })
   try {
     assert.is((await send(cli.port, 'GET', '/')).status, 200)
@@ -65,6 +66,19 @@ test('a db.json is served by its own store, without loading the PostgreSQL store
   const files = await filesLoadedBy([db])
   assert.ok(files.includes('lib/store/json-file/json-file-store.ts'), files.join('\n'))
   assert.equal(ofStore('postgres', files), [])
+})
+
+test('the package\'s command is one bundle: it loads no module of dist/lib, and no other store\'s code', async () => {
+  const files = await filesLoadedBy(['--store', await makeTempDir()], true)
+  assert.ok(files.includes('dist/bin/restdir.js'), files.join('\n'))
+  // Each module of the build, loaded one by one, costs the start more than its code does (scripts/build.mjs).
+  assert.equal(files.filter((file) => file.startsWith('dist/lib/')), [])
+  // What only some runs use stays in files of its own, named after their module, loaded on first use.
+  const lazy = ['postgres-store', 'json-file-store', 'import', 'openapi', 'batch', 'accounts', 'access', 'family-access']
+  assert.equal(files.filter((file) => lazy.some((name) => new RegExp(`^dist/bin/${name}-[A-Z0-9]+\\.js$`).test(file))), [])
+  // ...and they are there to load.
+  const built = readdirSync(join(root, 'dist', 'bin'))
+  for (const name of lazy) assert.ok(built.some((file) => file.startsWith(`${name}-`)), `${name} is a file of its own in dist/bin: ${built.join(', ')}`)
 })
 
 test.after(stopAll)
