@@ -22,6 +22,7 @@
  * where its main thread spent the time (self time per function, per answer);
  * `--keep-profile DIR` keeps the profiles there (for Chrome's DevTools).
  */
+import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -192,9 +193,11 @@ async function checkout(ref: string, name: string): Promise<string> {
   return folder
 }
 
-/** Builds the package in `folder` (its dist/), as users run it. */
+/** Builds the package in `folder` (its dist/), as users run it: with its own build script (the command bundled), or `tsc` alone where a commit has none. */
 function build(folder: string): void {
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: folder, stdio: 'inherit' })
+  const script = join(folder, 'scripts', 'build.mjs')
+  if (existsSync(script)) execFileSync(process.execPath, [script], { cwd: folder, stdio: 'inherit' })
+  else execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: folder, stdio: 'inherit' })
 }
 
 function gitDescribe(): string {
