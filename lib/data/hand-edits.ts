@@ -67,9 +67,11 @@ export function pushHandEdits(documents: Documents, listened: () => boolean): ()
       }
       const before = served
       served = new Set()
+      const watching = watch
       const now = await versionsOf(store)
       if (known !== undefined) await tell(store, known, now, (key) => before.has(key) || served.has(key))
-      known = now
+      // A watch dropped meanwhile heard none of the server's changes since: its walk leaves the next watch nothing to compare with.
+      if (watch === watching) known = now
     } catch {
       drop() // the folder could not be walked (gone, unreadable): tried again at the next check
     } finally {

@@ -87,4 +87,36 @@ test('with no stream open, the server\'s own writes are not remembered for a wal
   assert.is(listening, 0, 'the hand edits still heard the server\'s writes once the stream closed')
 })
 
+test('a walk still telling a hand edit when the last stream closes leaves nothing behind that would tell the server\'s later writes as hand edits', async () => {
+  let events = await listen()
+  // The walk that the next hand edit starts waits, once it has seen the folder, before it tells what it found.
+  const store = server.server.handler.documents!.storeFolder!
+  const reportHandEdit = store.reportHandEdit.bind(store)
+  let letGo = () => {}
+  const held = new Promise<void>((resolve) => (letGo = resolve))
+  let holding = false
+  store.reportHandEdit = async (path, told) => {
+    if (!holding) {
+      holding = true
+      await held
+    }
+    return reportHandEdit(path, told)
+  }
+  await writeFile(join(server.dir, 'notes', 'a', '@.json'), '{"id": "a", "text": "by hand"}\n')
+  const started = Date.now()
+  while (!holding && Date.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.ok(holding, 'a walk found the hand edit')
+  events.close()
+  await new Promise((resolve) => setTimeout(resolve, 300)) // the watch goes with the last stream
+  // Written with no stream open: nobody hears it as it happens, and it is no hand edit.
+  assert.is((await server.request('PUT', '/notes/c', { body: { text: 'by the server' } })).status, 201)
+  events = await listen() // a new watch, whose first walk waits for the one under way
+  letGo()
+  // The hand edit the held walk found is told; nothing after it.
+  const told = await heardWithinASecond(events)
+  assert.equal(told, { event: 'put', data: { path: '/notes/a', data: { id: 'a', text: 'by hand' } } })
+  const more = await events.next(600).then((event) => event, () => undefined)
+  assert.is(more, undefined, `nothing more: ${JSON.stringify(more)}`)
+})
+
 test.run()
