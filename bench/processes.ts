@@ -64,8 +64,12 @@ export async function startRestdir(launcher: Launcher, flags: string[], env: Rec
 export interface CeilingServer {
   port: number
   pid: number
-  /** Sets the body every request is answered with, and how many microseconds to spin before each answer (to calibrate). */
-  answerWith(body: Buffer, contentType?: string, busyUs?: number): Promise<void>
+  /**
+   * Sets the body every request is answered with, how many microseconds to spin before each answer (to calibrate),
+   * and whether each request's body is first written into a new folder of `write.dir` or over one of its documents
+   * (the bare HTTP write server, bench/ceiling-server.ts).
+   */
+  answerWith(body: Buffer, contentType?: string, busyUs?: number, write?: { dir: string; mode: 'create' | 'replace' }): Promise<void>
   stop(): Promise<void>
 }
 
@@ -78,10 +82,10 @@ export async function startCeiling(): Promise<CeilingServer> {
   return {
     port,
     pid: child.pid!,
-    answerWith(body, contentType, busyUs) {
+    answerWith(body, contentType, busyUs, write) {
       return new Promise((resolve) => {
         child.once('message', () => resolve())
-        child.send({ body: body.toString('base64'), encoding: 'base64', contentType, busyUs })
+        child.send({ body: body.toString('base64'), encoding: 'base64', contentType, busyUs, write })
       })
     },
     stop: () => stopChild(child),

@@ -16,6 +16,8 @@ export interface Measurement {
   /** json-server 1.0 answering the same requests from its db.json (bench/json-server.ts). */
   jsonServer?: LoadResult
   writeCeiling?: WriteCeilingResult
+  /** The bare HTTP write server (bench/ceiling-server.ts): the same requests, each written as the write loop writes, then answered. */
+  httpWriteCeiling?: LoadResult
   restdir: LoadResult
   /** The ceiling spinning before each answer so as to answer at restdir's rate (ceilingAtRate in run.ts). */
   ceilingAtRate?: Calibration
@@ -100,6 +102,22 @@ export function printReport(report: Report): void {
     )
   }
   lines.push('')
+  const httpWrites = report.measurements.filter((m) => m.httpWriteCeiling !== undefined && m.writeCeiling !== undefined)
+  if (httpWrites.length > 0) {
+    lines.push('The bare HTTP write server: the ceiling writing each request\'s body as the write loop does, then answering. What it reaches is what HTTP and the write cost this machine together, with the load generator on the same cores; the loop has them all.')
+    lines.push('')
+    lines.push('| workload | write loop/s (CPU µs/write) | bare HTTP write server req/s (CPU µs/req) | its ratio to the loop | restdir req/s (CPU µs/req) | restdir\'s ratio to it |')
+    lines.push('|---|--:|--:|--:|--:|--:|')
+    for (const m of httpWrites) {
+      const loop = m.writeCeiling!
+      const bare = m.httpWriteCeiling!
+      lines.push(
+        `| ${m.workload} | ${whole(loop.rps)} (${whole(loop.cpuUs)}) | ${whole(bare.rps)} (${whole(bare.serverCpuUs)}) | ${(bare.rps / loop.rps).toFixed(2)} | ` +
+          `${whole(m.restdir.rps)} (${whole(m.restdir.serverCpuUs)}) | ${(m.restdir.rps / bare.rps).toFixed(2)} |`,
+      )
+    }
+    lines.push('')
+  }
   const slowed = report.measurements.filter((m) => m.ceilingAtRate !== undefined)
   if (slowed.length > 0) {
     lines.push('The ceiling slowed to restdir\'s rate by spinning before each answer: its CPU beyond the spin is what answering at that rate costs this machine.')

@@ -224,6 +224,14 @@ async function measure(
       text: workload.ceilingBody.toString(),
     })
   }
+  let httpWriteCeiling: LoadResult | undefined
+  if (workload.writeCeiling === 'create' || workload.writeCeiling === 'replace') {
+    await settleDisk()
+    log(`${workload.name}: the bare HTTP write server (${workload.writeCeiling})`)
+    await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType, 0, { dir: join(work, 'scratch'), mode: workload.writeCeiling })
+    httpWriteCeiling = await runLoad({ ...options, port: ceilingServer.port, serverPid: ceilingServer.pid })
+    await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
+  }
   if (workload.writeCeiling) await settleDisk()
   log(`${workload.name}: restdir`)
   // One request alone first: it proves the workload is answered, and times the cold case
@@ -235,7 +243,7 @@ async function measure(
   const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
   if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
   const atRate = workload.ceilingAtRate ? await ceilingAtRate(workload, ceilingServer, options, ceiling.rps, restdir.rps) : undefined
-  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, jsonServer: peer, writeCeiling, restdir, ceilingAtRate: atRate }
+  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, jsonServer: peer, writeCeiling, httpWriteCeiling, restdir, ceilingAtRate: atRate }
 }
 
 /**

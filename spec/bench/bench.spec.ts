@@ -36,6 +36,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
       assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
       assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
+      const bareWrites = m.httpWriteCeiling
+      assert.is(bareWrites !== undefined && bareWrites.requests > 0 && bareWrites.errors === 0, ['post', 'put', 'patch'].includes(m.workload), `${m.workload}: the bare HTTP write server`)
       assert.is(m.sirv !== undefined && m.sirv.requests > 0 && m.sirv.errors === 0, m.workload.startsWith('static-'), `${m.workload}: sirv beside it`)
       const peer = m.jsonServer
       assert.is(peer !== undefined && peer.requests > 0 && peer.errors === 0, ['get-document', 'post'].includes(m.workload), `${m.workload}: json-server beside it`)
@@ -43,6 +45,7 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
     for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
     assert.match(run.stdout, '| busy work per request, µs |')
+    assert.match(run.stdout, /\| post \| [\d,]+ \(\d[\d,]*\) \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \|/)
     assert.match(run.stdout, '| workload | conns | ceiling req/s | sirv req/s | restdir req/s |')
     assert.match(run.stdout, '| workload | conns | json-server req/s | restdir req/s | restdir / json-server |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
