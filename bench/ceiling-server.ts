@@ -6,65 +6,91 @@
  * answer, and gets `{ port }` once listening and `{ ok: true }` after each change.
  *
  * With `write`, it is the bare HTTP write server: each request's body is
- * first written the way the file store writes a document, with the bare write
- * loop's calls (bench/write-ceiling.ts), made where restdir makes them: on
- * the calling thread for a new document, through the thread pool for a
- * replacement (docs/speed.md). What it answers at is what HTTP and that write
- * cost this machine together, with the load generator on the same cores;
- * the write loop alone has every core to itself.
+ * first written the way the file store writes a document, with the bare
+ * write loop's calls (bench/write-ceiling.ts), all on the event loop's
+ * thread or all through the thread pool. With `read`, it is the bare HTTP
+ * read server: each `GET /{collection}/{id}` answers the bytes of that
+ * document's file in a store folder, read with one open, fstat, read and
+ * close on the event loop's thread. What either answers at is what HTTP and
+ * those calls cost this machine together, with the load generator on the
+ * same cores (the write loop alone has every core to itself).
  */
 import http from 'node:http'
-import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { mkdir, mkdtemp, open, rename } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+
+/** How each request's body is written first: its folder of new folders or of documents to replace, and whether the calls go through the pool. */
+interface Writing {
+  root: string
+  mode: 'create' | 'replace'
+  pool: boolean
+}
 
 let body = Buffer.from('{}')
 let contentType = 'application/json; charset=utf-8'
 /** Microseconds of busy work before each answer: 0, except to calibrate (see bench/run.ts). */
 let busyUs = 0
-/** Where and how each request's body is written first, if it is. */
-let writing: { root: string; mode: 'create' | 'replace' } | undefined
+let writing: Writing | undefined
+/** The store folder whose document files GETs answer, if they do. */
+let reading: string | undefined
 let written = 0
 /** Documents a replacement writes over, as the write loop's. */
 const REPLACE_TARGETS = 1000
 
 const server = http.createServer((req, res) => {
-  const answer = () => {
+  const answer = (bytes = body) => {
     if (busyUs > 0) {
       const until = performance.now() + busyUs / 1000
       while (performance.now() < until);
     }
-    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length })
-    res.end(body)
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': bytes.length })
+    res.end(bytes)
   }
   const into = writing
   if (into === undefined) {
     req.on('data', () => {})
-    req.on('end', answer)
+    req.on('end', () => answer(reading === undefined ? body : readFileSync(join(reading, req.url!, '@.json'))))
     return
   }
   const chunks: Buffer[] = []
   req.on('data', (chunk: Buffer) => chunks.push(chunk))
-  req.on('end', () => write(into, Buffer.concat(chunks)).then(answer))
+  req.on('end', () => {
+    const text = Buffer.concat(chunks)
+    if (!into.pool) {
+      writeNow(into, text)
+      answer()
+    } else {
+      void writeInPool(into, text).then(() => answer())
+    }
+  })
 })
 
-/** The write loop's atomic write of `text`: a new folder and its document, or one of REPLACE_TARGETS documents replaced. */
-async function write({ root, mode }: { root: string; mode: 'create' | 'replace' }, text: Buffer): Promise<void> {
+/** Where the next write goes: a new folder, or one of REPLACE_TARGETS documents. */
+function nextWrite({ root, mode }: Writing): { directory: string; temp: string } {
   const number = written++
   const directory = join(root, mode === 'create' ? `c${number}` : `n${number % REPLACE_TARGETS}`)
-  const temp = join(directory, `@tmp-${number}`)
-  if (mode === 'create') {
-    mkdirSync(directory)
-    const fd = openSync(temp, 'wx')
-    try {
-      writeSync(fd, text)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(temp, join(directory, '@.json'))
-    return
+  return { directory, temp: join(directory, `@tmp-${number}`) }
+}
+
+/** The write loop's atomic write of `text` on the event loop's thread. */
+function writeNow(into: Writing, text: Buffer): void {
+  const { directory, temp } = nextWrite(into)
+  if (into.mode === 'create') mkdirSync(directory)
+  const fd = openSync(temp, 'wx')
+  try {
+    writeSync(fd, text)
+  } finally {
+    closeSync(fd)
   }
+  renameSync(temp, join(directory, '@.json'))
+}
+
+/** The same write through the thread pool, as the write loop makes it. */
+async function writeInPool(into: Writing, text: Buffer): Promise<void> {
+  const { directory, temp } = nextWrite(into)
+  if (into.mode === 'create') await mkdir(directory)
   const handle = await open(temp, 'wx')
   try {
     await handle.writeFile(text)
@@ -74,21 +100,32 @@ async function write({ root, mode }: { root: string; mode: 'create' | 'replace' 
   await rename(temp, join(directory, '@.json'))
 }
 
-process.on('message', async (message: { body: string; encoding?: BufferEncoding; contentType?: string; busyUs?: number; write?: { dir: string; mode: 'create' | 'replace' } }) => {
+interface Message {
+  body: string
+  encoding?: BufferEncoding
+  contentType?: string
+  busyUs?: number
+  write?: { dir: string; mode: 'create' | 'replace'; pool: boolean }
+  read?: string
+}
+
+process.on('message', async (message: Message) => {
   body = Buffer.from(message.body, message.encoding ?? 'utf8')
   contentType = message.contentType ?? 'application/json; charset=utf-8'
   busyUs = message.busyUs ?? 0
   writing = undefined
+  reading = message.read
   if (message.write) {
-    await mkdir(message.write.dir, { recursive: true })
-    const root = await mkdtemp(join(message.write.dir, `http-${message.write.mode}-`))
-    if (message.write.mode === 'replace') {
+    const { dir, mode, pool } = message.write
+    await mkdir(dir, { recursive: true })
+    const root = await mkdtemp(join(dir, `http-${mode}-`))
+    if (mode === 'replace') {
       for (let index = 0; index < REPLACE_TARGETS; index++) {
         await mkdir(join(root, `n${index}`))
         await (await open(join(root, `n${index}`, '@.json'), 'wx')).close()
       }
     }
-    writing = { root, mode: message.write.mode }
+    writing = { root, mode, pool }
   }
   process.send!({ ok: true })
 })

@@ -65,12 +65,20 @@ export interface CeilingServer {
   port: number
   pid: number
   /**
-   * Sets the body every request is answered with, how many microseconds to spin before each answer (to calibrate),
-   * and whether each request's body is first written into a new folder of `write.dir` or over one of its documents
-   * (the bare HTTP write server, bench/ceiling-server.ts).
+   * Sets the body every request is answered with and how many microseconds to spin before each answer (to
+   * calibrate); `as` makes it the bare HTTP write server (each request's body first written into a new folder
+   * of `write.dir` or over one of its documents, the calls on the event loop's thread or through the pool) or
+   * the bare HTTP read server (each GET answered with its document's file in the store folder `read`), as
+   * bench/ceiling-server.ts says.
    */
-  answerWith(body: Buffer, contentType?: string, busyUs?: number, write?: { dir: string; mode: 'create' | 'replace' }): Promise<void>
+  answerWith(body: Buffer, contentType?: string, busyUs?: number, as?: BareServer): Promise<void>
   stop(): Promise<void>
+}
+
+/** What the ceiling does before it answers, beside spinning: nothing, a write, or a read of a document file. */
+export interface BareServer {
+  write?: { dir: string; mode: 'create' | 'replace'; pool: boolean }
+  read?: string
 }
 
 export async function startCeiling(): Promise<CeilingServer> {
@@ -82,10 +90,10 @@ export async function startCeiling(): Promise<CeilingServer> {
   return {
     port,
     pid: child.pid!,
-    answerWith(body, contentType, busyUs, write) {
+    answerWith(body, contentType, busyUs, as) {
       return new Promise((resolve) => {
         child.once('message', () => resolve())
-        child.send({ body: body.toString('base64'), encoding: 'base64', contentType, busyUs, write })
+        child.send({ body: body.toString('base64'), encoding: 'base64', contentType, busyUs, ...as })
       })
     },
     stop: () => stopChild(child),

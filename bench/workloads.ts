@@ -23,6 +23,8 @@ export interface Workload {
   writeCeiling?: 'create' | 'replace' | 'replace-sync'
   /** Also measured against the ceiling slowed to restdir's own rate (see ceilingAtRate in bench/run.ts). */
   ceilingAtRate?: boolean
+  /** Also measured against the bare HTTP read server, which answers each GET with its document's file (bench/ceiling-server.ts). */
+  bareRead?: boolean
 }
 
 /** The store the workloads run on, as the bench filled it. */
@@ -103,6 +105,7 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       nextRequest: () => random(allGets),
       ceilingBody: fixture.documentBody,
       ceilingAtRate: true,
+      bareRead: true,
     },
     {
       name: 'list-page',

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeTempDir } from '../support/helpers.ts'
-import type { Report } from '../../bench/report.ts'
+import { verdict, type Measurement, type Report } from '../../bench/report.ts'
 import { medianRound, pageVerdict } from '../../bench/postgres.ts'
 import type { LoadResult } from '../../bench/load.ts'
 import { listingVerdicts, type ListingSizesRow } from '../../bench/listing-sizes.ts'
@@ -36,8 +36,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(Number.isFinite(m.restdir.p99), `${m.workload}: latencies`)
       assert.ok(m.firstMs > 0, `${m.workload}: a first request alone`)
       assert.is(m.writeCeiling !== undefined && m.writeCeiling.writes > 0, writeWorkloads.includes(m.workload), `${m.workload}: write loop`)
-      const bareWrites = m.httpWriteCeiling
-      assert.is(bareWrites !== undefined && bareWrites.requests > 0 && bareWrites.errors === 0, ['post', 'put', 'patch'].includes(m.workload), `${m.workload}: the bare HTTP write server`)
+      const bare = m.bare?.result
+      assert.is(bare !== undefined && bare.requests > 0 && bare.errors === 0, ['get-random', 'post', 'put', 'patch'].includes(m.workload), `${m.workload}: the bare HTTP server`)
       assert.is(m.sirv !== undefined && m.sirv.requests > 0 && m.sirv.errors === 0, m.workload.startsWith('static-'), `${m.workload}: sirv beside it`)
       const peer = m.jsonServer
       assert.is(peer !== undefined && peer.requests > 0 && peer.errors === 0, ['get-document', 'post'].includes(m.workload), `${m.workload}: json-server beside it`)
@@ -45,7 +45,8 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
     for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
     assert.match(run.stdout, '| busy work per request, µs |')
-    assert.match(run.stdout, /\| post \| [\d,]+ \(\d[\d,]*\) \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \|/)
+    assert.match(run.stdout, /\| post \| [\d,]+ \(\d[\d,]*\) \| [\d,]+ \(\d[\d,]*\), (pool|event loop) \| [\d.]+ \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \|/)
+    assert.match(run.stdout, /\| get-random \|  \| [\d,]+ \(\d[\d,]*\), event loop \|  \| [\d,]+ \(\d[\d,]*\) \| [\d.]+ \|/)
     assert.match(run.stdout, '| workload | conns | ceiling req/s | sirv req/s | restdir req/s |')
     assert.match(run.stdout, '| workload | conns | json-server req/s | restdir req/s | restdir / json-server |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
@@ -87,6 +88,25 @@ test('the page with many at once is checked against its target unless PostgreSQL
   assert.is(pageVerdict(80, undefined), 'MISSED: p99 < 50 ms on PostgreSQL')
   assert.is(pageVerdict(80, 55.4), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 55 ms with the least statement')
   assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
+})
+
+test('a target the bare HTTP server making the same calls misses too is beyond the machine; else it is met or MISSED', () => {
+  const load = (rps: number, serverCpuUs: number) => ({ rps, serverCpuUs }) as LoadResult
+  const measurement = (workload: string, restdir: LoadResult, bare?: LoadResult, loop?: number): Measurement =>
+    ({ workload, restdir, ...(bare && { bare: { way: 'thread', result: bare } }), ...(loop && { writeCeiling: { rps: loop } }) }) as Measurement
+  const random = (restdirCpu: number, bareCpu?: number) => verdict(measurement('get-random', load(5000, restdirCpu), bareCpu === undefined ? undefined : load(6000, bareCpu)), 0, undefined, NaN)
+  assert.is(random(183, 92.4), 'beyond this machine: CPU ≤ 60 µs, where the bare HTTP read server costs 92 µs')
+  assert.is(random(55, 40), 'met: CPU ≤ 60 µs')
+  assert.is(random(70, 40), 'MISSED: CPU ≤ 60 µs')
+  assert.is(random(70), 'MISSED: CPU ≤ 60 µs')
+  const post = (restdir: LoadResult, bare: LoadResult, loop: number) => verdict(measurement('post', restdir, bare, loop), 0, restdir.rps / loop, NaN)
+  assert.is(post(load(2400, 422), load(3475, 270), 9000), 'beyond this machine: ≥ 0.6 of write loop, where the bare HTTP write server makes 0.39; beyond this machine: CPU ≤ 150 µs, where the bare HTTP write server costs 270 µs')
+  assert.is(post(load(2400, 200), load(6000, 120), 9000), 'MISSED: ≥ 0.6 of write loop; MISSED: CPU ≤ 150 µs')
+  assert.is(post(load(5500, 140), load(6000, 120), 9000), 'met: ≥ 0.6 of write loop; met: CPU ≤ 150 µs')
+  const put = (restdirRps: number, bareRps: number) => verdict(measurement('put', load(restdirRps, 500), load(bareRps, 300), 5000), 0, restdirRps / 5000, NaN)
+  assert.is(put(2445, 3846), 'MISSED: ≥ 0.6 of write loop')
+  assert.is(put(2445, 2900), 'beyond this machine: ≥ 0.6 of write loop, where the bare HTTP write server makes 0.58')
+  assert.is(put(3100, 3846), 'met: ≥ 0.6 of write loop')
 })
 
 test('the listing targets are met only when every store beats json-server at 10 000 and 50 000, and the page of 50 000 takes under 10 ms', () => {
