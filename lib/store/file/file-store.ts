@@ -494,13 +494,14 @@ export class FileStore implements Store {
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
     // On the calling thread, cheaper than the pool's hand-offs for a file written to memory; through the pool with
-    // --sync (flushes wait on the disk), after calls that waited (call-budget.ts), and for a replacement: ext4
-    // writes the new file out when a rename replaces one, and the event loop would sit through it (docs/speed.md).
-    const calls = exists || this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
+    // --sync (flushes wait on the disk) and after calls that waited (call-budget.ts). A rename that replaces a file
+    // goes through the pool whatever the rest does: ext4 writes the new file out then, and the event loop would sit
+    // through it (docs/speed.md); the temporary file before it is new, and only fills the page cache.
+    const calls = this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
     try {
       const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode, calls)
       const madeDirectory = made[made.length - 1] === directories[path.length]
-      const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode, calls)
+      const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode, exists ? POOL_CALLS : calls)
       if (outcome === 'exists') return undefined
       // Every directory down to the node may hold a new entry, made by this write
       // or by a concurrent one that has not flushed it yet; the write needs them all.

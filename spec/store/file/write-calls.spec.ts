@@ -8,8 +8,8 @@ import { makeTempDir } from '../../support/helpers.ts'
 
 // Where a write's file-system calls run (lib/store/file/file-store.ts, #placeFile, and call-budget.ts;
 // docs/speed.md, "A new document's calls stay on the event loop's thread"): on the calling thread
-// while calls are quick and no file is replaced; through the thread pool with --sync, for a
-// replacement, or for a while after calls that waited or filled the event loop. A write on the
+// while calls are quick, but for the rename that replaces a file; through the thread pool with
+// --sync, for that rename, or for a while after calls that waited or filled the event loop. A write on the
 // calling thread lands within the turn of the event loop it began in; one through the pool lets the
 // loop turn while each call runs, so a callback queued with setImmediate runs before it lands.
 
@@ -44,6 +44,29 @@ test('without --sync, a write that replaces no file lands on the calling thread;
     assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p2', '@.json'), 'utf8')), { title: 'second' })
     assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
   })
+})
+
+test('a replacement writes its temporary file on the calling thread and renames it through the pool', async () => {
+  // The calling thread's calls are counted through node:fs's own exports.
+  const { openSync, renameSync } = fs
+  const onThread = { open: 0, rename: 0 }
+  fs.openSync = ((...args: Parameters<typeof openSync>) => (onThread.open++, openSync(...args))) as typeof openSync
+  fs.renameSync = ((...args: Parameters<typeof renameSync>) => (onThread.rename++, renameSync(...args))) as typeof renameSync
+  syncBuiltinESMExports()
+  try {
+    await withStore({}, async (store, dir) => {
+      await store.create(['posts', 'p1'], { title: 'first' })
+      assert.equal(onThread, { open: 1, rename: 1 }, 'a create, all on the calling thread')
+      assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { title: 'again' })), true, 'the rename waits in the pool')
+      assert.equal(onThread, { open: 2, rename: 1 }, 'the replacement\'s temporary file on the calling thread, its rename not')
+      assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { title: 'again' })
+      assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
+    })
+  } finally {
+    fs.openSync = openSync
+    fs.renameSync = renameSync
+    syncBuiltinESMExports()
+  }
 })
 
 test('calls that add up past the budget send the writes to the pool: the next write lets the event loop turn', async () => {
