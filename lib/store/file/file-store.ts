@@ -127,12 +127,15 @@ export class FileStore implements Store {
     return (await this.#load(path))?.etag
   }
 
-  /** A hot document's compact text is made once and kept in its cache entry: later reads send it as it is. */
+  /**
+   * A hot document's compact text is made once and kept in its cache entry: later reads send it as it is.
+   * As readTextNow once no batch is being placed at the node: a page of a listing reads its documents this
+   * way, so a page read again and again answers them from memory, as a GET of each would (watched-hits.ts).
+   */
   async readText(path: NodePath): Promise<StoredText | undefined> {
     const settling = this.#applying.settled(path)
     if (settling) await settling
-    const found = await this.#load(path, true)
-    return found && ('doc' in found ? { json: found.json!, etag: found.etag } : answerOf(found))
+    return this.readTextNow(path)
   }
 
   /** A hit, or no document file, told at once after the same stat as every read; a miss, or a node a batch is being placed at, waits as readText does. */
@@ -160,9 +163,9 @@ export class FileStore implements Store {
    * another inode: a miss, and the safe read refuses it. A FIFO or a
    * directory put in its place is another inode too.
    */
-  async #load(path: NodePath, compact = false): Promise<CacheEntry | MissedRead | undefined> {
+  async #load(path: NodePath): Promise<CacheEntry | MissedRead | undefined> {
     const found = this.#lookUp(path)
-    return found !== undefined && 'file' in found ? this.#readMissed(path, found, compact) : found
+    return found !== undefined && 'file' in found ? this.#readMissed(path, found) : found
   }
 
   /** The stat a read starts with: the cache entry of the version on disk, undefined when there is no document file, else where to read it. A

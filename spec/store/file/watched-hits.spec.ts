@@ -120,10 +120,10 @@ const editorCode = `
 const { workerData, parentPort } = require('node:worker_threads')
 const fs = require('node:fs')
 const http = require('node:http')
-const { port, file, draft, pairs } = workerData
+const { port, file, draft, pairs, path } = workerData
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 const get = () => new Promise((resolve, reject) => {
-  http.get({ port, host: '127.0.0.1', path: '/notes/target', agent }, (res) => {
+  http.get({ port, host: '127.0.0.1', path, agent }, (res) => {
     let text = ''
     res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode, text }))
   }).on('error', reject)
@@ -140,7 +140,9 @@ const get = () => new Promise((resolve, reject) => {
       fs.renameSync(draft, file)
     }
     const answer = await get()
-    const read = answer.status === 200 ? JSON.parse(answer.text).n : answer.status
+    // The document itself, or its item in a page of /notes.
+    const body = answer.status === 200 ? JSON.parse(answer.text) : undefined
+    const read = body === undefined ? answer.status : Array.isArray(body) ? body.find((item) => item.id === 'target')?.n : body.n
     if (read !== n) {
       stale++
       first ??= { wrote: n, read }
@@ -197,11 +199,14 @@ function runWorker<T>(code: string, data: object): { worker: Worker; done: Promi
 const PAIRS = 20_000
 const OTHERS = 3
 
-/** 20 000 hand edits of /notes/target, each read back at once over HTTP, while other threads GET other documents. */
-async function editAndReadUnderLoad(server: TestServer) {
+/**
+ * `pairs` hand edits of /notes/target, each read back at once over HTTP at `read` (the document, or a
+ * page of /notes that holds it), while other threads GET other documents.
+ */
+async function editAndReadUnderLoad(server: TestServer, read = '/notes/target', pairs = PAIRS) {
   for (let index = 0; index < OTHERS; index++) await server.request('PUT', `/notes/other${index}`, { body: { index } })
   await server.request('PUT', '/notes/target', { body: { n: -1 } })
-  await warm(server, '/notes/target')
+  await warm(server, read)
   const targets = Array.from({ length: OTHERS }, (_, index) => `/notes/other${index}`)
   for (const target of targets) await warm(server, target)
   for (const target of targets) watching.statsOf(fileOf(server.dir, target.slice('/notes/'.length)))
@@ -211,7 +216,8 @@ async function editAndReadUnderLoad(server: TestServer) {
     port: server.port,
     file,
     draft: join(server.dir, 'notes', 'target', '.@.json.swp'),
-    pairs: PAIRS,
+    pairs,
+    path: read,
   })
   const edited = await editor.done
   load.worker.postMessage('stop')
@@ -244,6 +250,36 @@ test('with no watches (watches: 0), the same 20 000 edits are each what the next
     assert.is(loaded.wrong, 0)
     assert.ok(othersStats >= loaded.requests, `${othersStats} stats for ${loaded.requests} GETs`)
     assert.is(watching.openIn(server.dir), 0)
+  } finally {
+    await server.close()
+  }
+})
+
+test('a page of /notes read again and again answers its documents with no stat, and a hand edit of one is in the next page', async () => {
+  const server = await startOnFolder()
+  try {
+    const ids = ['p0', 'p1', 'p2']
+    for (const [n, id] of ids.entries()) await server.request('PUT', `/notes/${id}`, { body: { n } })
+    await warm(server, '/notes?_limit=3')
+    for (const id of ids) watching.statsOf(fileOf(server.dir, id))
+    for (let read = 0; read < 5; read++) assert.equal((await server.request('GET', '/notes?_limit=3')).json, ids.map((id, n) => ({ id, n })))
+    assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
+    writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
+    assert.equal((await server.request('GET', '/notes?_limit=3')).json, [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
+    assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
+  } finally {
+    await server.close()
+  }
+})
+
+test('5 000 hand edits of a document are each in the next page of /notes that holds it, while other hot documents are answered with no stat', async () => {
+  const server = await startOnFolder()
+  try {
+    const { edited, loaded, othersStats } = await editAndReadUnderLoad(server, '/notes?_limit=10', 5000)
+    assert.is(edited.error, undefined)
+    assert.is(edited.stale, 0, `a stale page: ${JSON.stringify(edited.first)}`)
+    assert.is(loaded.wrong, 0)
+    assert.ok(othersStats < loaded.requests / 20, `${othersStats} stats for ${loaded.requests} GETs of watched documents`)
   } finally {
     await server.close()
   }
