@@ -12,8 +12,8 @@ export interface ChildList {
   names: readonly string[]
   /** The children without a document of their own (nodes that only have children). */
   withoutDocument: ReadonlySet<string>
-  /** Whether the directory's node holds a document itself. */
-  hasDocument: boolean
+  /** Whether the directory's node holds a document itself: one stat, made when asked (a listing asks only of a folder with no children). */
+  readonly hasDocument: boolean
 }
 
 interface DirectoryIndex {
@@ -90,7 +90,13 @@ export class ChildIndexes {
     for (const name of index.withoutDocument) {
       if (hasDocument(join(directory, encodeSegment(name)))) index.withoutDocument.delete(name)
     }
-    return { names: index.names, withoutDocument: index.withoutDocument, hasDocument: hasDocument(directory) }
+    return {
+      names: index.names,
+      withoutDocument: index.withoutDocument,
+      get hasDocument() {
+        return hasDocument(directory)
+      },
+    }
   }
 
   /**

@@ -127,11 +127,7 @@ export class FileStore implements Store {
     return (await this.#load(path))?.etag
   }
 
-  /**
-   * A hot document's compact text is made once and kept in its cache entry: later reads send it as it is.
-   * As readTextNow once no batch is being placed at the node: a page of a listing reads its documents this
-   * way, so a page read again and again answers them from memory, as a GET of each would (watched-hits.ts).
-   */
+  /** As readTextNow, once no batch is being placed at the node: a page of a listing read again and again is answered from memory too. */
   async readText(path: NodePath): Promise<StoredText | undefined> {
     const settling = this.#applying.settled(path)
     if (settling) await settling
@@ -143,7 +139,8 @@ export class FileStore implements Store {
     if (this.#applying.settled(path)) return this.readText(path)
     const directory = this.#directoryOf(path)
     // A trusted hit needs no stat: answered in the check phase, once the events read with the request are applied (watched-hits.ts).
-    if (this.#hits.trusted(directory)) return this.#hits.afterEvents(directory, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
+    const trusted = this.#hits.trusted(directory)
+    if (trusted) return this.#hits.afterEvents(trusted, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
     const found = this.#lookUp(path, directory)
     if (found === undefined) return undefined
     if ('file' in found) return this.#readMissed(path, found, true).then((read) => read && { json: read.json!, etag: read.etag })
