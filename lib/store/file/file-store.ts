@@ -139,8 +139,7 @@ export class FileStore implements Store {
     if (this.#applying.settled(path)) return this.readText(path)
     const directory = this.#directoryOf(path)
     // A trusted hit needs no stat: answered in the check phase, once the events read with the request are applied (watched-hits.ts).
-    const trusted = this.#hits.trusted(directory)
-    if (trusted) return this.#hits.afterEvents(trusted, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
+    if (this.#hits.trusted(directory)) return this.#hits.afterEvents(directory, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
     const found = this.#lookUp(path, directory)
     if (found === undefined) return undefined
     if ('file' in found) return this.#readMissed(path, found, true).then((read) => read && { json: read.json!, etag: read.etag })

@@ -40,7 +40,7 @@ const RETRY_MS = 60_000
 const LOCAL_FILE_SYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1])
 
 /** One watched folder: a hot document's, or one above such a folder. */
-export interface Watched {
+interface Watched {
   readonly directory: string
   /** `directory` ending in a separator: its entries' paths start with it. */
   readonly prefix: string
@@ -67,8 +67,8 @@ export class WatchedHits {
   /** Until when (performance.now()) no watch is made: one was refused or failed. */
   #refusedUntil = 0
   #closed = false
-  /** Hits waiting for this turn's check phase, each told the time of it. */
-  #waiting: Array<(now: number) => void> = []
+  /** Hits waiting for this turn's check phase. */
+  #waiting: Array<() => void> = []
   /** Events heard this turn; more than #overflowAt may mean the kernel's queue overflowed. */
   #burst = 0
   readonly #overflowAt: number
@@ -80,12 +80,12 @@ export class WatchedHits {
     this.#overflowAt = Math.floor(queueLength() / 4)
   }
 
-  /** The watch of `directory` when its document may be answered from memory in this turn's check phase (see afterEvents), else undefined. */
-  trusted(directory: string): Watched | undefined {
+  /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
+  trusted(directory: string): boolean {
     const watched = this.#watched.get(directory)
-    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return undefined
+    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return false
     watched.used = true
-    return watched
+    return true
   }
 
   /**
@@ -114,16 +114,15 @@ export class WatchedHits {
   /**
    * Calls `answer` in this turn's check phase, once every event read with the request in the
    * poll phase before it has been applied (one setImmediate for all the hits of a turn), with
-   * the cache's entry of the `trusted` folder's document if it is still trusted (its watch still
-   * open, nothing heard about it); else with undefined, and it is trusted no more until a stat
-   * finds the cache's version again.
+   * the cache's entry of `directory`'s document if it is still trusted; else with undefined, and
+   * it is trusted no more until a stat finds the cache's version again.
    */
-  afterEvents<T>(trusted: Watched, answer: (entry: CacheEntry | undefined) => T | Promise<T>): Promise<T> {
+  afterEvents<T>(directory: string, answer: (entry: CacheEntry | undefined) => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#waiting.length === 0) setImmediate(this.#answerWaiting)
-      this.#waiting.push((now) => {
+      this.#waiting.push(() => {
         try {
-          resolve(answer(this.#trustedEntry(trusted, now)))
+          resolve(answer(this.#trustedEntry(directory)))
         } catch (error) {
           reject(error)
         }
@@ -131,19 +130,18 @@ export class WatchedHits {
     })
   }
 
-  #trustedEntry(watched: Watched, now: number): CacheEntry | undefined {
-    if (watched.closed || now - watched.checkedAt >= TRUST_MS) return undefined
+  #trustedEntry(directory: string): CacheEntry | undefined {
+    const watched = this.#watched.get(directory)
+    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return undefined
     const entry = this.#cache.current(watched.file)
     if (entry === undefined) watched.checkedAt = -Infinity
     return entry
   }
 
-  /** The hits of this turn, all told one time: a page of trusted documents reads the clock once. */
   readonly #answerWaiting = (): void => {
     const waiting = this.#waiting
     this.#waiting = []
-    const now = performance.now()
-    for (const answer of waiting) answer(now)
+    for (const answer of waiting) answer()
   }
 
   /** Closes every watch: the store's hits stat their files from now on. */

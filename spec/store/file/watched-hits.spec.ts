@@ -262,8 +262,12 @@ test('a page of /notes read again and again answers its documents with no stat, 
     for (const [n, id] of ids.entries()) await server.request('PUT', `/notes/${id}`, { body: { n } })
     await warm(server, '/notes?_limit=3')
     for (const id of ids) watching.statsOf(fileOf(server.dir, id))
+    const ownFile = join(server.dir, 'notes', '@.json')
+    watching.statsOf(ownFile)
     for (let read = 0; read < 5; read++) assert.equal((await server.request('GET', '/notes?_limit=3')).json, ids.map((id, n) => ({ id, n })))
     assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
+    // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
+    assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
     writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
     assert.equal((await server.request('GET', '/notes?_limit=3')).json, [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
     assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
