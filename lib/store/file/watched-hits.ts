@@ -2,6 +2,7 @@ import { readFileSync, statfsSync, watch, type FSWatcher } from 'node:fs'
 import { basename, sep } from 'node:path'
 import type { CacheEntry, DocumentCache } from './document-cache.ts'
 import { errorCode } from '../fs/fs-errors.ts'
+import { sameFileVersion, type FileVersion } from '../fs/file-version.ts'
 import { DOC_FILE } from './names.ts'
 
 /*
@@ -54,6 +55,11 @@ interface Watched {
   document: boolean
   /** When (performance.now()) a stat last found the cache's version of its document, with the watches already in place; -Infinity since an event about it. */
   checkedAt: number
+  /**
+   * The version that stat found. A hit answers the cache's entry only while it is still of this version: a read that
+   * began before an edit, through the pool, may put the older version back in the cache after a stat found the newer.
+   */
+  version: FileVersion | undefined
   /** Hit since eviction last passed it. */
   used: boolean
   closed: boolean
@@ -101,6 +107,7 @@ export class WatchedHits {
     if (watched !== undefined) {
       watched.document = true
       watched.checkedAt = now
+      watched.version = entry.version
       watched.used = true
       return
     }
@@ -134,8 +141,9 @@ export class WatchedHits {
     const watched = this.#watched.get(directory)
     if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return undefined
     const entry = this.#cache.current(watched.file)
-    if (entry === undefined) watched.checkedAt = -Infinity
-    return entry
+    if (entry !== undefined && watched.version !== undefined && sameFileVersion(entry.version, watched.version)) return entry
+    watched.checkedAt = -Infinity
+    return undefined
   }
 
   readonly #answerWaiting = (): void => {
@@ -194,6 +202,7 @@ export class WatchedHits {
       children: new Set(),
       document: false,
       checkedAt: -Infinity,
+      version: undefined,
       used: true,
       closed: false,
     }

@@ -276,6 +276,68 @@ test('a page of /notes read again and again answers its documents with no stat, 
   }
 })
 
+/** Holds the next open of a file through node:fs/promises (a read through the pool) once the file is open, until `release`. */
+function holdNextPooledOpen(): { opened: Promise<void>; release: () => void } {
+  const promises = fs.promises as { open: typeof fs.promises.open }
+  const realOpen = promises.open
+  let opened!: () => void
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  promises.open = (async (...args: Parameters<typeof realOpen>) => {
+    promises.open = realOpen
+    syncBuiltinESMExports()
+    const handle = await realOpen(...args)
+    opened()
+    await released
+    return handle
+  }) as typeof realOpen
+  syncBuiltinESMExports()
+  return { opened: new Promise<void>((resolve) => (opened = resolve)), release }
+}
+
+test('a read through the pool that began before a hand edit, and ends after a stat trusted the newer version, is not what the next read answers', async () => {
+  const dir = await makeTempDir()
+  // Every read through the pool once one has been timed, as after reads that waited on a cold disk (call-budget.ts).
+  const store = await FileStore.open(dir, { slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 0 } })
+  const path = ['notes', 'target']
+  const file = fileOf(dir, 'target')
+  const draft = join(dir, 'notes', 'target', '.draft')
+  const byHand = async (n: number) => {
+    writeFileSync(draft, JSON.stringify({ n }))
+    fs.renameSync(draft, file)
+    // Its event is read in the next turns of the loop.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const read = async () => JSON.parse((await store.readText(path))!.json) as { n: number }
+  try {
+    await store.write(path, { n: 0 })
+    for (let time = 0; time < 4; time++) assert.equal(await read(), { n: 0 })
+    watching.statsOf(file)
+    assert.equal(await read(), { n: 0 })
+    assert.is(watching.statsOf(file), 0, 'trusted before the edits')
+    // A miss whose read opens version 1, then waits in the pool.
+    await byHand(1)
+    const held = holdNextPooledOpen()
+    const slowRead = read()
+    await held.opened
+    // Version 2 is read, then a stat finds it: trusted again.
+    await byHand(2)
+    assert.equal(await read(), { n: 2 })
+    assert.equal(await read(), { n: 2 })
+    watching.statsOf(file)
+    assert.equal(await read(), { n: 2 })
+    assert.is(watching.statsOf(file), 0, 'version 2 trusted')
+    // The slow read ends, and puts version 1 in the cache: no hit may answer it.
+    held.release()
+    assert.equal(await slowRead, { n: 1 })
+    assert.equal(await read(), { n: 2 })
+    assert.equal(await read(), { n: 2 })
+  } finally {
+    await store.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
 test('5 000 hand edits of a document are each in the next page of /notes that holds it, while other hot documents are answered with no stat', async () => {
   const server = await startOnFolder()
   try {
