@@ -233,23 +233,12 @@ export class Documents {
   }
 
   /**
-   * Documents [start, end) of a node's children in ascending id order, and how
-   * many children hold a document, or undefined when the node does not exist.
-   * Only the window's documents are read, however big the collection, on a
-   * store that names the children holding a document without reading them.
-   */
-  async window(path: NodePath, start: number, end: number | undefined): Promise<(ChildDocuments & { total: number }) | undefined> {
-    const children = await this.#store.documentChildren(path, start, end)
-    if (!children) return undefined
-    // A document removed meanwhile is left out of the window.
-    const { found, skipped } = await this.#readAll(path, children.names, (child) => this.#store.read(child))
-    return { docs: found.map((stored) => stored.doc), skipped, total: children.total }
-  }
-
-  /**
-   * As `window`, each document as compact JSON text (see `readText`): a page
-   * sent as it is joins these, with no parse and no serialisation of its
-   * documents, and is the very text `JSON.stringify` makes of `window`'s.
+   * Documents [start, end) of a node's children in ascending id order, each
+   * as compact JSON text (see `readText`), and how many children hold a
+   * document, or undefined when the node does not exist. Only the window's
+   * documents are read, however big the collection, on a store that names
+   * the children holding a document without reading them. A page sent as it
+   * is joins these, with no parse and no serialisation of its documents.
    */
   async windowText(path: NodePath, start: number, end: number | undefined): Promise<{ texts: string[]; skipped: StoreError[]; total: number } | undefined> {
     const children = await this.#store.documentChildren(path, start, end)

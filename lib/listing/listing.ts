@@ -199,15 +199,21 @@ async function filterDocs(docs: Doc[], filters: readonly Filter[], pace: Pace): 
 
 /**
  * A window of a collection in its natural (id) order, with the collection's
- * size. Without filters or sorting this is all a page needs, so this is the
- * one place where a page can be read without reading every document.
+ * size: json-server 1.0's page without filters or sorting, which needs no
+ * other document.
  */
 async function readWindow(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
-  const selection = await documents.window(path, listing.start, listing.end)
+  const selection = await windowTexts(documents, path, listing)
   if (!selection || !listing.page?.envelope || listing.start < selection.total) return selection
   // A 1.0 page past the last is the last page, as json-server answers it (of an empty collection, page 1).
   clampPage(listing, selection.total)
-  return selection.total === 0 ? selection : documents.window(path, listing.start, listing.end)
+  return selection.total === 0 ? selection : windowTexts(documents, path, listing)
+}
+
+/** The window's documents as their compact texts, read as a plain page's are (Documents.windowText). */
+async function windowTexts(documents: Documents, path: NodePath, listing: ListingQuery): Promise<Selection | undefined> {
+  const window = await documents.windowText(path, listing.start, listing.end)
+  return window && { docs: [], texts: window.texts, total: window.total, skipped: window.skipped }
 }
 
 /** json-server 1.0 answers a `_page` past the last with the last page; 0.17's `_page` answers `[]`. */

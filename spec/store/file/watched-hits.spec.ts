@@ -255,26 +255,34 @@ test('with no watches (watches: 0), the same 20 000 edits are each what the next
   }
 })
 
-test('a page of /notes read again and again answers its documents with no stat, and a hand edit of one is in the next page', async () => {
-  const server = await startOnFolder()
-  try {
-    const ids = ['p0', 'p1', 'p2']
-    for (const [n, id] of ids.entries()) await server.request('PUT', `/notes/${id}`, { body: { n } })
-    await warm(server, '/notes?_limit=3')
-    for (const id of ids) watching.statsOf(fileOf(server.dir, id))
-    const ownFile = join(server.dir, 'notes', '@.json')
-    watching.statsOf(ownFile)
-    for (let read = 0; read < 5; read++) assert.equal((await server.request('GET', '/notes?_limit=3')).json, ids.map((id, n) => ({ id, n })))
-    assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
-    // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
-    assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
-    writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
-    assert.equal((await server.request('GET', '/notes?_limit=3')).json, [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
-    assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
-  } finally {
-    await server.close()
-  }
-})
+/** A plain page, and json-server 1.0's page (its documents under `data`). */
+const pages = [
+  { url: '/notes?_limit=3', items: (body: unknown) => body },
+  { url: '/notes?_page=1&_per_page=3', items: (body: unknown) => (body as { data: unknown }).data },
+]
+
+for (const page of pages) {
+  test(`a page of /notes read again and again (${page.url}) answers its documents with no stat, and a hand edit of one is in the next page`, async () => {
+    const server = await startOnFolder()
+    try {
+      const ids = ['p0', 'p1', 'p2']
+      for (const [n, id] of ids.entries()) await server.request('PUT', `/notes/${id}`, { body: { n } })
+      await warm(server, page.url)
+      for (const id of ids) watching.statsOf(fileOf(server.dir, id))
+      const ownFile = join(server.dir, 'notes', '@.json')
+      watching.statsOf(ownFile)
+      for (let read = 0; read < 5; read++) assert.equal(page.items((await server.request('GET', page.url)).json), ids.map((id, n) => ({ id, n })))
+      assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
+      // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
+      assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
+      writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
+      assert.equal(page.items((await server.request('GET', page.url)).json), [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
+      assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
+    } finally {
+      await server.close()
+    }
+  })
+}
 
 /** Holds the next open of a file through node:fs/promises (a read through the pool) once the file is open, until `release`. */
 function holdNextPooledOpen(): { opened: Promise<void>; release: () => void } {
