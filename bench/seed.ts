@@ -37,7 +37,8 @@ export async function fillStore(server: RunningServer, count: number, log: (line
   const userBody = await bodyOf(server.port, `/user/${userId}`)
   const documentBody = await bodyOf(server.port, DOCUMENT_PATH)
   const page = itemIds.slice(0, 20).map((id, n) => ({ id, ...itemDoc(n) }))
-  return { fixture: { itemIds, userId, userBody, documentBody, pageBody: Buffer.from(JSON.stringify(page)) }, memory }
+  const envelopeBody = await bodyOf(server.port, `/${COLLECTION}?_page=1&_per_page=20`)
+  return { fixture: { itemIds, userId, userBody, documentBody, pageBody: Buffer.from(JSON.stringify(page)), envelopeBody }, memory }
 }
 
 /** The static files the file workloads fetch: 1 KiB of text and 256 KiB of bytes. */

@@ -36,6 +36,8 @@ export interface Fixture {
   userBody: Buffer
   documentBody: Buffer
   pageBody: Buffer
+  /** The first page of 20 in json-server 1.0's envelope. */
+  envelopeBody: Buffer
   smallFile: Buffer
   largeFile: Buffer
 }
@@ -114,6 +116,14 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       server: 'plain',
       nextRequest: nextOf([buildRequest('GET', `/${COLLECTION}?_limit=20`)]),
       ceilingBody: fixture.pageBody,
+    },
+    {
+      name: 'page-v1',
+      description: `GET /${COLLECTION}?_page=1&_per_page=20, json-server 1.0's page, of the same collection`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: nextOf([buildRequest('GET', `/${COLLECTION}?_page=1&_per_page=20`)]),
+      ceilingBody: fixture.envelopeBody,
     },
     {
       name: 'post',
