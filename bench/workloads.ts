@@ -80,6 +80,8 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
   const putAnswer = Buffer.from(JSON.stringify({ id: hot[0], ...itemDoc(0), revision: 1 }))
   const random = (requests: Buffer[]) => requests[Math.floor(Math.random() * requests.length)]
   const allGets = fixture.itemIds.map((id) => buildRequest('GET', `/${COLLECTION}/${id}`))
+  // Documents read often enough to be hot, five times as many as a store watches (lib/store/file/watched-hits.ts).
+  const hotSet = allGets.slice(0, 5000)
 
   return [
     {
@@ -108,6 +110,14 @@ export function defineWorkloads(fixture: Fixture): Workload[] {
       ceilingBody: fixture.documentBody,
       ceilingAtRate: true,
       bareRead: true,
+    },
+    {
+      name: 'get-hot',
+      description: `GET a random document of ${hotSet.length}: more than the store watches, fewer than it caches`,
+      connections: 10,
+      server: 'plain',
+      nextRequest: () => random(hotSet),
+      ceilingBody: fixture.documentBody,
     },
     {
       name: 'list-page',

@@ -13,7 +13,7 @@ import { reportLines } from '../../bench/json-file.ts'
 // The benchmark's quick mode, as a smoke test: every workload runs and gives
 // figures. It asserts nothing about speed (that is measured only in bench/).
 
-const workloads = ['get-user', 'get-document', 'get-random', 'list-page', 'page-v1', 'post', 'put', 'put-sync', 'put-sync-pool4', 'patch', 'static-1k', 'static-256k', 'mixed', 'list-while-posting']
+const workloads = ['get-user', 'get-document', 'get-random', 'get-hot', 'list-page', 'page-v1', 'post', 'put', 'put-sync', 'put-sync-pool4', 'patch', 'static-1k', 'static-256k', 'mixed', 'list-while-posting']
 const writeWorkloads = ['post', 'put', 'put-sync', 'put-sync-pool4', 'patch']
 
 test('npm run bench -- --quick measures every workload beside its ceiling, with memory and start-up', async () => {

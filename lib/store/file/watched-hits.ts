@@ -22,13 +22,23 @@ import { DOC_FILE } from './names.ts'
  * or a user-space one (its changes made elsewhere raise no event here), a watch refused (the
  * per-user inotify limit, descriptors), a watcher's error, a burst of events that may have
  * overflowed the kernel's queue (libuv drops the overflow event itself), and a folder no longer
- * watched (at most `maxWatches` watches, the least recently used dropped).
+ * watched (at most `maxWatches` watches; one no GET used for WATCH_IDLE_MS makes room for another).
  */
 
 /** A stat found the cache's version this recently (ms), or the hit stats again: what no event tells (a write through a hard link from another folder, an mmap) is seen within this. */
 export const TRUST_MS = 1000
 /** Watches a store keeps by default, the folders above its hot documents included. */
 export const DEFAULT_MAX_WATCHES = 1000
+/**
+ * How long (ms) a watch must have gone unused before it is closed to make room for another. More
+ * documents hot at once than a store watches keep the watches they have, and the others stat: a
+ * watch made and closed costs the event loop some 90 µs (inotify_add_watch, statfs, the watcher,
+ * inotify_rm_watch), tens of the stats it saves, so trading watches between documents hot together
+ * cost a GET among 5,000 of them about twice what stats alone did (docs/speed.md).
+ */
+export const WATCH_IDLE_MS = 10_000
+/** How many watches one attempt to make room looks at, at most (the clock's hand goes on from there next time). */
+const LOOK_AT = 8
 /** After a watch is refused or fails, how long (ms) hits stat their files before watches are tried again. */
 const RETRY_MS = 60_000
 
@@ -60,8 +70,8 @@ interface Watched {
    * began before an edit, through the pool, may put the older version back in the cache after a stat found the newer.
    */
   version: FileVersion | undefined
-  /** Hit since eviction last passed it. */
-  used: boolean
+  /** When (performance.now()) a GET last used it: see WATCH_IDLE_MS. */
+  usedAt: number
   closed: boolean
 }
 
@@ -89,8 +99,10 @@ export class WatchedHits {
   /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
   trusted(directory: string): boolean {
     const watched = this.#watched.get(directory)
-    if (watched === undefined || performance.now() - watched.checkedAt >= TRUST_MS) return false
-    watched.used = true
+    if (watched === undefined) return false
+    const now = performance.now()
+    if (now - watched.checkedAt >= TRUST_MS) return false
+    watched.usedAt = now
     return true
   }
 
@@ -108,7 +120,7 @@ export class WatchedHits {
       watched.document = true
       watched.checkedAt = now
       watched.version = entry.version
-      watched.used = true
+      watched.usedAt = now
       return
     }
     const hot = now - entry.checkedAt < TRUST_MS
@@ -163,13 +175,13 @@ export class WatchedHits {
     return this.#watched.size
   }
 
-  /** Watches each folder of `chain` not yet watched (after making room); returns the last one's, or undefined when a watch could not be made. */
+  /** Watches each folder of `chain` not yet watched (after making room); returns the last one's, or undefined when a watch could not be made, or there was no room. */
   #watchChain(chain: string[]): Watched | undefined {
     let missing = 0
     while (missing < chain.length && !this.#watched.has(chain[chain.length - 1 - missing])) missing++
     if (missing > this.#maxWatches) return undefined
     let parent = this.#watched.get(chain[chain.length - 1 - missing])
-    this.#makeRoom(missing, parent)
+    if (!this.#makeRoom(missing, parent)) return undefined
     for (let index = chain.length - missing; index < chain.length; index++) {
       const made = this.#watch(chain[index], parent)
       if (made === undefined) {
@@ -203,7 +215,7 @@ export class WatchedHits {
       document: false,
       checkedAt: -Infinity,
       version: undefined,
-      used: true,
+      usedAt: performance.now(),
       closed: false,
     }
     watcher.on('change', (_kind, name) => this.#heard(watched, typeof name === 'string' ? name : name?.toString()))
@@ -258,29 +270,34 @@ export class WatchedHits {
     watched.parent?.children.delete(watched)
   }
 
-  /** Closes `watched` if it is neither a hit document's folder nor above one, and so on upwards. */
-  #release(watched: Watched): void {
-    for (let at: Watched | undefined = watched; at !== undefined && !at.closed && !at.document && at.children.size === 0; at = at.parent) {
+  /** Closes `watched` if it is neither a hit document's folder nor above one, and so on upwards, up to `keep` (left open). */
+  #release(watched: Watched, keep?: Watched): void {
+    for (let at: Watched | undefined = watched; at !== undefined && at !== keep && !at.closed && !at.document && at.children.size === 0; at = at.parent) {
       this.#forget(at)
     }
   }
 
   /**
-   * Drops the least recently hit documents' folders (a clock: a folder hit since the last pass
-   * gets another round; one with watched folders below stays) until `count` more fit; `keep` is
-   * the folder the new watches go below.
+   * Makes room for `count` more watches by closing documents' folders that no GET used for
+   * WATCH_IDLE_MS, each with the folders above it that nothing else needs; false when there is not
+   * enough room now. A clock: each attempt looks at LOOK_AT folders at most, from where the last one
+   * stopped. A folder with watched folders below stays, as does `keep`, the folder the new watches go
+   * below, and every folder above it.
    */
-  #makeRoom(count: number, keep: Watched | undefined): void {
-    for (let turns = 2 * this.#watched.size; this.#watched.size + count > this.#maxWatches && turns > 0; turns--) {
-      const oldest = this.#watched.values().next().value as Watched
-      if (oldest.used || oldest.children.size > 0 || oldest === keep) {
-        oldest.used = false
-        this.#watched.delete(oldest.directory)
-        this.#watched.set(oldest.directory, oldest)
+  #makeRoom(count: number, keep: Watched | undefined): boolean {
+    const now = performance.now()
+    for (let looked = 0; this.#watched.size + count > this.#maxWatches; looked++) {
+      if (looked === LOOK_AT) return false
+      const hand = this.#watched.values().next().value as Watched
+      this.#watched.delete(hand.directory)
+      if (now - hand.usedAt < WATCH_IDLE_MS || hand.children.size > 0 || hand === keep) {
+        this.#watched.set(hand.directory, hand)
       } else {
-        this.#drop(oldest)
+        this.#forget(hand)
+        if (hand.parent !== undefined) this.#release(hand.parent, keep)
       }
     }
+    return true
   }
 }
 

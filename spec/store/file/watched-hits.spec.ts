@@ -7,7 +7,7 @@ import { join, sep } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
-import { TRUST_MS } from '../../../lib/store/file/watched-hits.ts'
+import { TRUST_MS, WATCH_IDLE_MS } from '../../../lib/store/file/watched-hits.ts'
 
 // A hot document's GET needs no stat while its folder is watched, and a hand edit is still what the
 // next GET returns (docs/storage.md, "Editing by hand"); `watches: 0` is the store that stats every GET,
@@ -28,6 +28,7 @@ const watching = (() => {
   const realWatch = fs.watch
   const stats = new Map<string, number>()
   const open = new Map<FSWatcher, string>()
+  const made: string[] = []
   let deaf = false
   let refuse: string | undefined
   const countedStat = function (this: unknown, ...args: Parameters<typeof realStat>) {
@@ -38,6 +39,7 @@ const watching = (() => {
   const countedWatch = ((directory: string, options: { persistent?: boolean }) => {
     if (refuse) throw Object.assign(new Error(`${refuse}: refused for the test`), { code: refuse })
     const watcher = realWatch(directory, options)
+    made.push(directory)
     // A deaf watcher hears nothing more, as one the kernel stopped would.
     const emit = watcher.emit.bind(watcher)
     watcher.emit = ((name: string, ...args: unknown[]) => (deaf && name === 'change' ? false : emit(name, ...args))) as typeof watcher.emit
@@ -66,6 +68,10 @@ const watching = (() => {
       stats.delete(file)
       return count
     },
+    /** Watches made on `dir` or a folder inside it since the process started. */
+    madeIn(dir: string): number {
+      return made.filter((directory) => directory === dir || directory.startsWith(dir + sep)).length
+    },
     /** Watches open on `dir` or a folder inside it. */
     openIn(dir: string): number {
       return [...open.values()].filter((directory) => directory === dir || directory.startsWith(dir + sep)).length
@@ -88,6 +94,18 @@ const watching = (() => {
 test.before(watching.start)
 test.after(watching.stop)
 test.before.each(watching.reset)
+
+/**
+ * Moves the clock the store goes by (performance.now, for the whole process) `ms` ahead, as if that
+ * long had passed; returns what puts it back.
+ */
+function advanceClock(ms: number): () => void {
+  const now = performance.now.bind(performance)
+  performance.now = () => now() + ms
+  return () => {
+    delete (performance as { now?: unknown }).now
+  }
+}
 
 /** A server on a fresh store folder opened with `watches`; `close` closes the store and removes the folder. */
 async function startOnFolder(watches?: number): Promise<TestServer & { store: FileStore }> {
@@ -398,11 +416,13 @@ test('a change no event tells (a write through a hard link from another folder) 
   }
 })
 
-test('at most `watches` folders are watched, the least recently read dropped first, and none once the store is closed', async () => {
+test('at most `watches` folders are watched; documents hot together beyond that take no watch from each other, one unused for WATCH_IDLE_MS makes room, and none is left once the store is closed', async () => {
   const server = await startOnFolder(6)
+  let restoreClock = () => {}
   try {
     const ids = Array.from({ length: 12 }, (_, index) => `d${index}`)
     for (const id of ids) await server.request('PUT', `/notes/${id}`, { body: { id, n: 0 } })
+    const madeBefore = watching.madeIn(server.dir)
     let most = 0
     for (let round = 0; round < 3; round++) {
       for (const id of ids) {
@@ -410,20 +430,53 @@ test('at most `watches` folders are watched, the least recently read dropped fir
         most = Math.max(most, watching.openIn(server.dir))
       }
     }
-    // The store folder, /notes and four documents' folders.
+    // The store folder, /notes and four documents' folders, each watched once: a watch made and closed costs tens of stats.
     assert.is(most, 6)
-    // The last read are the ones watched: their GETs need no stat; the first read need one.
+    assert.is(watching.madeIn(server.dir) - madeBefore, 6, 'no watch traded for another')
+    // The first four hot keep their watches while they are read: their GETs need no stat; the others' need one.
     watching.statsOf(fileOf(server.dir, 'd11'))
     watching.statsOf(fileOf(server.dir, 'd0'))
     await server.request('GET', '/notes/d11')
     await server.request('GET', '/notes/d0')
-    assert.is(watching.statsOf(fileOf(server.dir, 'd11')), 0, 'the most recently read stays watched')
-    assert.is(watching.statsOf(fileOf(server.dir, 'd0')), 1, 'the least recently read was dropped')
+    assert.is(watching.statsOf(fileOf(server.dir, 'd0')), 0, 'a watch in use stays')
+    assert.is(watching.statsOf(fileOf(server.dir, 'd11')), 1, 'and takes none from a document hot now')
+    // Once the watched documents have gone unread for WATCH_IDLE_MS, a document hot now takes a watch.
+    restoreClock = advanceClock(WATCH_IDLE_MS)
+    await warm(server, '/notes/d11')
+    watching.statsOf(fileOf(server.dir, 'd11'))
+    await server.request('GET', '/notes/d11')
+    assert.is(watching.statsOf(fileOf(server.dir, 'd11')), 0, 'a watch unused for WATCH_IDLE_MS made room')
+    assert.is(watching.openIn(server.dir), 6)
     for (const id of ids) writeFileSync(fileOf(server.dir, id), JSON.stringify({ id, n: 1 }))
     for (const id of ids) assert.equal((await server.request('GET', `/notes/${id}`)).json, { id, n: 1 })
     await server.store.close()
     assert.is(watching.openIn(server.dir), 0)
   } finally {
+    restoreClock()
+    await server.close()
+  }
+})
+
+test('a watch closed to make room leaves the folders above the new one watched: one of them moved away and replaced by hand is seen by the next GET', async () => {
+  // The store folder, /notes and one document's folder.
+  const server = await startOnFolder(3)
+  let restoreClock = () => {}
+  try {
+    await server.request('PUT', '/notes/a', { body: { n: 1 } })
+    await server.request('PUT', '/notes/b', { body: { n: 1 } })
+    await warm(server, '/notes/a')
+    restoreClock = advanceClock(WATCH_IDLE_MS)
+    // /notes/a's watch goes, and with it nothing /notes/b needs: /notes had no other document below it.
+    await warm(server, '/notes/b')
+    watching.statsOf(fileOf(server.dir, 'b'))
+    await server.request('GET', '/notes/b')
+    assert.is(watching.statsOf(fileOf(server.dir, 'b')), 0, '/notes/b is watched and trusted')
+    fs.renameSync(join(server.dir, 'notes'), join(server.dir, 'old-notes'))
+    mkdirSync(join(server.dir, 'notes', 'b'), { recursive: true })
+    writeFileSync(fileOf(server.dir, 'b'), JSON.stringify({ id: 'b', n: 2 }))
+    assert.equal((await server.request('GET', '/notes/b')).json, { id: 'b', n: 2 })
+  } finally {
+    restoreClock()
     await server.close()
   }
 })
