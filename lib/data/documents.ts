@@ -243,6 +243,9 @@ export class Documents {
   async windowText(path: NodePath, start: number, end: number | undefined): Promise<{ texts: string[]; skipped: StoreError[]; total: number } | undefined> {
     const children = await this.#store.documentChildren(path, start, end)
     if (!children) return undefined
+    // A page read again and again: every document from memory at once.
+    const fromMemory = await this.#store.textsFromMemory(path, children.names)
+    if (fromMemory) return { texts: fromMemory, skipped: [], total: children.total }
     // The store's own readText, bound once (lib/store/full-store.ts): no frame of ours around each of the page's reads.
     const { found, skipped } = await this.#readAll(path, children.names, this.#store.readText)
     return { texts: found.map((stored) => stored.json), skipped, total: children.total }

@@ -29,6 +29,8 @@ export class FullStore implements Store {
   readonly readText: (path: NodePath) => Promise<StoredText | undefined>
   /** As readText, at once where the store can tell without waiting; else readText's promise. */
   readonly readTextNow: (path: NodePath) => StoredText | undefined | Promise<StoredText | undefined>
+  /** The named children's compact texts when the store has them all in memory (Store.textsFromMemory); without the store's own, never. */
+  readonly textsFromMemory: (path: NodePath, names: readonly string[]) => Promise<string[] | undefined> | undefined
   /** The children holding a document, by position; without the store's own, `children` with each child read once to tell. */
   readonly documentChildren: (path: NodePath, start: number, end: number | undefined) => Promise<{ names: string[]; total: number } | undefined>
   /** Version tokens of the named children (see Store.documentVersions); without the store's own, none: its feed reports every change. */
@@ -71,6 +73,7 @@ export class FullStore implements Store {
       ? store.readText.bind(store)
       : (path) => store.read(path).then((stored) => stored && { json: JSON.stringify(stored.doc), etag: stored.etag })
     this.readTextNow = store.readTextNow ? store.readTextNow.bind(store) : this.readText
+    this.textsFromMemory = store.textsFromMemory ? store.textsFromMemory.bind(store) : () => undefined
     this.documentChildren = store.documentChildren ? store.documentChildren.bind(store) : (path, start, end) => documentChildrenOf(store, path, start, end)
     this.documentVersions = store.documentVersions ? store.documentVersions.bind(store) : (_path, names) => names.map(() => undefined)
     this.batch = store.batch

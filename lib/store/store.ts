@@ -143,6 +143,13 @@ export interface Store {
    */
   readTextNow?(path: NodePath): StoredText | undefined | Promise<StoredText | undefined>
   /**
+   * Optional, with readText: the compact texts of the documents of `names`, children of `path`,
+   * in that order, when the store can give every one from memory, known to be the one stored (a
+   * page read again and again); undefined when it cannot, at once or when the promise settles: the
+   * caller then reads them one by one.
+   */
+  textsFromMemory?(path: NodePath, names: readonly string[]): Promise<string[] | undefined> | undefined
+  /**
    * Set by a store whose children keep the order of its file (a json-server
    * db.json: its arrays' order, new items last): `children` and
    * `documentChildren` list them in that order rather than in id order, and

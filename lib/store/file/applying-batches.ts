@@ -45,6 +45,11 @@ export class ApplyingBatches {
     this.#placing = placing
   }
 
+  /** True while no batch is being placed or left unfinished: no read waits for one. */
+  get idle(): boolean {
+    return this.#applying.size === 0 && this.#unfinished.size === 0
+  }
+
   /**
    * What a read of `path` waits for; undefined (one check of two sets' sizes) without a batch under way.
    * Throws a 'batch-unfinished' StoreError for a node of an unfinished batch, also after the wait.

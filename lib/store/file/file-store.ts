@@ -148,6 +148,26 @@ export class FileStore implements Store {
   }
 
   /**
+   * The compact texts of the documents of `names` below `path`, all from memory, when every one is a
+   * trusted hit (watched-hits.ts) and no batch is under way: a page read again and again waits once,
+   * for this turn's check phase, where reading its documents one by one waited once each. Undefined
+   * when any is not, at once or in the check phase: the caller then reads them one by one.
+   */
+  textsFromMemory(path: NodePath, names: readonly string[]): Promise<string[] | undefined> | undefined {
+    if (!this.#applying.idle) return undefined
+    const base = this.#directoryOf(path)
+    const prefix = base === this.dir ? this.#base : base + sep
+    const directories: string[] = []
+    for (const name of names) {
+      // Stops at the first one not trusted: a window of a big collection is mostly not.
+      const directory = prefix + encodeSegment(name)
+      if (!this.#hits.trusted(directory)) return undefined
+      directories.push(directory)
+    }
+    return this.#hits.allAfterEvents(directories, (entries) => (entries && this.#applying.idle ? entries.map((entry) => answerOf(entry).json) : undefined))
+  }
+
+  /**
    * The cache entry of the version on disk, else the document read from its
    * file (and cached); undefined when there is none.
    *

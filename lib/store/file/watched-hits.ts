@@ -137,11 +137,32 @@ export class WatchedHits {
    * it is trusted no more until a stat finds the cache's version again.
    */
   afterEvents<T>(directory: string, answer: (entry: CacheEntry | undefined) => T | Promise<T>): Promise<T> {
+    return this.#inCheckPhase(() => answer(this.#trustedEntry(directory)))
+  }
+
+  /**
+   * As afterEvents for many documents at once (a page's): `answer` gets the cache's entries of
+   * `directories`' documents if every one is still trusted, else undefined.
+   */
+  allAfterEvents<T>(directories: readonly string[], answer: (entries: CacheEntry[] | undefined) => T): Promise<T> {
+    return this.#inCheckPhase(() => {
+      const entries: CacheEntry[] = []
+      for (const directory of directories) {
+        const entry = this.#trustedEntry(directory)
+        if (entry === undefined) return answer(undefined)
+        entries.push(entry)
+      }
+      return answer(entries)
+    })
+  }
+
+  /** Runs `run` in this turn's check phase (one setImmediate for all that wait), with its outcome as the promise's. */
+  #inCheckPhase<T>(run: () => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#waiting.length === 0) setImmediate(this.#answerWaiting)
       this.#waiting.push(() => {
         try {
-          resolve(answer(this.#trustedEntry(directory)))
+          resolve(run())
         } catch (error) {
           reject(error)
         }

@@ -577,4 +577,29 @@ diskTest('the store itself refuses every write on one chain with an unfinished b
   }
 })
 
+diskTest('a page of an unfinished batch\'s nodes, answered from memory a moment before, is refused as each of them is', async () => {
+  const mount = await mountTmpfs('2m')
+  if (typeof mount === 'string') throw new Error(mount)
+  const dir = join(mount.dir, 'store')
+  await mkdir(dir)
+  const store = await FileStore.open(dir)
+  try {
+    for (const name of batchNodes) await store.write(['b', name], { v: 'old' })
+    // The disk fills while the batch writes n2: n3 to n5 it has not touched, and their files stay as they were.
+    const unplaced = batchNodes.slice(3)
+    const fromMemory = () => store.textsFromMemory(['b'], unplaced)
+    // Read four times each: cached, hot, watched, then trusted (lib/store/file/watched-hits.ts).
+    for (let read = 0; read < 4; read++) for (const name of unplaced) await store.readText(['b', name])
+    assert.equal(await fromMemory(), unplaced.map(() => '{"v":"old"}'))
+    fillForBatch(mount.dir)
+    await capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch(() => {}))
+    assert.is(await fromMemory(), undefined, 'not from memory')
+    const error = await store.readText(['b', 'n3']).then(() => undefined, (caught: unknown) => caught)
+    assert.ok(error instanceof StoreError && error.kind === 'batch-unfinished', String(error))
+  } finally {
+    await within(3000, store.close(), 'closing the store')
+    await mount.unmount()
+  }
+})
+
 disk.run()

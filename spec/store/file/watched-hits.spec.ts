@@ -280,7 +280,14 @@ const pages = [
 ]
 
 for (const page of pages) {
-  test(`a page of /notes read again and again (${page.url}) answers its documents with no stat, and a hand edit of one is in the next page`, async () => {
+  test(`a page of /notes read again and again (${page.url}) answers its documents with no stat, all at once, and a hand edit of one is in the next page`, async () => {
+    // The store's readText, counted: how many of a page's documents are read one by one.
+    const readText = FileStore.prototype.readText
+    let readOneByOne = 0
+    FileStore.prototype.readText = function (this: FileStore, path) {
+      readOneByOne++
+      return readText.call(this, path)
+    }
     const server = await startOnFolder()
     try {
       const ids = ['p0', 'p1', 'p2']
@@ -289,14 +296,17 @@ for (const page of pages) {
       for (const id of ids) watching.statsOf(fileOf(server.dir, id))
       const ownFile = join(server.dir, 'notes', '@.json')
       watching.statsOf(ownFile)
+      readOneByOne = 0
       for (let read = 0; read < 5; read++) assert.equal(page.items((await server.request('GET', page.url)).json), ids.map((id, n) => ({ id, n })))
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
+      assert.is(readOneByOne, 0, 'and is answered from memory all at once (FileStore.textsFromMemory), none of its documents read one by one')
       // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
       assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
       writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
       assert.equal(page.items((await server.request('GET', page.url)).json), [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
     } finally {
+      FileStore.prototype.readText = readText
       await server.close()
     }
   })
