@@ -111,6 +111,23 @@ export function isFolder(path: NodePath, directory: string, depth: number): bool
   return true
 }
 
+/**
+ * One stat of each document file, as the document cache checks a file (inode, size, mtime): a
+ * token per file, undefined where there is none (what a listing index compares to see hand edits
+ * without reading the files, docs/http-api.md, "Listing queries").
+ */
+export function versionTokens(files: readonly string[]): (string | undefined)[] {
+  return files.map((file) => {
+    try {
+      const stats = statSync(file, { throwIfNoEntry: false })
+      return stats && `${stats.ino}:${stats.size}:${stats.mtimeMs}`
+    } catch (error) {
+      // Whatever stops the stat: a token that never matches, so the read says what is wrong.
+      return `unreadable:${errorCode(error) ?? ''}:${performance.now()}`
+    }
+  })
+}
+
 /** Whether a regular file is at `file` (no link followed). */
 export function isRegularFile(file: string): boolean {
   try {

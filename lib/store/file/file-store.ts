@@ -8,7 +8,7 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
 import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
@@ -147,24 +147,11 @@ export class FileStore implements Store {
     return answerOf(found)
   }
 
-  /**
-   * The compact texts of the documents of `names` below `path`, all from memory, when every one is a
-   * trusted hit (watched-hits.ts) and no batch is under way: a page read again and again waits once,
-   * for this turn's check phase, where reading its documents one by one waited once each. Undefined
-   * when any is not, at once or in the check phase: the caller then reads them one by one.
-   */
+  /** Store.textsFromMemory: a whole page waits once, for the check phase, when every document is a trusted hit (watched-hits.ts) and no batch is under way. */
   textsFromMemory(path: NodePath, names: readonly string[]): Promise<string[] | undefined> | undefined {
     if (!this.#applying.idle) return undefined
-    const base = this.#directoryOf(path)
-    const prefix = base === this.dir ? this.#base : base + sep
-    const directories: string[] = []
-    for (const name of names) {
-      // Stops at the first one not trusted: a window of a big collection is mostly not.
-      const directory = prefix + encodeSegment(name)
-      if (!this.#hits.trusted(directory)) return undefined
-      directories.push(directory)
-    }
-    return this.#hits.allAfterEvents(directories, (entries) => (entries && this.#applying.idle ? entries.map((entry) => answerOf(entry).json) : undefined))
+    const prefix = this.#childPrefix(path)
+    return this.#hits.allAfterEvents(names, (name) => prefix + encodeSegment(name), (entries) => (entries && this.#applying.idle ? entries.map((entry) => answerOf(entry).json) : undefined))
   }
 
   /**
@@ -326,23 +313,10 @@ export class FileStore implements Store {
     }
   }
 
-  /**
-   * One stat of each named child's document file, as the document cache
-   * checks a file (inode, size, mtime): what a listing index compares to
-   * see hand edits without reading the files (docs/http-api.md, "Listing queries").
-   */
+  /** One stat of each named child's document file (versionTokens): what a listing index compares to see hand edits. */
   documentVersions(path: NodePath, names: readonly string[]): (string | undefined)[] {
-    const base = this.#directoryOf(path)
-    const prefix = base === this.dir ? this.#base : base + sep
-    return names.map((name) => {
-      try {
-        const stats = statSync(prefix + encodeSegment(name) + sep + DOC_FILE, { throwIfNoEntry: false })
-        return stats && `${stats.ino}:${stats.size}:${stats.mtimeMs}`
-      } catch (error) {
-        // Whatever stops the stat: a token that never matches, so the read says what is wrong.
-        return `unreadable:${errorCode(error) ?? ''}:${performance.now()}`
-      }
-    })
+    const prefix = this.#childPrefix(path)
+    return versionTokens(names.map((name) => prefix + encodeSegment(name) + sep + DOC_FILE))
   }
 
   /** Links in the folder where a node's folder would be: no listing shows them, so a copy of the store names them (docs/postgres.md, "Moving a store"). */
@@ -600,6 +574,11 @@ export class FileStore implements Store {
     const directories = [this.dir]
     for (const segment of path) directories.push(this.#below(directories[directories.length - 1], encodeSegment(segment)))
     return directories
+  }
+
+  /** What the folders of a node's children start with. */
+  #childPrefix(path: NodePath): string {
+    return path.length === 0 ? this.#base : this.#directoryOf(path) + sep
   }
 
   #below(directory: string, name: string): string {

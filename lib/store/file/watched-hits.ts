@@ -141,10 +141,18 @@ export class WatchedHits {
   }
 
   /**
-   * As afterEvents for many documents at once (a page's): `answer` gets the cache's entries of
-   * `directories`' documents if every one is still trusted, else undefined.
+   * As afterEvents for many documents at once (a page's), those of the folders `folderOf` gives for
+   * `names`: undefined at once unless every one is trusted now; else `answer` gets their cache
+   * entries in this turn's check phase if every one still is, or undefined.
    */
-  allAfterEvents<T>(directories: readonly string[], answer: (entries: CacheEntry[] | undefined) => T): Promise<T> {
+  allAfterEvents<T>(names: readonly string[], folderOf: (name: string) => string, answer: (entries: CacheEntry[] | undefined) => T): Promise<T> | undefined {
+    const directories: string[] = []
+    for (const name of names) {
+      const directory = folderOf(name)
+      // Stops at the first one not trusted: a window of a big collection mostly is not.
+      if (!this.trusted(directory)) return undefined
+      directories.push(directory)
+    }
     return this.#inCheckPhase(() => {
       const entries: CacheEntry[] = []
       for (const directory of directories) {

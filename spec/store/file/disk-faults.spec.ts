@@ -548,7 +548,8 @@ diskTest('a server closed while a batch is unfinished closes at once, stops retr
   }
 })
 
-diskTest('the store itself refuses every write on one chain with an unfinished batch\'s nodes, whatever was read before, and takes writes elsewhere', async () => {
+/** A store (no server) on a store folder on a fresh tmpfs, the batch's nodes written. */
+async function fileStoreOnSmallDisk(): Promise<{ mount: { dir: string; unmount(): Promise<void> }; dir: string; store: FileStore }> {
   const mount = await mountTmpfs('2m')
   if (typeof mount === 'string') throw new Error(mount)
   const dir = join(mount.dir, 'store')
@@ -556,8 +557,24 @@ diskTest('the store itself refuses every write on one chain with an unfinished b
   const store = await FileStore.open(dir)
   try {
     for (const name of batchNodes) await store.write(['b', name], { v: 'old' })
-    fillForBatch(mount.dir)
-    const failed = await capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch((error: unknown) => error))
+  } catch (error) {
+    await store.close()
+    await mount.unmount()
+    throw error
+  }
+  return { mount, dir, store }
+}
+
+/** Fills the disk and sends the store the batch that replaces every batch node: it fails on its third file. */
+function failingBatch(store: FileStore, mount: string): Promise<unknown> {
+  fillForBatch(mount)
+  return capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch((error: unknown) => error))
+}
+
+diskTest('the store itself refuses every write on one chain with an unfinished batch\'s nodes, whatever was read before, and takes writes elsewhere', async () => {
+  const { mount, dir, store } = await fileStoreOnSmallDisk()
+  try {
+    const failed = await failingBatch(store, mount.dir)
     assert.is((failed as StoreError).kind, 'batch-interrupted')
     assert.is(((failed as StoreError).cause as StoreError).kind, 'disk-full')
     const refused = async (what: string, attempt: Promise<unknown>) => {
@@ -578,21 +595,15 @@ diskTest('the store itself refuses every write on one chain with an unfinished b
 })
 
 diskTest('a page of an unfinished batch\'s nodes, answered from memory a moment before, is refused as each of them is', async () => {
-  const mount = await mountTmpfs('2m')
-  if (typeof mount === 'string') throw new Error(mount)
-  const dir = join(mount.dir, 'store')
-  await mkdir(dir)
-  const store = await FileStore.open(dir)
+  const { mount, store } = await fileStoreOnSmallDisk()
   try {
-    for (const name of batchNodes) await store.write(['b', name], { v: 'old' })
     // The disk fills while the batch writes n2: n3 to n5 it has not touched, and their files stay as they were.
     const unplaced = batchNodes.slice(3)
     const fromMemory = () => store.textsFromMemory(['b'], unplaced)
     // Read four times each: cached, hot, watched, then trusted (lib/store/file/watched-hits.ts).
     for (let read = 0; read < 4; read++) for (const name of unplaced) await store.readText(['b', name])
     assert.equal(await fromMemory(), unplaced.map(() => '{"v":"old"}'))
-    fillForBatch(mount.dir)
-    await capturingLog(() => store.batch(batchNodes.map((name) => ({ kind: 'write' as const, path: ['b', name], doc: batchDoc(name) }))).catch(() => {}))
+    await failingBatch(store, mount.dir)
     assert.is(await fromMemory(), undefined, 'not from memory')
     const error = await store.readText(['b', 'n3']).then(() => undefined, (caught: unknown) => caught)
     assert.ok(error instanceof StoreError && error.kind === 'batch-unfinished', String(error))
