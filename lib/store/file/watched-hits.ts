@@ -34,9 +34,10 @@ export const DEFAULT_MAX_WATCHES = 1000
  * documents hot at once than a store watches keep the watches they have, and the others stat: a
  * watch made and closed costs the event loop some 90 µs (inotify_add_watch, statfs, the watcher,
  * inotify_rm_watch), tens of the stats it saves, so trading watches between documents hot together
- * cost a GET among 5,000 of them about twice what stats alone did (docs/speed.md).
+ * cost a GET among 5,000 of them about twice what stats alone did (docs/speed.md). Short enough
+ * that documents hot from now on are watched soon after those hot before go quiet.
  */
-export const WATCH_IDLE_MS = 10_000
+export const WATCH_IDLE_MS = 2 * TRUST_MS
 /** How many watches one attempt to make room looks at, at most (the clock's hand goes on from there next time). */
 const LOOK_AT = 8
 /** After a watch is refused or fails, how long (ms) hits stat their files before watches are tried again. */
