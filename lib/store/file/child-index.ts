@@ -32,7 +32,8 @@ const CHECK_BATCH = 2000
 /**
  * A per-directory index of child names, so that a page of a big collection
  * and its X-Total-Count need one stat of the collection's folder instead of
- * a directory listing and a read of every child.
+ * a directory listing and a read of every child (the file store gives `list`
+ * the lstat that checked the way to the folder, so it is not looked at twice).
  *
  * The folder stays the truth. An index answers only while the folder's inode
  * and mtime are those it was made at: a person who adds, removes or renames a
@@ -71,9 +72,12 @@ export class ChildIndexes {
     return this.#builds
   }
 
-  /** The directory's children, or undefined when there is no such directory. */
-  async list(directory: string): Promise<ChildList | undefined> {
-    const stats = statDirectory(directory)
+  /**
+   * The directory's children, or undefined when there is no such directory. `known`: the
+   * directory's stats, or 'missing', as the caller found them a moment ago (one look fewer).
+   */
+  async list(directory: string, known?: Stats | 'missing'): Promise<ChildList | undefined> {
+    const stats = known === undefined ? statDirectory(directory) : known === 'missing' ? undefined : known
     if (stats === undefined) {
       this.#forget(directory)
       return undefined

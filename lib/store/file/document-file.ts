@@ -98,17 +98,26 @@ export function checkWay(path: NodePath, directories: readonly string[], ownFold
 
 /** Whether the folder at `depth` of the way to `path` exists; throws when a link or a file is in its place. */
 export function isFolder(path: NodePath, directory: string, depth: number): boolean {
+  return folderStats(path, directory, depth) !== undefined
+}
+
+/**
+ * The lstat(2) of the folder at `depth` of the way to `path`, undefined when it does not exist;
+ * throws when a link or a file is in its place. A folder's lstat is its stat: a listing's index
+ * takes it as the folder's version (child-index.ts) instead of a stat of its own.
+ */
+export function folderStats(path: NodePath, directory: string, depth: number): Stats | undefined {
   let stats: Stats | undefined
   try {
     stats = lstatSync(directory, { throwIfNoEntry: false })
   } catch (error) {
-    if (isMissing(error)) return false
+    if (isMissing(error)) return undefined
     throw toStoreError(error, path)
   }
-  if (stats === undefined) return false
+  if (stats === undefined) return undefined
   if (stats.isSymbolicLink()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a link, which the store does not follow`)
   if (!stats.isDirectory()) throw new StoreError('blocked-path', path, `${depth === path.length ? 'is' : 'has above it'} a file where a folder should be`)
-  return true
+  return stats
 }
 
 /**

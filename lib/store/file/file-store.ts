@@ -8,7 +8,7 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
+import { checkWay, folderStats, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
 import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
@@ -277,7 +277,7 @@ export class FileStore implements Store {
     return error
   }
 
-  /** From the folder's index of children: one stat while nothing changed (see child-index.ts). */
+  /** From the folder's index of children: while nothing changed, the lstat that checks the way to the folder is all it costs (see child-index.ts). */
   async children(path: NodePath): Promise<string[] | undefined> {
     const settling = this.#applying.settled(path)
     if (settling) await settling
@@ -300,9 +300,14 @@ export class FileStore implements Store {
 
   /** The node's child list, or undefined when the node does not exist (no document, no children). */
   async #childList(path: NodePath) {
-    if (path.length > 0) checkWay(path, this.#directoriesTo(path))
+    let stats: Stats | undefined
+    if (path.length > 0) {
+      // The folders above, then the node's own, whose lstat the index takes as its version: no second look at it.
+      const directories = this.#directoriesTo(path)
+      if (checkWay(path, directories, false) === path.length) stats = folderStats(path, directories[path.length], path.length)
+    }
     try {
-      const list = await this.#indexes.list(this.#directoryOf(path))
+      const list = await this.#indexes.list(this.#directoryOf(path), path.length > 0 ? stats ?? 'missing' : undefined)
       if (!list || (list.names.length === 0 && !list.hasDocument)) {
         this.#checkStoreFolder(path)
         return undefined

@@ -33,7 +33,7 @@ const watching = (() => {
   let refuse: string | undefined
   const countedStat = function (this: unknown, ...args: Parameters<typeof realStat>) {
     const file = String(args[0])
-    if (file.endsWith(`${sep}@.json`)) stats.set(file, (stats.get(file) ?? 0) + 1)
+    stats.set(file, (stats.get(file) ?? 0) + 1)
     return realStat.apply(this, args)
   } as typeof realStat
   const countedWatch = ((directory: string, options: { persistent?: boolean }) => {
@@ -62,7 +62,7 @@ const watching = (() => {
       patchable.watch = realWatch
       syncBuiltinESMExports()
     },
-    /** Stats of `file` since the last call. */
+    /** Stats of `file` (a path of any kind) since the last call. */
     statsOf(file: string): number {
       const count = stats.get(file) ?? 0
       stats.delete(file)
@@ -296,12 +296,15 @@ for (const page of pages) {
       for (const id of ids) watching.statsOf(fileOf(server.dir, id))
       const ownFile = join(server.dir, 'notes', '@.json')
       watching.statsOf(ownFile)
+      watching.statsOf(join(server.dir, 'notes'))
       readOneByOne = 0
       for (let read = 0; read < 5; read++) assert.equal(page.items((await server.request('GET', page.url)).json), ids.map((id, n) => ({ id, n })))
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
       assert.is(readOneByOne, 0, 'and is answered from memory all at once (FileStore.textsFromMemory), none of its documents read one by one')
       // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
       assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
+      // The listing's index takes the collection folder's version from the lstat that checks the way to it.
+      assert.is(watching.statsOf(join(server.dir, 'notes')), 0, 'no stat of the collection folder')
       writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
       assert.equal(page.items((await server.request('GET', page.url)).json), [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
