@@ -102,11 +102,17 @@ export function isFolder(path: NodePath, directory: string, depth: number): bool
 }
 
 /**
- * The lstat(2) of the folder at `depth` of the way to `path`, undefined when it does not exist;
- * throws when a link or a file is in its place. A folder's lstat is its stat: a listing's index
- * takes it as the folder's version (child-index.ts) instead of a stat of its own.
+ * checkWay down to the node's own folder, and that folder's lstat(2), or 'missing' when it or one
+ * above does not exist. A folder's lstat is its stat: a listing's index takes it as the folder's
+ * version (child-index.ts) instead of a stat of its own.
  */
-export function folderStats(path: NodePath, directory: string, depth: number): Stats | undefined {
+export function ownFolderStats(path: NodePath, directories: readonly string[]): Stats | 'missing' {
+  if (checkWay(path, directories, false) < path.length) return 'missing'
+  return folderStats(path, directories[path.length], path.length) ?? 'missing'
+}
+
+/** The lstat(2) of the folder at `depth` of the way to `path`, undefined when it does not exist; throws when a link or a file is in its place. */
+function folderStats(path: NodePath, directory: string, depth: number): Stats | undefined {
   let stats: Stats | undefined
   try {
     stats = lstatSync(directory, { throwIfNoEntry: false })

@@ -8,7 +8,7 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, folderStats, isFolder, isRegularFile, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
+import { checkWay, isFolder, isRegularFile, ownFolderStats, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
 import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
@@ -300,14 +300,10 @@ export class FileStore implements Store {
 
   /** The node's child list, or undefined when the node does not exist (no document, no children). */
   async #childList(path: NodePath) {
-    let stats: Stats | undefined
-    if (path.length > 0) {
-      // The folders above, then the node's own, whose lstat the index takes as its version: no second look at it.
-      const directories = this.#directoriesTo(path)
-      if (checkWay(path, directories, false) === path.length) stats = folderStats(path, directories[path.length], path.length)
-    }
+    // The way checked down to the node's folder, whose lstat the index takes as the folder's version: no second look at it.
+    const known = path.length > 0 ? ownFolderStats(path, this.#directoriesTo(path)) : undefined
     try {
-      const list = await this.#indexes.list(this.#directoryOf(path), path.length > 0 ? stats ?? 'missing' : undefined)
+      const list = await this.#indexes.list(this.#directoryOf(path), known)
       if (!list || (list.names.length === 0 && !list.hasDocument)) {
         this.#checkStoreFolder(path)
         return undefined
