@@ -138,8 +138,9 @@ export class FileStore implements Store {
   readTextNow(path: NodePath): StoredText | undefined | Promise<StoredText | undefined> {
     if (this.#applying.settled(path)) return this.readText(path)
     const directory = this.#directoryOf(path)
-    // A trusted hit needs no stat: answered in the check phase, once the events read with the request are applied (watched-hits.ts).
+    // A trusted hit, or a watched folder found to hold no document (a collection's), needs no stat: answered in the check phase (watched-hits.ts).
     if (this.#hits.trusted(directory)) return this.#hits.afterEvents(directory, (entry) => (entry && !this.#applying.settled(path) ? answerOf(entry) : this.readTextNow(path)))
+    if (this.#hits.trustedMissing(directory)) return this.#hits.missingAfterEvents(directory, (missing) => (missing && !this.#applying.settled(path) ? undefined : this.readTextNow(path)))
     const found = this.#lookUp(path, directory)
     if (found === undefined) return undefined
     if ('file' in found) return this.#readMissed(path, found, true).then((read) => read && { json: read.json!, etag: read.etag })
@@ -181,6 +182,7 @@ export class FileStore implements Store {
     if (stats === undefined) {
       this.#cache.delete(file)
       this.#checkStoreFolder(path)
+      this.#hits.missing(directory)
       return undefined
     }
     return this.#cache.entry(file, versionOf(stats)) ?? { directory, file }

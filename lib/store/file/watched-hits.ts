@@ -15,7 +15,8 @@ import { DOC_FILE } from './names.ts'
  * poll phase of its loop; a hit decided in the check phase after it (setImmediate) has had every event
  * delivered with its request applied. So a hit waits for that check phase, and is then answered from
  * memory if nothing was heard about its file, or a folder on its way, since a stat last found the
- * cache's version on disk, less than TRUST_MS ago.
+ * cache's version on disk, less than TRUST_MS ago. A watched folder a stat found to hold no document
+ * file (a collection's, looked for before each page of it) is told so the same way (trustedMissing).
  *
  * Where that argument does not hold, a hit stats its file as every read did before: not on Linux
  * (macOS's and Windows's watches are not read in the same turn), a file system of another machine
@@ -71,6 +72,8 @@ interface Watched {
    * began before an edit, through the pool, may put the older version back in the cache after a stat found the newer.
    */
   version: FileVersion | undefined
+  /** When (performance.now()) a stat, with the watches already in place, last found no document file in it; -Infinity since an event about it. */
+  missingAt: number
   /** When (performance.now()) a GET last used it: see WATCH_IDLE_MS. */
   usedAt: number
   closed: boolean
@@ -105,6 +108,34 @@ export class WatchedHits {
     if (now - watched.checkedAt >= TRUST_MS) return false
     watched.usedAt = now
     return true
+  }
+
+  /** True when `directory` may be told to hold no document from memory in this turn's check phase (see missingAfterEvents). */
+  trustedMissing(directory: string): boolean {
+    const watched = this.#watched.get(directory)
+    if (watched === undefined) return false
+    const now = performance.now()
+    if (now - watched.missingAt >= TRUST_MS) return false
+    watched.usedAt = now
+    return true
+  }
+
+  /**
+   * A stat just found no document file in `directory` (a collection's folder, most often): when it is
+   * watched, with the folders above it, the next reads are told so from memory for TRUST_MS, until an
+   * event about its document file or a folder on its way.
+   */
+  missing(directory: string): void {
+    const watched = this.#watched.get(directory)
+    if (watched !== undefined) watched.missingAt = performance.now()
+  }
+
+  /** Calls `answer` in this turn's check phase (as afterEvents) with whether `directory` is still trusted to hold no document. */
+  missingAfterEvents<T>(directory: string, answer: (missing: boolean) => T | Promise<T>): Promise<T> {
+    return this.#inCheckPhase(() => {
+      const watched = this.#watched.get(directory)
+      return answer(watched !== undefined && performance.now() - watched.missingAt < TRUST_MS)
+    })
   }
 
   /**
@@ -245,6 +276,7 @@ export class WatchedHits {
       document: false,
       checkedAt: -Infinity,
       version: undefined,
+      missingAt: -Infinity,
       usedAt: performance.now(),
       closed: false,
     }
@@ -262,6 +294,7 @@ export class WatchedHits {
     if (watched.closed) return
     if (name === DOC_FILE) {
       watched.checkedAt = -Infinity
+      watched.missingAt = -Infinity
       return
     }
     // The store's own files (temp files, long names' @name, the lock, the trash) are no document.
@@ -281,7 +314,10 @@ export class WatchedHits {
 
   /** So many events in one turn that some may have been lost: every hit stats its file once more. */
   #distrustAll(): void {
-    for (const watched of this.#watched.values()) watched.checkedAt = -Infinity
+    for (const watched of this.#watched.values()) {
+      watched.checkedAt = -Infinity
+      watched.missingAt = -Infinity
+    }
   }
 
   /** Stops watching a folder and every folder below it, then those above that nothing needs any more. */

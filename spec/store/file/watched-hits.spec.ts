@@ -301,13 +301,16 @@ for (const page of pages) {
       for (let read = 0; read < 5; read++) assert.equal(page.items((await server.request('GET', page.url)).json), ids.map((id, n) => ({ id, n })))
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 0, 0], 'a page of trusted documents needs no stat')
       assert.is(readOneByOne, 0, 'and is answered from memory all at once (FileStore.textsFromMemory), none of its documents read one by one')
-      // The GET looks for /notes's own document once; the listing does not ask again of a folder with children.
-      assert.is(watching.statsOf(ownFile), 5, "one look a page at the collection's own document")
+      // The watched folder was found to hold no document of its own: no page looks for it again, and the listing does not ask of a folder with children.
+      assert.is(watching.statsOf(ownFile), 0, "no look at the collection's own document")
       // The listing's index takes the collection folder's version from the lstat that checks the way to it.
       assert.is(watching.statsOf(join(server.dir, 'notes')), 0, 'no stat of the collection folder')
       writeFileSync(fileOf(server.dir, 'p1'), JSON.stringify({ id: 'p1', n: 11 }))
       assert.equal(page.items((await server.request('GET', page.url)).json), [{ id: 'p0', n: 0 }, { id: 'p1', n: 11 }, { id: 'p2', n: 2 }])
       assert.equal(ids.map((id) => watching.statsOf(fileOf(server.dir, id))), [0, 1, 0], 'only the edited one is looked at again')
+      // A document given to /notes by hand is what the next GET of /notes answers.
+      writeFileSync(ownFile, JSON.stringify({ about: 'notes' }))
+      assert.equal((await server.request('GET', '/notes')).json, { about: 'notes' })
     } finally {
       FileStore.prototype.readText = readText
       await server.close()
@@ -385,6 +388,78 @@ test('5 000 hand edits of a document are each in the next page of /notes that ho
     assert.is(edited.stale, 0, `a stale page: ${JSON.stringify(edited.first)}`)
     assert.is(loaded.wrong, 0)
     assert.ok(othersStats < loaded.requests / 20, `${othersStats} stats for ${loaded.requests} GETs of watched documents`)
+  } finally {
+    await server.close()
+  }
+})
+
+/** A collection's own document made and removed by hand, each time read back at once with a GET of the collection. */
+const ownDocumentCode = `
+const { workerData, parentPort } = require('node:worker_threads')
+const fs = require('node:fs')
+const http = require('node:http')
+const { port, file, draft, pairs } = workerData
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+const get = () => new Promise((resolve, reject) => {
+  http.get({ port, host: '127.0.0.1', path: '/notes', agent }, (res) => {
+    let text = ''
+    res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve(JSON.parse(text)))
+  }).on('error', reject)
+})
+;(async () => {
+  let stale = 0
+  let first
+  for (let n = 0; n < pairs; n++) {
+    // The listing while there is no document of its own, read twice so that the next edit finds it trusted.
+    for (let read = 0; read < 2; read++) {
+      if (!Array.isArray(await get())) {
+        stale++
+        first ??= { removed: n }
+      }
+    }
+    const text = JSON.stringify({ own: n })
+    if (n % 2 === 0) fs.writeFileSync(file, text)
+    else {
+      fs.writeFileSync(draft, text)
+      fs.renameSync(draft, file)
+    }
+    const body = await get()
+    if (body.own !== n) {
+      stale++
+      first ??= { wrote: n, read: body }
+    }
+    fs.unlinkSync(file)
+  }
+  agent.destroy()
+  parentPort.postMessage({ stale, first })
+})().catch((error) => parentPort.postMessage({ error: String(error) }))
+`
+
+test('2 000 times a document given to /notes by hand and taken away again: each time the next GET of /notes answers it, then the listing, under load', async () => {
+  const server = await startOnFolder()
+  try {
+    for (let index = 0; index < OTHERS; index++) await server.request('PUT', `/notes/other${index}`, { body: { index } })
+    const targets = Array.from({ length: OTHERS }, (_, index) => `/notes/other${index}`)
+    for (const target of targets) await warm(server, target)
+    await warm(server, '/notes')
+    const ownFile = join(server.dir, 'notes', '@.json')
+    watching.statsOf(ownFile)
+    // Trusted to hold no document: the listing looks for it no more.
+    for (let read = 0; read < 5; read++) assert.ok(Array.isArray((await server.request('GET', '/notes')).json))
+    assert.is(watching.statsOf(ownFile), 0, 'trusted before the edits')
+    const load = runWorker<{ requests: number; wrong: number }>(loadCode, { port: server.port, targets: [...targets, ...targets] })
+    const editor = runWorker<{ stale: number; first?: unknown; error?: string }>(ownDocumentCode, {
+      port: server.port,
+      file: ownFile,
+      draft: join(server.dir, 'notes', '.@.json.swp'),
+      pairs: 2000,
+    })
+    const edited = await editor.done
+    load.worker.postMessage('stop')
+    const loaded = await load.done
+    assert.is(edited.error, undefined)
+    assert.is(edited.stale, 0, `a stale answer: ${JSON.stringify(edited.first)}`)
+    assert.is(loaded.wrong, 0)
   } finally {
     await server.close()
   }
