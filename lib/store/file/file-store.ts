@@ -480,8 +480,7 @@ export class FileStore implements Store {
   async #placeFile(path: NodePath, directories: string[], doc: Doc, mode: 'create' | 'replace'): Promise<WriteResult | undefined> {
     const text = serializeDoc(doc)
     const file = this.#below(directories[path.length], DOC_FILE)
-    // A regular file in the document's place (one synchronous lstat): the node's directory
-    // exists and a rename tells the outcome, without a link that fails first.
+    // A regular file in the document's place (one synchronous lstat): the node's directory exists and a rename tells the outcome, without a link that fails first.
     const exists = mode === 'replace' && isRegularFile(file)
     // Only a document someone has read is kept after its write: a new one takes no room from those read.
     const keep = this.#cache.has(file)
