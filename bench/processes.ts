@@ -38,9 +38,28 @@ export interface RunningServer {
 }
 
 /** Starts restdir on a free port with the given flags and sends it one request, timing the whole. */
-export async function startRestdir(launcher: Launcher, flags: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+export function startRestdir(launcher: Launcher, flags: string[], env: Record<string, string> = {}): Promise<RunningServer> {
+  return startAnswering('restdir', launcher.command, [...launcher.args, '--port', '0', '--quiet', ...flags], env)
+}
+
+/**
+ * What a start costs this machine before restdir does anything: Node itself
+ * starting a bare `node:http` server, which says where it listens as restdir
+ * does and answers its first request, timed the same way.
+ */
+export async function bareNodeStartMs(): Promise<number> {
+  const server = await startAnswering('The bare Node server', process.execPath, ['-e', BARE_NODE_SERVER])
+  await server.stop()
+  return server.startupMs
+}
+
+const BARE_NODE_SERVER = `const server = require('node:http').createServer((req, res) => res.end('ok'))
+server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port + '/'))`
+
+/** Spawns a server that prints where it listens, and times it from the spawn to the answer of its first request. */
+async function startAnswering(name: string, command: string, args: string[], env: Record<string, string> = {}): Promise<RunningServer> {
   const startedAt = performance.now()
-  const child = spawn(launcher.command, [...launcher.args, '--port', '0', '--quiet', ...flags], {
+  const child = spawn(command, args, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
@@ -54,7 +73,7 @@ export async function startRestdir(launcher: Launcher, flags: string[], env: Rec
       const match = /listening on http:\/\/\S+:(\d+)\//.exec(output)
       if (match) resolve(Number(match[1]))
     })
-    child.on('exit', (code) => reject(new Error(`restdir exited (${code}) before listening:\n${errorOutput}${output}`)))
+    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before listening:\n${errorOutput}${output}`)))
   })
   await requestOnce(port, 'GET', '/')
   const startupMs = performance.now() - startedAt

@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
 import { buildRequest, runLoad, sendAll, type LoadResult } from './load.ts'
-import { restdirLauncher, startCeiling, startRestdir, startSirv, type BareServer, type CeilingServer, type RunningServer, type SirvServer } from './processes.ts'
+import { bareNodeStartMs, restdirLauncher, startCeiling, startRestdir, startSirv, type BareServer, type CeilingServer, type RunningServer, type SirvServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
 import { defineWorkloads, DOCUMENT_PATH, type Workload } from './workloads.ts'
@@ -94,10 +94,13 @@ async function benchmark(): Promise<Report> {
   const { fixture, memory } = await fillStore(server, documentCount, log)
   await stop(server)
 
-  // Start-up on the filled store, three times: it must not depend on the store's size.
+  // Start-up on the filled store, three times: it must not depend on the store's size. Each
+  // after a bare Node server's start, what the machine charges any start in these minutes.
   const startups: number[] = []
+  const bareNode: number[] = []
   const restarts = quick ? 1 : 3
   for (let run = 0; run < restarts; run++) {
+    bareNode.push(await bareNodeStartMs())
     server = await start(restdirFlags)
     startups.push(server.startupMs)
     if (run < restarts - 1) await stop(server)
@@ -159,7 +162,7 @@ async function benchmark(): Promise<Report> {
     duration,
     quick,
     loadAverage: { before: startedLoad, after: loadAverage() },
-    startup: { emptyStoreMs: startupEmpty, filledStoreMs: startups },
+    startup: { emptyStoreMs: startupEmpty, filledStoreMs: startups, bareNodeMs: bareNode },
     memory: { ...memory, idleAfterRestart: idleRss, afterWorkloads: rssAfterWorkloads },
     measurements,
     calibration,

@@ -51,6 +51,9 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     assert.match(run.stdout, '| workload | conns | json-server req/s | restdir req/s | restdir / json-server |')
     assert.ok(report.memory.afterReadingAll > 0 && report.memory.afterTenth > 0)
     assert.ok(report.startup.filledStoreMs.every((ms) => ms > 0) && report.startup.emptyStoreMs > 0)
+    assert.is(report.startup.bareNodeMs?.length, report.startup.filledStoreMs.length, 'a bare Node start beside each start on the filled store')
+    assert.ok(report.startup.bareNodeMs!.every((ms) => ms > 0))
+    assert.match(run.stdout, /so restdir's own start costs -?\d+ ms/)
     // The PostgreSQL store beside the file store, and two instances on one database.
     const postgres = report.postgres!
     assert.equal(postgres.measurements.map((m) => m.workload), ['pg-get', 'pg-page', 'pg-post', 'pg-put'])

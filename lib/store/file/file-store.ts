@@ -494,7 +494,7 @@ export class FileStore implements Store {
     // through it (docs/speed.md); the temporary file before it is new, and only fills the page cache.
     const calls = this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
     try {
-      const { tempPath, version } = await this.#prepareTemp(path, directories, text, made, mode, calls)
+      const { tempPath, stats } = await this.#prepareTemp(path, directories, text, made, mode, calls, keep)
       const madeDirectory = made[made.length - 1] === directories[path.length]
       const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode, exists ? POOL_CALLS : calls)
       if (outcome === 'exists') return undefined
@@ -504,7 +504,7 @@ export class FileStore implements Store {
       if (this.#sync) await Promise.all(directories.map((directory) => this.#flusher.flush(directory)))
       const etag = etagOf(text)
       // The renamed temp file keeps its inode, size and mtime: the next read finds this version.
-      if (keep) this.#cache.set(file, text, etag, version)
+      if (keep && stats) this.#cache.set(file, text, etag, versionOf(stats))
       return { created: outcome === 'created', etag }
     } catch (error) {
       for (const directory of made.reverse()) await removeIfEmpty(directory, (parent) => this.#tempPath(parent)).catch(() => false)
@@ -516,14 +516,14 @@ export class FileStore implements Store {
   /**
    * Makes the node's missing directories (never the store folder itself: a
    * deleted store is not silently made anew) and writes the temp file beside
-   * where the document goes; returns it with the version it was written as.
+   * where the document goes; returns it, and with `keep` its stats (its version).
    * Every folder on the way is checked not to be a link first, so a write
    * never lands outside the store; a create's own folder, under a new id, is
    * only looked at when mkdir finds something there (EEXIST): that lookup
    * would wait on the parent folder's lock, held by concurrent mkdirs, to say
    * what mkdir says anyway. `made` collects the folders this write made.
    */
-  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace', calls: FileCalls) {
+  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace', calls: FileCalls, keep: boolean) {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
@@ -539,8 +539,8 @@ export class FileStore implements Store {
         }
         await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
         const tempPath = this.#tempPath(directory)
-        // Nobody else writes a temp file: its stats are this write's version, exactly.
-        return { tempPath, version: versionOf(await writeTempFile(tempPath, text, this.#sync, calls)) }
+        // Nobody else writes a temp file: its stats are this write's version, exactly (taken only for a document the cache keeps).
+        return { tempPath, stats: await writeTempFile(tempPath, text, this.#sync, calls, keep) }
       } catch (error) {
         // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
         // this write between mkdir and the temp file: then make it again.

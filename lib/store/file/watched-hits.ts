@@ -102,20 +102,20 @@ export class WatchedHits {
 
   /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
   trusted(directory: string): boolean {
-    const watched = this.#watched.get(directory)
-    if (watched === undefined) return false
-    const now = performance.now()
-    if (now - watched.checkedAt >= TRUST_MS) return false
-    watched.usedAt = now
-    return true
+    return this.#fresh(directory, 'checkedAt')
   }
 
   /** True when `directory` may be told to hold no document from memory in this turn's check phase (see missingAfterEvents). */
   trustedMissing(directory: string): boolean {
+    return this.#fresh(directory, 'missingAt')
+  }
+
+  /** Whether `directory` is watched and what a stat found there (`since`) is less than TRUST_MS old: then the folder counts as used. */
+  #fresh(directory: string, since: 'checkedAt' | 'missingAt'): boolean {
     const watched = this.#watched.get(directory)
     if (watched === undefined) return false
     const now = performance.now()
-    if (now - watched.missingAt >= TRUST_MS) return false
+    if (now - watched[since] >= TRUST_MS) return false
     watched.usedAt = now
     return true
   }

@@ -88,13 +88,16 @@ export function timedCalls(calls: FileCalls, took: (ms: number) => void): FileCa
  * path): a rename keeps the inode, size and mtime, so they are the version
  * the document will have in place.
  */
-export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls = POOL_CALLS): Promise<Stats> {
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls?: FileCalls): Promise<Stats>
+/** `withStats` false: a caller that keeps no version of the file is spared the fstat. */
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls: FileCalls, withStats: boolean): Promise<Stats | undefined>
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls = POOL_CALLS, withStats = true): Promise<Stats | undefined> {
   const fd = await calls.create(tempPath)
-  let stats: Stats
+  let stats: Stats | undefined
   try {
     await calls.write(fd, text)
     if (sync) await calls.fsync(fd)
-    stats = fstatSync(fd)
+    if (withStats) stats = fstatSync(fd)
   } catch (error) {
     await quietly(() => calls.close(fd))
     await quietly(() => calls.unlink(tempPath))

@@ -69,6 +69,32 @@ test('a replacement writes its temporary file on the calling thread and renames 
   }
 })
 
+test('a write takes its temporary file\'s stats only for a document the cache keeps, which a new one is not', async () => {
+  // The version a write leaves in the cache is its temporary file's fstat (a rename keeps the inode, size and mtime).
+  const { fstatSync } = fs
+  let fstats = 0
+  fs.fstatSync = ((...args: Parameters<typeof fstatSync>) => (fstats++, fstatSync(...args))) as typeof fstatSync
+  syncBuiltinESMExports()
+  try {
+    await withStore({}, async (store) => {
+      fstats = 0
+      await store.create(['posts', 'p1'], { title: 'first' })
+      await store.write(['posts', 'p2'], { title: 'second' })
+      assert.is(fstats, 0, 'a POST and a PUT of documents nobody read')
+      assert.equal((await store.read(['posts', 'p1']))?.doc, { title: 'first' })
+      fstats = 0
+      await store.write(['posts', 'p1'], { title: 'again' })
+      assert.is(fstats, 1, 'a replacement of a document read: its new version is kept')
+      fstats = 0
+      assert.equal((await store.read(['posts', 'p1']))?.doc, { title: 'again' })
+      assert.is(fstats, 0, 'and the next read is answered from it, with no file read')
+    })
+  } finally {
+    fs.fstatSync = fstatSync
+    syncBuiltinESMExports()
+  }
+})
+
 test('calls that add up past the budget send the writes to the pool: the next write lets the event loop turn', async () => {
   // Every call counts as slow, and the budget is nothing: the first write's calls use it up.
   await withStore({ slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 10_000 } }, async (store, dir) => {
