@@ -132,10 +132,7 @@ export class WatchedHits {
 
   /** Calls `answer` in this turn's check phase (as afterEvents) with whether `directory` is still trusted to hold no document. */
   missingAfterEvents<T>(directory: string, answer: (missing: boolean) => T | Promise<T>): Promise<T> {
-    return this.#inCheckPhase(() => {
-      const watched = this.#watched.get(directory)
-      return answer(watched !== undefined && performance.now() - watched.missingAt < TRUST_MS)
-    })
+    return this.#inCheckPhase(() => answer(this.#fresh(directory, 'missingAt')))
   }
 
   /**
