@@ -87,12 +87,13 @@ export async function readOwnFile(file: string): Promise<string | undefined> {
 /**
  * Refuses a node whose way down from the store folder passes through a
  * link or a file: lstat(2) of each folder that exists (cheap, synchronous),
- * the node's own folder included unless `ownFolder` is false. Returns the
+ * the node's own folder included unless `ownFolder` is false, from depth
+ * `from` (a folder above it known to be one: WatchedHits.checkWay). Returns the
  * depth of the first folder that does not exist (the last depth checked + 1 when all do).
  */
-export function checkWay(path: NodePath, directories: readonly string[], ownFolder = true): number {
+export function checkWay(path: NodePath, directories: readonly string[], ownFolder = true, from = 1): number {
   const last = ownFolder ? directories.length : directories.length - 1
-  for (let depth = 1; depth < last; depth++) if (!isFolder(path, directories[depth], depth)) return depth
+  for (let depth = from; depth < last; depth++) if (!isFolder(path, directories[depth], depth)) return depth
   return last
 }
 

@@ -527,7 +527,7 @@ export class FileStore implements Store {
     const directory = directories[path.length]
     for (let attempt = 1; ; attempt++) {
       try {
-        for (let depth = checkWay(path, directories, mode === 'replace'); depth < directories.length; depth++) {
+        for (let depth = await this.#hits.checkWayToWrite(path, directories, mode === 'replace'); depth < directories.length; depth++) {
           try {
             await calls.mkdir(directories[depth])
             made.push(directories[depth])

@@ -4,6 +4,8 @@ import type { CacheEntry, DocumentCache } from './document-cache.ts'
 import { errorCode } from '../fs/fs-errors.ts'
 import { sameFileVersion, type FileVersion } from '../fs/file-version.ts'
 import { DOC_FILE } from './names.ts'
+import { checkWay } from './document-file.ts'
+import type { NodePath } from '../store.ts'
 
 /*
  * Which cache hits may be answered with no stat of their file (docs/storage.md, "Editing by hand").
@@ -24,6 +26,11 @@ import { DOC_FILE } from './names.ts'
  * per-user inotify limit, descriptors), a watcher's error, a burst of events that may have
  * overflowed the kernel's queue (libuv drops the overflow event itself), and a folder no longer
  * watched (at most `maxWatches` watches; one no GET used for WATCH_IDLE_MS makes room for another).
+ *
+ * A write goes without the lstat of its collection's folder the same way (checkWayToWrite): the store
+ * folder is watched once a folder right below it is written through twice within TRUST_MS, and from
+ * the next lstat that finds it a folder on, writes through it take it for one, decided in the check
+ * phase, until TRUST_MS has passed or an event names it (a link or a file put in its place).
  */
 
 /** A stat found the cache's version this recently (ms), or the hit stats again: what no event tells (a write through a hard link from another folder, an mmap) is seen within this. */
@@ -39,6 +46,8 @@ export const DEFAULT_MAX_WATCHES = 1000
  * that documents hot from now on are watched soon after those hot before go quiet.
  */
 export const WATCH_IDLE_MS = 2 * TRUST_MS
+/** Folders right below the store folder whose lstat found them folders, kept for writes through them (checkWayToWrite), at most. */
+const MOST_WAYS = 1000
 /** How many watches one attempt to make room looks at, at most (the clock's hand goes on from there next time). */
 const LOOK_AT = 8
 /** After a watch is refused or fails, how long (ms) hits stat their files before watches are tried again. */
@@ -76,6 +85,8 @@ interface Watched {
   missingAt: number
   /** When (performance.now()) a GET last used it: see WATCH_IDLE_MS. */
   usedAt: number
+  /** Kept open for the writes through the folders right below it, though no hot document is there (the store folder's: checkWayToWrite). */
+  way: boolean
   closed: boolean
 }
 
@@ -89,6 +100,11 @@ export class WatchedHits {
   #closed = false
   /** Hits waiting for this turn's check phase. */
   #waiting: Array<() => void> = []
+  /**
+   * Folders right below the store folder an lstat found to be folders (checkWayToWrite): when
+   * (performance.now()), and the store folder's watch open before that lstat, if one was.
+   */
+  readonly #ways = new Map<string, { at: number; root: Watched | undefined }>()
   /** Events heard this turn; more than #overflowAt may mean the kernel's queue overflowed. */
   #burst = 0
   readonly #overflowAt: number
@@ -128,6 +144,46 @@ export class WatchedHits {
   missing(directory: string): void {
     const watched = this.#watched.get(directory)
     if (watched !== undefined) watched.missingAt = performance.now()
+  }
+
+  /**
+   * checkWay (document-file.ts) for a write to `path`, whose folders from the store folder down
+   * are `directories`. The folder right below the store folder (a collection's) is taken for a
+   * folder without its lstat when one found it so less than TRUST_MS ago, with the store folder
+   * watched from before that lstat, and no event has named it since: decided in this turn's check
+   * phase, as a trusted hit is, so a link or a file put in its place before the request was sent
+   * has been heard of. Else it is looked at, and one written through twice within TRUST_MS has the
+   * store folder watched, so that the writes after its next lstat need none.
+   */
+  async checkWayToWrite(path: NodePath, directories: readonly string[], ownFolder: boolean): Promise<number> {
+    const folder = directories[1]
+    if ((ownFolder ? directories.length : directories.length - 1) < 2) return checkWay(path, directories, ownFolder)
+    if (this.#wayTrusted(folder) && (await this.#inCheckPhase(() => this.#wayTrusted(folder)))) return checkWay(path, directories, ownFolder, 2)
+    const root = this.#watched.get(directories[0])
+    const depth = checkWay(path, directories, ownFolder)
+    if (depth > 1) this.#wayFound(directories[0], folder, root)
+    return depth
+  }
+
+  #wayTrusted(folder: string): boolean {
+    const way = this.#ways.get(folder)
+    const now = performance.now()
+    if (way?.root === undefined || way.root.closed || now - way.at >= TRUST_MS) return false
+    way.root.usedAt = now
+    return true
+  }
+
+  /** An lstat just found `folder`, right below `store`, to be a folder, with `root` the store folder's watch open before it, if one was. */
+  #wayFound(store: string, folder: string, root: Watched | undefined): void {
+    const now = performance.now()
+    const before = this.#ways.get(folder)
+    if (root !== undefined) root.way = true
+    else if (before !== undefined && now - before.at < TRUST_MS && this.#maxWatches > 0 && !this.#closed && now >= this.#refusedUntil) {
+      const made = this.#watchChain([store])
+      if (made !== undefined) made.way = true
+    }
+    if (this.#ways.size >= MOST_WAYS && before === undefined) this.#ways.clear()
+    this.#ways.set(folder, { at: now, root })
   }
 
   /** Calls `answer` in this turn's check phase (as afterEvents) with whether `directory` is still trusted to hold no document. */
@@ -275,6 +331,7 @@ export class WatchedHits {
       version: undefined,
       missingAt: -Infinity,
       usedAt: performance.now(),
+      way: false,
       closed: false,
     }
     watcher.on('change', (_kind, name) => this.#heard(watched, typeof name === 'string' ? name : name?.toString()))
@@ -289,6 +346,8 @@ export class WatchedHits {
     if (++this.#burst === 1) setImmediate(() => (this.#burst = 0))
     if (this.#burst === this.#overflowAt) this.#distrustAll()
     if (watched.closed) return
+    // A folder right below the store folder that an event names may now be a link, a file or none.
+    if (watched.way && name !== undefined) this.#ways.delete(watched.prefix + name)
     if (name === DOC_FILE) {
       watched.checkedAt = -Infinity
       watched.missingAt = -Infinity
@@ -311,6 +370,7 @@ export class WatchedHits {
 
   /** So many events in one turn that some may have been lost: every hit stats its file once more. */
   #distrustAll(): void {
+    this.#ways.clear()
     for (const watched of this.#watched.values()) {
       watched.checkedAt = -Infinity
       watched.missingAt = -Infinity
@@ -333,9 +393,9 @@ export class WatchedHits {
     watched.parent?.children.delete(watched)
   }
 
-  /** Closes `watched` if it is neither a hit document's folder nor above one, and so on upwards, up to `keep` (left open). */
+  /** Closes `watched` if it is neither a hit document's folder nor above one, nor kept for writes, and so on upwards, up to `keep` (left open). */
   #release(watched: Watched, keep?: Watched): void {
-    for (let at: Watched | undefined = watched; at !== undefined && at !== keep && !at.closed && !at.document && at.children.size === 0; at = at.parent) {
+    for (let at: Watched | undefined = watched; at !== undefined && at !== keep && !at.closed && !at.document && !at.way && at.children.size === 0; at = at.parent) {
       this.#forget(at)
     }
   }

@@ -1,6 +1,6 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import fs, { linkSync, mkdirSync, writeFileSync, type FSWatcher } from 'node:fs'
+import fs, { linkSync, mkdirSync, readdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync, type FSWatcher } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { rm } from 'node:fs/promises'
 import { join, sep } from 'node:path'
@@ -23,10 +23,12 @@ const fileOf = (dir: string, id: string) => join(dir, 'notes', id, '@.json')
  */
 const watching = (() => {
   // node:fs's own exports, changed for the whole process (syncBuiltinESMExports: for ES modules' imports too).
-  const patchable = fs as { statSync: typeof fs.statSync; watch: typeof fs.watch }
+  const patchable = fs as { statSync: typeof fs.statSync; lstatSync: typeof fs.lstatSync; watch: typeof fs.watch }
   const realStat = fs.statSync
+  const realLstat = fs.lstatSync
   const realWatch = fs.watch
   const stats = new Map<string, number>()
+  const lstats = new Map<string, number>()
   const open = new Map<FSWatcher, string>()
   const made: string[] = []
   let deaf = false
@@ -36,6 +38,11 @@ const watching = (() => {
     stats.set(file, (stats.get(file) ?? 0) + 1)
     return realStat.apply(this, args)
   } as typeof realStat
+  const countedLstat = function (this: unknown, ...args: Parameters<typeof realLstat>) {
+    const file = String(args[0])
+    lstats.set(file, (lstats.get(file) ?? 0) + 1)
+    return realLstat.apply(this, args)
+  } as typeof realLstat
   const countedWatch = ((directory: string, options: { persistent?: boolean }) => {
     if (refuse) throw Object.assign(new Error(`${refuse}: refused for the test`), { code: refuse })
     const watcher = realWatch(directory, options)
@@ -54,11 +61,13 @@ const watching = (() => {
   return {
     start() {
       patchable.statSync = countedStat
+      patchable.lstatSync = countedLstat
       patchable.watch = countedWatch
       syncBuiltinESMExports()
     },
     stop() {
       patchable.statSync = realStat
+      patchable.lstatSync = realLstat
       patchable.watch = realWatch
       syncBuiltinESMExports()
     },
@@ -66,6 +75,12 @@ const watching = (() => {
     statsOf(file: string): number {
       const count = stats.get(file) ?? 0
       stats.delete(file)
+      return count
+    },
+    /** Lstats of `path` (a folder on the way to a document, checkWay) since the last call. */
+    lstatsOf(path: string): number {
+      const count = lstats.get(path) ?? 0
+      lstats.delete(path)
       return count
     },
     /** Watches made on `dir` or a folder inside it since the process started. */
@@ -88,6 +103,7 @@ const watching = (() => {
       deaf = false
       refuse = undefined
       stats.clear()
+      lstats.clear()
     },
   }
 })()
@@ -509,8 +525,10 @@ test('at most `watches` folders are watched; documents hot together beyond that 
   let restoreClock = () => {}
   try {
     const ids = Array.from({ length: 12 }, (_, index) => `d${index}`)
-    for (const id of ids) await server.request('PUT', `/notes/${id}`, { body: { id, n: 0 } })
     const madeBefore = watching.madeIn(server.dir)
+    // The writes watch the store folder (their way through /notes, checkWayToWrite); the reads add the rest.
+    for (const id of ids) await server.request('PUT', `/notes/${id}`, { body: { id, n: 0 } })
+    assert.is(watching.openIn(server.dir), 1)
     let most = 0
     for (let round = 0; round < 3; round++) {
       for (const id of ids) {
@@ -619,6 +637,142 @@ test('a folder above a hot document moved away and replaced by hand is seen by t
     assert.equal((await server.request('GET', '/notes/m')).json, { id: 'm', n: 2 })
   } finally {
     await server.close()
+  }
+})
+
+/** The lstats of /posts' folder that each of `count` POSTs to /posts made, with their statuses. */
+async function postsLooking(server: TestServer, count: number, body: object = { n: 1 }): Promise<{ lstats: number[]; statuses: number[] }> {
+  const lstats: number[] = []
+  const statuses: number[] = []
+  watching.lstatsOf(join(server.dir, 'posts'))
+  for (let index = 0; index < count; index++) {
+    statuses.push((await server.request('POST', '/posts', { body })).status)
+    lstats.push(watching.lstatsOf(join(server.dir, 'posts')))
+  }
+  return { lstats, statuses }
+}
+
+test('writes through a collection written into twice within a second need no lstat of its folder, once the store folder is watched; with no watches each looks', async () => {
+  const server = await startOnFolder()
+  const unwatched = await startOnFolder(0)
+  let restoreClock = () => {}
+  try {
+    // The first finds no folder; the second finds it; the third, within a second, watches the store folder;
+    // the fourth's lstat, made with that watch open, trusts the way.
+    assert.equal(await postsLooking(server, 6), { lstats: [1, 1, 1, 1, 0, 0], statuses: [201, 201, 201, 201, 201, 201] })
+    assert.is(watching.openIn(server.dir), 1, 'the store folder alone is watched')
+    assert.equal((await postsLooking(unwatched, 6)).lstats, [1, 1, 1, 1, 1, 1])
+    assert.is(watching.openIn(unwatched.dir), 0)
+    // A PUT over a document looks at its own folder, never again at the collection's.
+    const id = readdirSync(join(server.dir, 'posts'))[0]
+    watching.lstatsOf(join(server.dir, 'posts', id))
+    assert.is((await server.request('PUT', `/posts/${id}`, { body: { id, n: 2 } })).status, 200)
+    assert.is(watching.lstatsOf(join(server.dir, 'posts')), 0)
+    assert.is(watching.lstatsOf(join(server.dir, 'posts', id)), 1)
+    // Trusted for a second (TRUST_MS) at most, as a hit is: then an lstat again, which trusts it anew.
+    restoreClock = advanceClock(TRUST_MS)
+    assert.equal((await postsLooking(server, 2)).lstats, [1, 0])
+  } finally {
+    restoreClock()
+    await server.close()
+    await unwatched.close()
+  }
+})
+
+test('a link, a file or another folder put by hand in the place of a trusted collection\'s folder is what the next write finds', async () => {
+  const server = await startOnFolder()
+  const outside = await makeTempDir()
+  const posts = join(server.dir, 'posts')
+  try {
+    assert.equal((await postsLooking(server, 5)).lstats.slice(-1), [0], 'the way is trusted')
+    renameSync(posts, join(server.dir, 'kept'))
+    symlinkSync(outside, posts)
+    assert.is((await server.request('POST', '/posts', { body: { n: 2 } })).status, 409, 'a link is not followed')
+    assert.is((await server.request('PUT', '/posts/chosen', { body: { n: 2 } })).status, 409)
+    assert.equal(readdirSync(outside), [], 'nothing was written outside the store')
+    unlinkSync(posts)
+    renameSync(join(server.dir, 'kept'), posts)
+    assert.equal((await postsLooking(server, 3)).lstats.slice(-1), [0], 'trusted again')
+    renameSync(posts, join(server.dir, 'kept'))
+    writeFileSync(posts, 'not a folder')
+    assert.is((await server.request('POST', '/posts', { body: { n: 3 } })).status, 409, 'a file is no folder')
+    unlinkSync(posts)
+    renameSync(join(server.dir, 'kept'), posts)
+    assert.equal((await postsLooking(server, 3)).lstats.slice(-1), [0], 'trusted again')
+    const before = readdirSync(posts).length
+    renameSync(posts, join(server.dir, 'kept'))
+    mkdirSync(posts)
+    const created = await server.request('POST', '/posts', { body: { n: 4 } })
+    assert.is(created.status, 201)
+    assert.equal(readdirSync(posts), [created.json.id], 'the new folder holds the new document')
+    assert.is(readdirSync(join(server.dir, 'kept')).length, before, 'the one moved away holds no more than before')
+  } finally {
+    await server.close()
+    await rm(outside, { recursive: true, force: true })
+  }
+})
+
+/*
+ * From another thread, as from another process: the collection's folder swapped for a link to a
+ * folder outside the store and back, each time followed at once by a POST, while other threads
+ * keep the server busy. Plain JavaScript, run by the worker as it is.
+ */
+const swapperCode = `
+const { workerData, parentPort } = require('node:worker_threads')
+const fs = require('node:fs')
+const http = require('node:http')
+const { port, posts, kept, outside, rounds } = workerData
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+const post = () => new Promise((resolve, reject) => {
+  const req = http.request({ port, host: '127.0.0.1', path: '/posts', method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
+    res.resume().on('end', () => resolve(res.statusCode))
+  })
+  req.on('error', reject)
+  req.end('{"n":1}')
+})
+;(async () => {
+  let followed = 0
+  let refusedReal = 0
+  for (let round = 0; round < rounds; round++) {
+    // Two writes through the real folder: the way is trusted again before the link goes in.
+    for (let write = 0; write < 2; write++) if ((await post()) !== 201) refusedReal++
+    fs.renameSync(posts, kept)
+    fs.symlinkSync(outside, posts)
+    if ((await post()) !== 409) followed++
+    fs.unlinkSync(posts)
+    fs.renameSync(kept, posts)
+  }
+  agent.destroy()
+  parentPort.postMessage({ followed, refusedReal })
+})().catch((error) => parentPort.postMessage({ error: String(error) }))
+`
+
+test('500 times a link put in place of a trusted collection\'s folder from another thread: no POST after it follows it, under load', async () => {
+  const server = await startOnFolder()
+  const outside = await makeTempDir()
+  try {
+    assert.equal((await postsLooking(server, 5)).lstats.slice(-1), [0], 'the way is trusted')
+    for (let index = 0; index < OTHERS; index++) await server.request('PUT', `/notes/other${index}`, { body: { index } })
+    const targets = Array.from({ length: OTHERS }, (_, index) => `/notes/other${index}`)
+    const load = runWorker<{ requests: number; wrong: number }>(loadCode, { port: server.port, targets: [...targets, ...targets] })
+    const swapper = runWorker<{ followed: number; refusedReal: number; error?: string }>(swapperCode, {
+      port: server.port,
+      posts: join(server.dir, 'posts'),
+      kept: join(server.dir, 'kept'),
+      outside,
+      rounds: 500,
+    })
+    const swapped = await swapper.done
+    load.worker.postMessage('stop')
+    const loaded = await load.done
+    assert.is(swapped.error, undefined)
+    assert.is(swapped.followed, 0, 'a POST answered otherwise than 409 while a link was in place')
+    assert.equal(readdirSync(outside), [], 'nothing was written outside the store')
+    assert.is(swapped.refusedReal, 0)
+    assert.ok(loaded.requests > 1000, `the load ran (${loaded.requests} GETs)`)
+  } finally {
+    await server.close()
+    await rm(outside, { recursive: true, force: true })
   }
 })
 

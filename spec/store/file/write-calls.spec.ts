@@ -9,18 +9,31 @@ import { makeTempDir } from '../../support/helpers.ts'
 // Where a write's file-system calls run (lib/store/file/file-store.ts, #placeFile, and call-budget.ts;
 // docs/speed.md, "A new document's calls stay on the event loop's thread"): on the calling thread
 // while calls are quick, but for the rename that replaces a file; through the thread pool with
-// --sync, for that rename, or for a while after calls that waited or filled the event loop. A write on the
-// calling thread lands within the turn of the event loop it began in; one through the pool lets the
-// loop turn while each call runs, so a callback queued with setImmediate runs before it lands.
+// --sync, for that rename, or for a while after calls that waited or filled the event loop. The
+// calling thread's calls are counted through node:fs's own exports (syncBuiltinESMExports: for ES
+// modules' imports too); a call through the pool is none of them.
 
-/** Whether the event loop turned while `write` ran. */
-async function turnedDuring(write: () => Promise<unknown>): Promise<boolean> {
-  let turned = false
-  const immediate = setImmediate(() => (turned = true))
-  await write()
-  clearImmediate(immediate)
-  return turned
+/** The temporary file's open and its rename that `write` made on the calling thread. */
+async function onThread(write: () => Promise<unknown>): Promise<{ open: number; rename: number }> {
+  const { openSync, renameSync } = fs
+  const counts = { open: 0, rename: 0 }
+  fs.openSync = ((...args: Parameters<typeof openSync>) => (counts.open++, openSync(...args))) as typeof openSync
+  fs.renameSync = ((...args: Parameters<typeof renameSync>) => (counts.rename++, renameSync(...args))) as typeof renameSync
+  syncBuiltinESMExports()
+  try {
+    await write()
+    return counts
+  } finally {
+    fs.openSync = openSync
+    fs.renameSync = renameSync
+    syncBuiltinESMExports()
+  }
 }
+
+/** All of a write on the calling thread; its rename alone through the pool; all of it through the pool. */
+const THREAD = { open: 1, rename: 1 }
+const RENAME_IN_POOL = { open: 1, rename: 0 }
+const POOL = { open: 0, rename: 0 }
 
 async function withStore(options: FileStoreOptions, run: (store: FileStore, dir: string) => Promise<void>) {
   const dir = await makeTempDir('restdir-write-calls-')
@@ -35,38 +48,31 @@ async function withStore(options: FileStoreOptions, run: (store: FileStore, dir:
 
 test('without --sync, a write that replaces no file lands on the calling thread; a replacement goes through the pool', async () => {
   await withStore({}, async (store, dir) => {
-    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { title: 'first' })), false, 'a create in a new collection')
-    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { title: 'second' })), false, 'a create beside it')
-    assert.is(await turnedDuring(() => store.write(['profile'], { name: 'n' })), false, 'a new document at the top')
+    assert.equal(await onThread(() => store.create(['posts', 'p1'], { title: 'first' })), THREAD, 'a create in a new collection')
+    assert.equal(await onThread(() => store.create(['posts', 'p2'], { title: 'second' })), THREAD, 'a create beside it')
+    // From the fourth on, the collection's folder is trusted with no lstat, decided in the check phase (watched-hits.ts).
+    for (const id of ['p3', 'p4', 'p5']) assert.equal(await onThread(() => store.create(['posts', id], { title: id })), THREAD, `and ${id}`)
+    assert.equal(await onThread(() => store.write(['profile'], { name: 'n' })), THREAD, 'a new document at the top')
     // ext4 starts writing the new file out when a rename replaces one: that rename waits on the disk.
-    assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { title: 'again' })), true, 'a replacement')
+    assert.equal(await onThread(() => store.write(['posts', 'p1'], { title: 'again' })), RENAME_IN_POOL, 'a replacement')
     assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { title: 'again' })
     assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p2', '@.json'), 'utf8')), { title: 'second' })
     assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
   })
 })
 
-test('a replacement writes its temporary file on the calling thread and renames it through the pool', async () => {
-  // The calling thread's calls are counted through node:fs's own exports.
-  const { openSync, renameSync } = fs
-  const onThread = { open: 0, rename: 0 }
-  fs.openSync = ((...args: Parameters<typeof openSync>) => (onThread.open++, openSync(...args))) as typeof openSync
-  fs.renameSync = ((...args: Parameters<typeof renameSync>) => (onThread.rename++, renameSync(...args))) as typeof renameSync
-  syncBuiltinESMExports()
-  try {
-    await withStore({}, async (store, dir) => {
-      await store.create(['posts', 'p1'], { title: 'first' })
-      assert.equal(onThread, { open: 1, rename: 1 }, 'a create, all on the calling thread')
-      assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { title: 'again' })), true, 'the rename waits in the pool')
-      assert.equal(onThread, { open: 2, rename: 1 }, 'the replacement\'s temporary file on the calling thread, its rename not')
-      assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { title: 'again' })
-      assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
-    })
-  } finally {
-    fs.openSync = openSync
-    fs.renameSync = renameSync
-    syncBuiltinESMExports()
-  }
+test('a replacement writes its temporary file on the calling thread and renames it through the pool, and lands before the event loop turns again', async () => {
+  await withStore({}, async (store, dir) => {
+    await store.create(['posts', 'p1'], { title: 'first' })
+    // The pool's rename lets the event loop turn while it runs: a callback queued before it runs first.
+    let turned = false
+    const immediate = setImmediate(() => (turned = true))
+    assert.equal(await onThread(() => store.write(['posts', 'p1'], { title: 'again' })), RENAME_IN_POOL)
+    clearImmediate(immediate)
+    assert.is(turned, true, 'the rename waits in the pool')
+    assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { title: 'again' })
+    assert.equal(readdirSync(join(dir, 'posts', 'p1')), ['@.json'], 'no temp file is left')
+  })
 })
 
 test('a write takes its temporary file\'s stats only for a document the cache keeps, which a new one is not', async () => {
@@ -98,9 +104,9 @@ test('a write takes its temporary file\'s stats only for a document the cache ke
 test('calls that add up past the budget send the writes to the pool: the next write lets the event loop turn', async () => {
   // Every call counts as slow, and the budget is nothing: the first write's calls use it up.
   await withStore({ slowCalls: { callMs: 0, perSecondMs: 0, busyPerSecondMs: 10_000 } }, async (store, dir) => {
-    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), false, 'the first write, on the calling thread')
-    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { n: 2 })), true, 'the next, through the pool')
-    assert.is(await turnedDuring(() => store.write(['posts', 'p3'], { n: 3 })), true, 'a new document by PUT, through the pool')
+    assert.equal(await onThread(() => store.create(['posts', 'p1'], { n: 1 })), THREAD, 'the first write, on the calling thread')
+    assert.equal(await onThread(() => store.create(['posts', 'p2'], { n: 2 })), POOL, 'the next, through the pool')
+    assert.equal(await onThread(() => store.write(['posts', 'p3'], { n: 3 })), POOL, 'a new document by PUT, through the pool')
     assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p3', '@.json'), 'utf8')), { n: 3 })
     assert.equal(readdirSync(join(dir, 'posts', 'p2')), ['@.json'])
   })
@@ -109,8 +115,8 @@ test('calls that add up past the budget send the writes to the pool: the next wr
 test('calls that each are quick but fill the event loop past its budget send the writes to the pool', async () => {
   // No call counts as slow; the budget for all calls together is nothing.
   await withStore({ slowCalls: { callMs: 10_000, perSecondMs: 10_000, busyPerSecondMs: 0 } }, async (store) => {
-    assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), false, 'the first write, on the calling thread')
-    assert.is(await turnedDuring(() => store.create(['posts', 'p2'], { n: 2 })), true, 'the next, through the pool')
+    assert.equal(await onThread(() => store.create(['posts', 'p1'], { n: 1 })), THREAD, 'the first write, on the calling thread')
+    assert.equal(await onThread(() => store.create(['posts', 'p2'], { n: 2 })), POOL, 'the next, through the pool')
   })
 })
 
@@ -118,26 +124,26 @@ test('slow calls within the budget keep the writes on the calling thread', async
   // Every call counts as slow, but a second's budgets of 10 s are never used up by 40 writes.
   await withStore({ slowCalls: { callMs: 0, perSecondMs: 10_000, busyPerSecondMs: 10_000 } }, async (store) => {
     for (let index = 0; index < 40; index++) await store.create(['posts', `p${index}`], { index })
-    assert.is(await turnedDuring(() => store.create(['posts', 'last'], { n: 1 })), false)
+    assert.equal(await onThread(() => store.create(['posts', 'last'], { n: 1 })), THREAD)
   })
 })
 
 test('with --sync, every write goes through the pool, flushes and all', async () => {
   // The calling thread's flush (fsyncSync) is counted through node:fs's own export.
   const original = fs.fsyncSync
-  let onThread = 0
+  let flushesOnThread = 0
   fs.fsyncSync = (fd) => {
-    onThread++
+    flushesOnThread++
     return original(fd)
   }
   syncBuiltinESMExports()
   try {
     await withStore({ sync: true }, async (store, dir) => {
-      assert.is(await turnedDuring(() => store.create(['posts', 'p1'], { n: 1 })), true)
-      assert.is(await turnedDuring(() => store.write(['posts', 'p1'], { n: 2 })), true)
+      assert.equal(await onThread(() => store.create(['posts', 'p1'], { n: 1 })), POOL)
+      assert.equal(await onThread(() => store.write(['posts', 'p1'], { n: 2 })), POOL)
       assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { n: 2 })
     })
-    assert.is(onThread, 0, 'a flush on the calling thread would hold the event loop for the disk')
+    assert.is(flushesOnThread, 0, 'a flush on the calling thread would hold the event loop for the disk')
   } finally {
     fs.fsyncSync = original
     syncBuiltinESMExports()
