@@ -17,6 +17,11 @@ export interface SlowCalls {
 }
 
 /**
+ * Calls that fill four fifths of the event loop's time: those of `POST`s alone, as fast as they
+ * come, fill three fifths of it (the JavaScript and HTTP around them take the rest), and handing
+ * them to the pool then costs each half as much CPU again for nothing (docs/speed.md). ext4's
+ * search for a free inode after many deletions makes each call cost hundreds of µs: that fills it.
+ *
  * A read or a write's call on the calling thread that took longer than 1 ms
  * may have waited on the disk, or only lost the processor for a moment,
  * which a pool would not have spared the event loop either: a 2-core virtual
@@ -26,7 +31,7 @@ export interface SlowCalls {
  * (a cold cache, writes held back while dirty pages go out) costs 1–200 ms
  * a call, call after call: a tenth of the event loop's time is soon past.
  */
-export const SLOW_CALLS: SlowCalls = { callMs: 1, perSecondMs: 100, busyPerSecondMs: 500 }
+export const SLOW_CALLS: SlowCalls = { callMs: 1, perSecondMs: 100, busyPerSecondMs: 800 }
 /** How long (ms) a store reads and writes through the thread pool after such calls. */
 const POOL_AFTER_SLOW_MS = 10_000
 
