@@ -88,7 +88,7 @@ export async function readOwnFile(file: string): Promise<string | undefined> {
  * Refuses a node whose way down from the store folder passes through a
  * link or a file: lstat(2) of each folder that exists (cheap, synchronous),
  * the node's own folder included unless `ownFolder` is false, from depth
- * `from` (a folder above it known to be one: WatchedHits.checkWay). Returns the
+ * `from` (the folders above it known to be folders: WatchedHits.checkWayToWrite). Returns the
  * depth of the first folder that does not exist (the last depth checked + 1 when all do).
  */
 export function checkWay(path: NodePath, directories: readonly string[], ownFolder = true, from = 1): number {

@@ -157,7 +157,8 @@ export class WatchedHits {
    */
   async checkWayToWrite(path: NodePath, directories: readonly string[], ownFolder: boolean): Promise<number> {
     const folder = directories[1]
-    if ((ownFolder ? directories.length : directories.length - 1) < 2) return checkWay(path, directories, ownFolder)
+    // Nothing below the store folder to look at, or nothing watched that could tell of a change.
+    if ((ownFolder ? directories.length : directories.length - 1) < 2 || this.#maxWatches === 0) return checkWay(path, directories, ownFolder)
     if (this.#wayTrusted(folder) && (await this.#inCheckPhase(() => this.#wayTrusted(folder)))) return checkWay(path, directories, ownFolder, 2)
     const root = this.#watched.get(directories[0])
     const depth = checkWay(path, directories, ownFolder)
