@@ -61,7 +61,7 @@ test('without --sync, a write that replaces no file lands on the calling thread;
   })
 })
 
-test('a replacement writes its temporary file on the calling thread and renames it through the pool, and lands before the event loop turns again', async () => {
+test('a replacement writes its temporary file on the calling thread and renames it through the pool, while the event loop turns', async () => {
   await withStore({}, async (store, dir) => {
     await store.create(['posts', 'p1'], { title: 'first' })
     // The pool's rename lets the event loop turn while it runs: a callback queued before it runs first.
