@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, statSync, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { StoreError } from '../errors.ts'
 import type { NodePath } from '../store.ts'
@@ -13,6 +13,36 @@ import { notRegular } from '../fs/file-version.ts'
  * file it changes nothing. Both are 0 where the platform lacks them (Windows).
  */
 const SAFE_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+/**
+ * Where an open file really is, as the kernel names it (`/proc/self/fd/N`, Linux): true where that
+ * can be read. A read then opens first and checks where the open landed, so no link swapped in on
+ * the way, even between a check and the open, leads it out of the store (docs/storage.md, "Writes,
+ * links and removals"); elsewhere the folders on the way are checked before the open.
+ */
+export const OPEN_PLACES = process.platform === 'linux' && placesWork()
+
+function placesWork(): boolean {
+  try {
+    const fd = openSync('/', constants.O_RDONLY)
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === '/'
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return false
+  }
+}
+
+/** What a read answers when the file it opened is not at the place asked for: a link on the way led elsewhere. */
+export const ELSEWHERE = Symbol('elsewhere')
+
+/** Whether the file open at `fd` is at `place`, or was when it was replaced or removed since (OPEN_PLACES only). */
+function isAt(fd: number, place: string): boolean {
+  const at = readlinkSync(`/proc/self/fd/${fd}`)
+  return at === place || at === `${place} (deleted)`
+}
 
 /** A document file as read: its bytes and the stats of the very descriptor they came from. */
 export interface DocumentBytes {
@@ -32,9 +62,12 @@ function openRefused(error: unknown): string | undefined {
  * Reads a document file only if it is a regular file reached without a link:
  * the bytes, undefined when there is none, or a sentence saying what is in
  * its place instead (a link, a directory, a pipe or a device), which is then
- * left unread.
+ * left unread. With `place` (OPEN_PLACES), ELSEWHERE when the open landed
+ * anywhere but there, read nothing.
  */
-export async function readDocumentFile(file: string): Promise<DocumentBytes | string | undefined> {
+export async function readDocumentFile(file: string): Promise<DocumentBytes | string | undefined>
+export async function readDocumentFile(file: string, place: string | undefined): Promise<DocumentBytes | string | typeof ELSEWHERE | undefined>
+export async function readDocumentFile(file: string, place?: string): Promise<DocumentBytes | string | typeof ELSEWHERE | undefined> {
   let handle
   try {
     handle = await open(file, SAFE_READ)
@@ -42,6 +75,7 @@ export async function readDocumentFile(file: string): Promise<DocumentBytes | st
     return openRefused(error)
   }
   try {
+    if (place !== undefined && !isAt(handle.fd, place)) return ELSEWHERE
     const stats = await handle.stat()
     const problem = notRegular(stats)
     if (problem) return problem
@@ -58,7 +92,7 @@ export async function readDocumentFile(file: string): Promise<DocumentBytes | st
  * futexes and wake-ups; the caller goes back to the pool when a read is slow
  * (a cold cache: the disk would hold the event loop).
  */
-export function readDocumentFileSync(file: string): DocumentBytes | string | undefined {
+export function readDocumentFileSync(file: string, place?: string): DocumentBytes | string | typeof ELSEWHERE | undefined {
   let fd: number
   try {
     fd = openSync(file, SAFE_READ)
@@ -66,6 +100,7 @@ export function readDocumentFileSync(file: string): DocumentBytes | string | und
     return openRefused(error)
   }
   try {
+    if (place !== undefined && !isAt(fd, place)) return ELSEWHERE
     const stats = fstatSync(fd)
     const problem = notRegular(stats)
     if (problem) return problem

@@ -8,7 +8,7 @@ import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, isFolder, isRegularFile, ownFolderStats, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
+import { checkWay, ELSEWHERE, isFolder, isRegularFile, OPEN_PLACES, ownFolderStats, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
 import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
 import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
@@ -64,7 +64,7 @@ export class FileStore implements Store {
   readonly #applying = new ApplyingBatches({ locks: this.#locks, place: (ops, journal) => this.#placeBatch(ops, journal), emit: (change) => this.#feed.emit(change) })
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
-  /** `dir` with every link resolved, ending in a separator; made at the first cache miss read through the pool. */
+  /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
   #realBase: string | undefined
   /** When cache misses and writes go through the thread pool; a write's calls on the calling thread are each timed for it. */
   readonly #budget: CallBudget
@@ -213,27 +213,27 @@ export class FileStore implements Store {
   }
 
   /**
-   * Reads a node's document file only when it is a regular file inside the
-   * store: the file itself is opened without following a link, and no folder
-   * on the way from the store folder may be a link or a file (lstat(2) of
-   * each, checkWay). All of it on the calling thread (a fraction of the
-   * pool's round trips for a cached file) until reads wait on the disk
-   * (call-budget.ts); in the pool, the folders are checked with one realpath(3).
+   * Reads a node's document file only when it is a regular file inside the store: opened without
+   * following a link, and no folder on the way from the store folder a link or a file. Where the
+   * kernel names an open file's place (OPEN_PLACES), the open must have landed at the file's own,
+   * which no link swapped in on the way passes, even during the open (checkWay then names what is
+   * wrong); elsewhere, checkWay first, or a realpath(3) after it in the pool (call-budget.ts: when).
    */
   async #readFile(path: NodePath, directory: string, file: string) {
     let read
     try {
+      const place = OPEN_PLACES && path.length > 0 ? this.#realPathOf(file) : undefined
       if (!this.#budget.pooled) {
         const started = performance.now()
-        if (path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
-        read = readDocumentFileSync(file)
+        if (place === undefined && path.length > 0 && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
+        read = readDocumentFileSync(file, place)
         this.#budget.took(performance.now() - started)
       } else {
-        read = await readDocumentFile(file)
-        if (read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realDirectoryOf(directory)) {
-          throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
-        }
+        read = await readDocumentFile(file, place)
+        if (place === undefined && read !== undefined && path.length > 0 && (await realpath(directory)) !== this.#realPathOf(directory)) read = ELSEWHERE
       }
+      if (place !== undefined && (read === ELSEWHERE || typeof read === 'string') && checkWay(path, this.#directoriesTo(path)) <= path.length) return undefined
+      if (read === ELSEWHERE) throw new StoreError('blocked-path', path, 'or one above it is a link, which the store does not follow')
     } catch (error) {
       // A link or a file on the way to no document at all is no document, as a stat through it tells (#lookUp).
       if (isMissing(error) || (error instanceof StoreError && error.kind === 'blocked-path' && statDocument(file, path) === undefined)) return undefined
@@ -243,10 +243,10 @@ export class FileStore implements Store {
     return read
   }
 
-  /** Where a node's folder is once every link above the store folder is resolved. */
-  #realDirectoryOf(directory: string): string {
+  /** Where a path in the store folder is once every link above the store folder is resolved. */
+  #realPathOf(inStore: string): string {
     this.#realBase ??= realpathSync(this.dir) + sep
-    return this.#realBase + directory.slice(this.#base.length)
+    return this.#realBase + inStore.slice(this.#base.length)
   }
 
   /**
