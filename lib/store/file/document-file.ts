@@ -1,9 +1,10 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, statSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { StoreError } from '../errors.ts'
 import type { NodePath } from '../store.ts'
 import { errorCode, isMissing, toStoreError } from '../fs/fs-errors.ts'
 import { notRegular } from '../fs/file-version.ts'
+import { isAt } from '../fs/open-place.ts'
 
 /*
  * O_NOFOLLOW: a link in a document's place is refused, never followed out of
@@ -14,35 +15,8 @@ import { notRegular } from '../fs/file-version.ts'
  */
 const SAFE_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
 
-/**
- * Where an open file really is, as the kernel names it (`/proc/self/fd/N`, Linux): true where that
- * can be read. A read then opens first and checks where the open landed, so no link swapped in on
- * the way, even between a check and the open, leads it out of the store (docs/storage.md, "Writes,
- * links and removals"); elsewhere the folders on the way are checked before the open.
- */
-export const OPEN_PLACES = process.platform === 'linux' && placesWork()
-
-function placesWork(): boolean {
-  try {
-    const fd = openSync('/', constants.O_RDONLY)
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === '/'
-    } finally {
-      closeSync(fd)
-    }
-  } catch {
-    return false
-  }
-}
-
 /** What a read answers when the file it opened is not at the place asked for: a link on the way led elsewhere. */
 export const ELSEWHERE = Symbol('elsewhere')
-
-/** Whether the file open at `fd` is at `place`, or was when it was replaced or removed since (OPEN_PLACES only). */
-function isAt(fd: number, place: string): boolean {
-  const at = readlinkSync(`/proc/self/fd/${fd}`)
-  return at === place || at === `${place} (deleted)`
-}
 
 /** A document file as read: its bytes and the stats of the very descriptor they came from. */
 export interface DocumentBytes {

@@ -2,19 +2,20 @@ import { randomBytes } from 'node:crypto'
 import { realpathSync, statSync, type Stats } from 'node:fs'
 import { access, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
-import { fsyncDirectory, placeFile, POOL_CALLS, THREAD_CALLS, timedCalls, writeTempFile, type FileCalls } from '../fs/atomic.ts'
+import { fsyncDirectory, placeFile, POOL_CALLS, THREAD_CALLS, timedCalls } from '../fs/atomic.ts'
+import { OPEN_PLACES } from '../fs/open-place.ts'
 import { answerOf, DocumentCache, defaultCacheLimits, type CacheEntry, type CacheLimits } from './document-cache.ts'
 import { versionOf } from '../fs/file-version.ts'
 import { DirectoryFlusher } from '../fs/flush.ts'
 import { ChildIndexes, type ChildChange } from './child-index.ts'
 import { encodeSegment } from './encode.ts'
-import { checkWay, ELSEWHERE, isFolder, isRegularFile, OPEN_PLACES, ownFolderStats, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
+import { checkWay, ELSEWHERE, isRegularFile, ownFolderStats, isThere, readDocumentFile, readDocumentFileSync, statDocument, versionTokens } from './document-file.ts'
 import { CallBudget, SLOW_CALLS, type SlowCalls } from './call-budget.ts'
 import { StoreError } from '../errors.ts'
-import { errorCode, isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
+import { isMissing, storeTrouble, toStoreError } from '../fs/fs-errors.ts'
 import { openStoreFolder } from './folder.ts'
 import { releaseLock, type StoreLock } from '../fs/folder-lock.ts'
-import { childSegment, DOC_FILE, ensureNameFiles, hasChildNode, linkedNodes } from './names.ts'
+import { childSegment, DOC_FILE, hasChildNode, linkedNodes } from './names.ts'
 import { removeIfEmpty } from './prune.ts'
 import { inspectRemoved, removeSubtree } from './remove.ts'
 import { etagOf, parseStoredDoc, serializeDoc } from '../serialize.ts'
@@ -24,6 +25,7 @@ import { ChangeFeed, changeOfWrite } from '../feed.ts'
 import { NodeLocks } from '../node-locks.ts'
 import { sweepStore } from './sweep.ts'
 import { WatchedHits } from './watched-hits.ts'
+import { writeTempBeside, type TempFiles } from './temp-file.ts'
 import { dropJournal, leftJournals, writeJournal } from './journal.ts'
 import { ApplyingBatches } from './applying-batches.ts'
 import { batchClaims, batchPlan } from '../staged.ts'
@@ -55,6 +57,8 @@ export class FileStore implements Store {
   readonly #lock: StoreLock
   readonly #cache: DocumentCache
   readonly #hits: WatchedHits
+  /** What a write's temporary files need (temp-file.ts). */
+  readonly #temps: TempFiles
   readonly #flusher = new DirectoryFlusher()
   readonly #indexes = new ChildIndexes()
   readonly #locks = new NodeLocks()
@@ -64,7 +68,7 @@ export class FileStore implements Store {
   readonly #applying = new ApplyingBatches({ locks: this.#locks, place: (ops, journal) => this.#placeBatch(ops, journal), emit: (change) => this.#feed.emit(change) })
   /** The store folder's inode when opened: a folder put in its place later is not this store. */
   readonly #rootIno: number
-  /** `dir` with every link resolved, ending in a separator; made at the first cache miss. */
+  /** `dir` with every link resolved, ending in a separator; made at the first cache miss or write. */
   #realBase: string | undefined
   /** When cache misses and writes go through the thread pool; a write's calls on the calling thread are each timed for it. */
   readonly #budget: CallBudget
@@ -106,9 +110,14 @@ export class FileStore implements Store {
     this.#budget = new CallBudget(slowCalls)
     this.#rootIno = statSync(root).ino
     this.#hits = new WatchedHits(root, cache, watches)
-    const tempPathIn = (directory: string) => this.#tempPath(directory)
+    this.#temps = {
+      hits: this.#hits,
+      sync,
+      tempName: () => this.#tempName(),
+      placeOf: (inStore) => (OPEN_PLACES ? this.#realPathOf(inStore) : undefined),
+    }
     // Not awaited: the server may serve while it runs (it spares this run's files).
-    this.recovery = lock.takenOver ? sweepStore(root, runId, tempPathIn).catch(() => {}) : Promise.resolve()
+    this.recovery = lock.takenOver ? sweepStore(root, runId, this.#temps).catch(() => {}) : Promise.resolve()
   }
 
   /** The file is the truth, also right after a person edited it: every read looks at it or has heard of its changes (watched-hits.ts). */
@@ -401,7 +410,7 @@ export class FileStore implements Store {
       const plan = await batchPlan(this, ops, staged)
       if (plan.ops.length === 0) return
       const count = ++this.#tempCount
-      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, this.#tempPath(this.dir), plan.ops).catch((error: unknown) => Promise.reject(this.#report(toStoreError(error, plan.ops[0].path))))
+      const journal = await writeJournal(this.dir, `${this.#runId}-${count}`, join(this.dir, this.#tempName()), plan.ops).catch((error: unknown) => Promise.reject(this.#report(toStoreError(error, plan.ops[0].path))))
       await this.#applying.run({ ops: plan.ops, journal, changes: plan.changes })
     })
   }
@@ -444,7 +453,7 @@ export class FileStore implements Store {
         trash: join(this.dir, `@trash-${this.#runId}-${++this.#tempCount}`),
         path,
         sync: this.#sync,
-        tempPathIn: (parent) => this.#tempPath(parent),
+        temps: this.#temps,
       })
     // The node goes, and so may ancestors left empty: whichever folder is gone left its parent's children.
     const gone = (): ChildChange[] =>
@@ -494,7 +503,7 @@ export class FileStore implements Store {
     // through it (docs/speed.md); the temporary file before it is new, and only fills the page cache.
     const calls = this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
     try {
-      const { tempPath, stats } = await this.#prepareTemp(path, directories, text, made, mode, calls, keep)
+      const { tempPath, stats } = await writeTempBeside(this.#temps, { path, directories, text, made, mode, calls, keep })
       const madeDirectory = made[made.length - 1] === directories[path.length]
       const outcome = await placeFile(tempPath, file, madeDirectory ? 'into-new-folder' : exists ? 'overwrite' : mode, exists ? POOL_CALLS : calls)
       if (outcome === 'exists') return undefined
@@ -507,45 +516,9 @@ export class FileStore implements Store {
       if (keep && stats) this.#cache.set(file, text, etag, versionOf(stats))
       return { created: outcome === 'created', etag }
     } catch (error) {
-      for (const directory of made.reverse()) await removeIfEmpty(directory, (parent) => this.#tempPath(parent)).catch(() => false)
+      for (const directory of made.reverse()) await removeIfEmpty(directory, this.#temps).catch(() => false)
       if (isMissing(error)) this.#checkStoreFolder(path)
       throw this.#report(toStoreError(error, path))
-    }
-  }
-
-  /**
-   * Makes the node's missing directories (never the store folder itself: a
-   * deleted store is not silently made anew) and writes the temp file beside
-   * where the document goes; returns it, and with `keep` its stats (its version).
-   * Every folder on the way is checked not to be a link first, so a write
-   * never lands outside the store; a create's own folder, under a new id, is
-   * only looked at when mkdir finds something there (EEXIST): that lookup
-   * would wait on the parent folder's lock, held by concurrent mkdirs, to say
-   * what mkdir says anyway. `made` collects the folders this write made.
-   */
-  async #prepareTemp(path: NodePath, directories: string[], text: string, made: string[], mode: 'create' | 'replace', calls: FileCalls, keep: boolean) {
-    const directory = directories[path.length]
-    for (let attempt = 1; ; attempt++) {
-      try {
-        for (let depth = await this.#hits.checkWayToWrite(path, directories, mode === 'replace'); depth < directories.length; depth++) {
-          try {
-            await calls.mkdir(directories[depth])
-            made.push(directories[depth])
-          } catch (error) {
-            if (errorCode(error) !== 'EEXIST') throw error
-            // Made meanwhile, or there all along: used only when it is a folder, not a link or a file.
-            isFolder(path, directories[depth], depth)
-          }
-        }
-        await ensureNameFiles(directories, path, (parent) => this.#tempPath(parent), this.#sync)
-        const tempPath = this.#tempPath(directory)
-        // Nobody else writes a temp file: its stats are this write's version, exactly (taken only for a document the cache keeps).
-        return { tempPath, stats: await writeTempFile(tempPath, text, this.#sync, calls, keep) }
-      } catch (error) {
-        // Removing an empty directory (a pruned sibling, the crash sweep, a person) may race
-        // this write between mkdir and the temp file: then make it again.
-        if (errorCode(error) !== 'ENOENT' || attempt === 3) throw error
-      }
     }
   }
 
@@ -587,9 +560,9 @@ export class FileStore implements Store {
     return (directory === this.dir ? this.#base : directory + sep) + name
   }
 
-  /** A fresh temp name in `directory`; the run id lets the crash sweep spare this run's files. */
-  #tempPath(directory: string): string {
-    return join(directory, `@tmp-${this.#runId}-${++this.#tempCount}`)
+  /** A fresh temp file's name; the run id lets the crash sweep spare this run's files. */
+  #tempName(): string {
+    return `@tmp-${this.#runId}-${++this.#tempCount}`
   }
 }
 

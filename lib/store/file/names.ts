@@ -1,10 +1,8 @@
 import type { Dirent } from 'node:fs'
-import { access, opendir, readdir } from 'node:fs/promises'
+import { opendir, readdir } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { createFileAtomically } from '../fs/atomic.ts'
 import { readOwnFile } from './document-file.ts'
 import { decodeFolderName, encodeSegment, isHashedName } from './encode.ts'
-import { isMissing } from '../fs/fs-errors.ts'
 import type { NodePath } from '../store.ts'
 
 /** A node's document, inside the node's directory. */
@@ -12,30 +10,6 @@ export const DOC_FILE = '@.json'
 
 /** In a hashed directory: the whole segment in UTF-8, since its cut name cannot be decoded. */
 export const NAME_FILE = '@name'
-
-/**
- * Gives every hashed directory on a node's path (`directories`: the store
- * folder, then one per segment) its `@name`, unless it has one already (then
- * it is complete: it is placed atomically), so that listing can tell it.
- */
-export async function ensureNameFiles(
-  directories: readonly string[],
-  path: NodePath,
-  tempPathIn: (directory: string) => string,
-  sync: boolean,
-): Promise<void> {
-  for (let depth = 1; depth < directories.length; depth++) {
-    const directory = directories[depth]
-    if (!isHashedName(basename(directory))) continue
-    const nameFile = join(directory, NAME_FILE)
-    try {
-      await access(nameFile)
-    } catch (error) {
-      if (!isMissing(error)) throw error
-      await createFileAtomically(tempPathIn(directory), nameFile, path[depth - 1], sync)
-    }
-  }
-}
 
 /**
  * The segment a child directory stands for, or undefined when the entry is

@@ -1,18 +1,18 @@
 import { readdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname, join, sep } from 'node:path'
-import { createFileAtomically } from '../fs/atomic.ts'
 import { readOwnFile } from './document-file.ts'
 import { errorCode } from '../fs/fs-errors.ts'
 import { NAME_FILE } from './names.ts'
+import { writeNameFile, type TempPaths } from './temp-file.ts'
 
 /**
  * Removes `directory` and then each ancestor in turn while they are empty,
  * stopping at the first that is not, and never removing `root` itself: a
  * node left with neither document nor children stops existing.
  */
-export async function pruneEmptyDirectories(root: string, directory: string, tempPathIn: (directory: string) => string): Promise<void> {
+export async function pruneEmptyDirectories(root: string, directory: string, temps: TempPaths): Promise<void> {
   let current = directory
-  while (current.startsWith(root + sep) && (await removeIfEmpty(current, tempPathIn))) {
+  while (current.startsWith(root + sep) && (await removeIfEmpty(current, temps))) {
     current = dirname(current)
   }
 }
@@ -21,7 +21,7 @@ export async function pruneEmptyDirectories(root: string, directory: string, tem
  * rmdir(2), which refuses a directory that is not empty; a hashed directory
  * holding only its `@name` counts as empty. True when the directory is gone.
  */
-export async function removeIfEmpty(directory: string, tempPathIn: (directory: string) => string): Promise<boolean> {
+export async function removeIfEmpty(directory: string, temps: TempPaths): Promise<boolean> {
   const code = await tryRmdir(directory)
   if (code !== 'ENOTEMPTY' && code !== 'EEXIST') return code === undefined || code === 'ENOENT'
   const entries = await readdir(directory).catch(() => [])
@@ -33,7 +33,7 @@ export async function removeIfEmpty(directory: string, tempPathIn: (directory: s
   await unlink(nameFile).catch(() => {})
   if ((await tryRmdir(directory)) === undefined) return true
   // A write made a child in between: the directory lives on, and needs its name back.
-  await createFileAtomically(tempPathIn(directory), nameFile, segment, false).catch(() => {})
+  await writeNameFile(directory, segment, temps, false).catch(() => {})
   return false
 }
 

@@ -5,6 +5,7 @@ import { readDocumentFile } from './document-file.ts'
 import { isMissing, toStoreError } from '../fs/fs-errors.ts'
 import { childSegments, DOC_FILE } from './names.ts'
 import { pruneEmptyDirectories } from './prune.ts'
+import type { TempPaths } from './temp-file.ts'
 import { parseStoredDoc } from '../serialize.ts'
 import type { Doc, NodePath } from '../store.ts'
 
@@ -17,7 +18,7 @@ export interface Removal {
   trash: string
   path: NodePath
   sync: boolean
-  tempPathIn: (directory: string) => string
+  temps: TempPaths
 }
 
 /**
@@ -25,7 +26,7 @@ export interface Removal {
  * leaves empty. One rename makes the whole subtree disappear at once; a crash
  * while it is being deleted leaves only a `@trash-*` folder to sweep.
  */
-export async function removeSubtree({ root, directory, trash, path, sync, tempPathIn }: Removal): Promise<{ existed: boolean; doc?: Doc }> {
+export async function removeSubtree({ root, directory, trash, path, sync, temps }: Removal): Promise<{ existed: boolean; doc?: Doc }> {
   try {
     await rename(directory, trash)
   } catch (error) {
@@ -39,7 +40,7 @@ export async function removeSubtree({ root, directory, trash, path, sync, tempPa
   if (sync) await Promise.all([flushUnlessGone(dirname(directory)), fsyncDirectory(root)])
   const removed = await inspectRemoved(trash, path)
   await rm(trash, { recursive: true, force: true })
-  await pruneEmptyDirectories(root, dirname(directory), tempPathIn)
+  await pruneEmptyDirectories(root, dirname(directory), temps)
   return removed
 }
 

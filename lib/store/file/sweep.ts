@@ -2,6 +2,7 @@ import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { isNodeName } from './names.ts'
 import { removeIfEmpty } from './prune.ts'
+import type { TempPaths } from './temp-file.ts'
 
 /**
  * Cleans up after a crashed run: deletes its temp files (`@tmp-*`) and the
@@ -10,7 +11,7 @@ import { removeIfEmpty } from './prune.ts'
  * own temp files (named with `ownRunId`); a write racing an empty-directory
  * removal makes its directory again.
  */
-export async function sweepStore(root: string, ownRunId: string, tempPathIn: (directory: string) => string): Promise<void> {
+export async function sweepStore(root: string, ownRunId: string, temps: TempPaths): Promise<void> {
   const isLeftover = (name: string) =>
     (name.startsWith('@tmp-') || name.startsWith('@trash-')) && !name.includes(`-${ownRunId}-`)
 
@@ -23,7 +24,7 @@ export async function sweepStore(root: string, ownRunId: string, tempPathIn: (di
       // Only node directories: a folder a person made for their own use is left alone.
       else if (isNodeName(entry.name) && entry.isDirectory()) await sweepDirectory(path)
     }
-    if (directory !== root) await removeIfEmpty(directory, tempPathIn)
+    if (directory !== root) await removeIfEmpty(directory, temps)
   }
 
   await sweepDirectory(root)

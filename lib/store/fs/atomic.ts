@@ -1,6 +1,7 @@
 import { close, closeSync, fstatSync, fsync, fsyncSync, linkSync, mkdirSync, open as openFile, openSync, renameSync, unlinkSync, writeFile, writeFileSync, writev, writevSync, type Stats } from 'node:fs'
 import { link, mkdir, open, rename, rm, unlink } from 'node:fs/promises'
 import { errorCode } from './fs-errors.ts'
+import { isAt, LandedElsewhere, placeOf } from './open-place.ts'
 
 /**
  * The file-system calls a write makes, either through Node's thread pool
@@ -86,21 +87,26 @@ export function timedCalls(calls: FileCalls, took: (ms: number) => void): FileCa
  * can never expose a file whose contents are still only in memory. Returns
  * the file's stats, taken through its descriptor (no second lookup of the
  * path): a rename keeps the inode, size and mtime, so they are the version
- * the document will have in place.
+ * the document will have in place. With `place` (where `tempPath` is with
+ * every link resolved; OPEN_PLACES), the new file is checked to be there
+ * before a byte is written: one made elsewhere, through a link swapped in on
+ * the way, is removed again and LandedElsewhere thrown.
  */
 export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls?: FileCalls): Promise<Stats>
 /** `withStats` false: a caller that keeps no version of the file is spared the fstat. */
-export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls: FileCalls, withStats: boolean): Promise<Stats | undefined>
-export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls = POOL_CALLS, withStats = true): Promise<Stats | undefined> {
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls: FileCalls, withStats: boolean, place?: string): Promise<Stats | undefined>
+export async function writeTempFile(tempPath: string, text: string | readonly Buffer[], sync: boolean, calls = POOL_CALLS, withStats = true, place?: string): Promise<Stats | undefined> {
   const fd = await calls.create(tempPath)
   let stats: Stats | undefined
   try {
+    if (place !== undefined && !isAt(fd, place)) throw new LandedElsewhere(placeOf(fd))
     await calls.write(fd, text)
     if (sync) await calls.fsync(fd)
     if (withStats) stats = fstatSync(fd)
   } catch (error) {
     await quietly(() => calls.close(fd))
-    await quietly(() => calls.unlink(tempPath))
+    // An empty file made outside goes from where it landed: the path asked for may lead elsewhere again by now.
+    await quietly(() => calls.unlink(error instanceof LandedElsewhere ? error.at : tempPath))
     throw error
   }
   await calls.close(fd)
@@ -188,9 +194,9 @@ async function renameOver(tempPath: string, target: string, calls: FileCalls): P
   }
 }
 
-/** Writes a whole file at `target` only if none is there; false when one was. */
-export async function createFileAtomically(tempPath: string, target: string, text: string, sync: boolean): Promise<boolean> {
-  await writeTempFile(tempPath, text, sync)
+/** Writes a whole file at `target` only if none is there; false when one was. `place`: as writeTempFile's. */
+export async function createFileAtomically(tempPath: string, target: string, text: string, sync: boolean, place?: string): Promise<boolean> {
+  await writeTempFile(tempPath, text, sync, POOL_CALLS, false, place)
   return (await placeFile(tempPath, target, 'create')) === 'created'
 }
 

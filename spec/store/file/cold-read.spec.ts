@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
-import { OPEN_PLACES } from '../../../lib/store/file/document-file.ts'
+import { OPEN_PLACES } from '../../../lib/store/fs/open-place.ts'
 
 // A read the cache cannot answer (lib/store/file/file-store.ts, #readFile): on the calling thread
 // while reads are fast, through the thread pool for a while after a slow one. Both ways keep every
