@@ -42,13 +42,13 @@ import type { FolderWatch } from '../store/fs/folder-watch.ts'
 export interface StaticCacheOptions {
   /** Bytes of file content kept in memory in all (default 16 MiB). */
   maxBytes?: number
-  /** Larger files are not kept in memory, only their place and version (default 64 KiB). */
+  /** Larger files are not kept in memory, only their place and version (default 1 MiB). */
   maxFileBytes?: number
   /** Milliseconds a kept answer is used without looking at the disk, events or not (default 1000). */
   trustMs?: number
 }
 
-export const defaultStaticCache = { maxBytes: 16 * 1024 * 1024, maxFileBytes: 64 * 1024, trustMs: 1000 }
+export const defaultStaticCache = { maxBytes: 16 * 1024 * 1024, maxFileBytes: 1024 * 1024, trustMs: 1000 }
 
 /** Most files whose place and version are kept, content or not. */
 const MAX_ENTRIES = 10_000

@@ -22,7 +22,8 @@ const SECRET = 'TOP-SECRET'
 
 /** A byte pattern with period 251, so any slice of it is recognizable. */
 const patterned = (length: number, shift = 0) => Buffer.from(Array.from({ length }, (_, index) => (index + shift) % 251))
-const large = patterned(300 * 1024)
+// Over the default 1 MiB a file whose bytes are kept: only its place and version are.
+const large = patterned(1100 * 1024)
 
 type Answer = ByteAnswer
 
@@ -103,6 +104,18 @@ test('a file served before is answered again from memory, with no look at the di
   const again = await served.request('/kept.txt')
   assert.is(again.status, 200)
   assert.is(again.body.toString(), 'kept')
+  assert.equal(served.files.stats(), before, 'no lookup and no open for the second answer')
+})
+
+test('a script of a few hundred KiB is kept too: its second answer reads nothing', async () => {
+  const script = patterned(300 * 1024, 3)
+  writeFileSync(join(www, 'bundle.js'), script)
+  const served = await watchOnly()
+  assert.ok((await served.request('/bundle.js')).body.equals(script))
+  const before = served.files.stats()!
+  assert.ok(before.bytes >= script.length, 'its bytes are held')
+  const again = await served.request('/bundle.js')
+  assert.ok(again.body.equals(script))
   assert.equal(served.files.stats(), before, 'no lookup and no open for the second answer')
 })
 
