@@ -7,19 +7,24 @@
  *
  * With `write`, it is the bare HTTP write server: each request's body is
  * first written the way the file store writes a document, with the bare
- * write loop's calls (bench/write-ceiling.ts), all on the event loop's
- * thread or all through the thread pool. With `read`, it is the bare HTTP
+ * write loop's calls (bench/write-ceiling.ts) and, on Linux, the readlink
+ * with which the store asks where its temporary file landed, all on the
+ * event loop's thread or all through the thread pool. With `read`, it is the bare HTTP
  * read server: each `GET /{collection}/{id}` answers the bytes of that
- * document's file in a store folder, read with one open, fstat, read and
- * close on the event loop's thread. What either answers at is what HTTP and
- * those calls cost this machine together, with the load generator on the
- * same cores (the write loop alone has every core to itself).
+ * document's file in a store folder, read on the event loop's thread with the
+ * file store's own calls (readDocumentFileSync: an open that follows no link,
+ * on Linux a readlink that asks where it landed, an fstat, one read, a
+ * close). What either answers at is what HTTP and those calls cost this
+ * machine together, with the load generator on the same cores (the write
+ * loop alone has every core to itself).
  */
 import http from 'node:http'
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, realpathSync, renameSync, writeSync } from 'node:fs'
 import { mkdir, mkdtemp, open, rename } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import { readDocumentFileSync } from '../lib/store/file/document-file.ts'
+import { OPEN_PLACES, placeOf } from '../lib/store/fs/open-place.ts'
 
 /** How each request's body is written first: its folder of new folders or of documents to replace, and whether the calls go through the pool. */
 interface Writing {
@@ -28,13 +33,17 @@ interface Writing {
   pool: boolean
 }
 
-let body = Buffer.from('{}')
+let body: Buffer = Buffer.from('{}')
 let contentType = 'application/json; charset=utf-8'
 /** Microseconds of busy work before each answer: 0, except to calibrate (see bench/run.ts). */
 let busyUs = 0
 let writing: Writing | undefined
-/** The store folder whose document files GETs answer, if they do. */
-let reading: string | undefined
+/** The store folder whose document files GETs answer, if they do, and where it is once every link is resolved. */
+interface Reading {
+  root: string
+  realRoot: string
+}
+let reading: Reading | undefined
 let written = 0
 /** Documents a replacement writes over, as the write loop's. */
 const REPLACE_TARGETS = 1000
@@ -51,7 +60,7 @@ const server = http.createServer((req, res) => {
   const into = writing
   if (into === undefined) {
     req.on('data', () => {})
-    req.on('end', () => answer(reading === undefined ? body : readFileSync(join(reading, req.url!, '@.json'))))
+    req.on('end', () => answer(reading === undefined ? body : readAsStore(reading, req.url!)))
     return
   }
   const chunks: Buffer[] = []
@@ -67,6 +76,14 @@ const server = http.createServer((req, res) => {
   })
 })
 
+/** A document's file read as the file store reads one it has not cached: its bytes (a request for no such file is the bench's mistake, and stops it). */
+function readAsStore({ root, realRoot }: Reading, url: string): Buffer {
+  const file = join(root, url, '@.json')
+  const read = readDocumentFileSync(file, OPEN_PLACES ? join(realRoot, url, '@.json') : undefined)
+  if (typeof read !== 'object') throw new Error(`The bare HTTP read server found no document file at ${file}.`)
+  return read.bytes
+}
+
 /** Where the next write goes: a new folder, or one of REPLACE_TARGETS documents. */
 function nextWrite({ root, mode }: Writing): { directory: string; temp: string } {
   const number = written++
@@ -80,11 +97,17 @@ function writeNow(into: Writing, text: Buffer): void {
   if (into.mode === 'create') mkdirSync(directory)
   const fd = openSync(temp, 'wx')
   try {
+    askWhere(fd)
     writeSync(fd, text)
   } finally {
     closeSync(fd)
   }
   renameSync(temp, join(directory, '@.json'))
+}
+
+/** As the file store asks where a temporary file landed before it writes a byte (on Linux: lib/store/fs/open-place.ts). */
+function askWhere(fd: number): void {
+  if (OPEN_PLACES) placeOf(fd)
 }
 
 /** The same write through the thread pool, as the write loop makes it. */
@@ -93,6 +116,7 @@ async function writeInPool(into: Writing, text: Buffer): Promise<void> {
   if (into.mode === 'create') await mkdir(directory)
   const handle = await open(temp, 'wx')
   try {
+    askWhere(handle.fd)
     await handle.writeFile(text)
   } finally {
     await handle.close()
@@ -114,7 +138,7 @@ process.on('message', async (message: Message) => {
   contentType = message.contentType ?? 'application/json; charset=utf-8'
   busyUs = message.busyUs ?? 0
   writing = undefined
-  reading = message.read
+  reading = message.read === undefined ? undefined : { root: message.read, realRoot: realpathSync(message.read) }
   if (message.write) {
     const { dir, mode, pool } = message.write
     await mkdir(dir, { recursive: true })
