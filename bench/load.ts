@@ -49,6 +49,12 @@ export function buildRequest(method: string, path: string, body?: unknown, heade
 
 const HEADER_END = Buffer.from('\r\n\r\n')
 
+/** Of rounds of one workload on one server (or loop), the one of median rate (the lower of the middle two). */
+export function medianRound<Result extends { rps: number }>(results: Result[]): Result {
+  const sorted = [...results].sort((a, b) => a.rps - b.rps)
+  return sorted[(sorted.length - 1) >> 1]
+}
+
 /** Runs the load and resolves with its figures. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = []

@@ -5,7 +5,7 @@ import { PostgresStore } from '../lib/store/postgres/postgres-store.ts'
 import { ID_ORDER } from '../lib/store/postgres/schema.ts'
 import { LISTING_INDEX_MINIMUM } from '../lib/store/postgres/listing-indexes.ts'
 import { adminQuery, fillCollection, filledDoc, startTestPostgres } from '../spec/support/postgres.ts'
-import { buildRequest, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
+import { buildRequest, medianRound, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
 import { startRestdir, type Launcher, type RunningServer } from './processes.ts'
 
 /**
@@ -352,12 +352,6 @@ export function pageVerdict(p99: number, floorP99: number | undefined): string {
     return `beyond this machine: ${target}, where PostgreSQL alone has p99 ${floorP99.toFixed(0)} ms with the least statement`
   }
   return check(p99 < targets.pageP99Ms, target)
-}
-
-/** Of rounds of one workload on one store, the one of median rate (the lower of the middle two). */
-export function medianRound(results: LoadResult[]): LoadResult {
-  const sorted = [...results].sort((a, b) => a.rps - b.rps)
-  return sorted[(sorted.length - 1) >> 1]
 }
 
 function check(met: boolean, target: string): string {

@@ -28,6 +28,8 @@ export interface Report {
   launcher: string
   documents: number
   duration: number
+  /** The rounds each measurement was split into, every side of it in turn (measure in bench/run.ts). */
+  rounds: number
   quick: boolean
   loadAverage: { before: number[]; after: number[] }
   /** Milliseconds from spawn to first answer: restdir's, and a bare `node:http` server's started in turn with those on the filled store. */
@@ -91,7 +93,10 @@ export function printReport(report: Report): void {
   lines.push('')
   lines.push(`- machine: ${report.machine}`)
   lines.push(`- restdir: ${report.launcher}`)
-  lines.push(`- store: ${report.documents} documents in one collection; ${report.duration} s a measurement`)
+  lines.push(
+    `- store: ${report.documents} documents in one collection; ${report.duration} s a measurement, in ${report.rounds} rounds of ${+(report.duration / report.rounds).toFixed(2)} s ` +
+      'that take turns with the ceiling (and the write loop, sirv, json-server where they are compared); each side\'s round of median rate is reported',
+  )
   lines.push(`- load average before / after: ${report.loadAverage.before.join(' ')} / ${report.loadAverage.after.join(' ')}`)
   lines.push('')
   lines.push('| workload | conns | ceiling req/s | restdir req/s | ratio | p50 ms | p99 ms | server CPU µs/req, ceiling / restdir (ratio) | write loop/s (CPU µs/write) | ratio to loop | target |')

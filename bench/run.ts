@@ -5,10 +5,11 @@
  * compared with a bare loop of the file store's atomic write sequence, and
  * static files with sirv serving the same folder.
  *
- *   npm run bench                      full run (100 000 documents, 8 s a measurement)
+ *   npm run bench                      full run (100 000 documents, 8 s a measurement, in 3 rounds that take turns)
  *   npm run bench -- --quick           a few seconds a workload, a small store (proves the script works)
  *   npm run bench -- --only get,list   only the workloads whose name contains one of these
  *   npm run bench -- --repeat 3        measure each workload three times
+ *   npm run bench -- --rounds 5        the turns each measurement is split into (3; --quick: 2)
  *   npm run bench -- --json out.json   also write every figure as JSON
  *   npm run bench -- --launcher source run bin/restdir.ts through tsx even when dist/ is built
  *   npm run bench -- --checkout DIR    measure the restdir in another folder (e.g. an older commit)
@@ -21,7 +22,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync } from 'node:child_process'
-import { buildRequest, runLoad, sendAll, type LoadResult } from './load.ts'
+import { buildRequest, medianRound, runLoad, sendAll, type LoadResult } from './load.ts'
 import { bareNodeStartMs, restdirLauncher, startCeiling, startRestdir, startSirv, type BareServer, type CeilingServer, type RunningServer, type SirvServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
@@ -37,6 +38,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     repeat: { type: 'string', default: '1' },
+    rounds: { type: 'string' },
     docs: { type: 'string' },
     duration: { type: 'string' },
     json: { type: 'string' },
@@ -53,6 +55,7 @@ const documentCount = Number(args.docs ?? (quick ? 500 : 100_000))
 const duration = Number(args.duration ?? (quick ? 0.5 : 8))
 const warmup = quick ? 0.2 : 1
 const repeat = Math.max(1, Number(args.repeat))
+const rounds = Math.max(1, Number(args.rounds ?? (quick ? 2 : 3)))
 const only = args.only?.split(',').filter(Boolean)
 const launcher = restdirLauncher(args.launcher as 'built' | 'source' | 'auto', args.checkout && resolve(args.checkout))
 const log = (line: string) => process.stderr.write(`  ${line}\n`)
@@ -141,7 +144,7 @@ async function benchmark(): Promise<Report> {
     fileDocuments: Number(args['pg-file-docs'] ?? (quick ? 500 : 20_000)),
     duration,
     warmup,
-    rounds: quick ? 2 : 3,
+    rounds,
     work,
     selected: (name) => !only || only.some((part) => name.includes(part)),
     log,
@@ -160,6 +163,7 @@ async function benchmark(): Promise<Report> {
     launcher: launcher.label,
     documents: documentCount,
     duration,
+    rounds,
     quick,
     loadAverage: { before: startedLoad, after: loadAverage() },
     startup: { emptyStoreMs: startupEmpty, filledStoreMs: startups, bareNodeMs: bareNode },
@@ -198,48 +202,67 @@ async function measure(
   sirvServer: SirvServer,
   jsonServer: JsonServer | undefined,
 ): Promise<Measurement> {
-  log(`${workload.name}: ceiling`)
   await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
   const options = { connections: workload.connections, duration, warmup, nextRequest: workload.nextRequest }
-  const ceiling = await runLoad({ ...options, port: ceilingServer.port, serverPid: ceilingServer.pid })
-  let sirv: LoadResult | undefined
-  if (workload.sirv) {
-    log(`${workload.name}: sirv`)
-    sirv = await runLoad({ ...options, port: sirvServer.port, serverPid: sirvServer.pid })
-    if (sirv.errors > 0) log(`${workload.name}: sirv gave ${sirv.errors} failed answers ${JSON.stringify(sirv.statuses)}`)
-  }
-  let peer: LoadResult | undefined
-  if (workload.jsonServer && jsonServer) {
-    log(`${workload.name}: json-server`)
-    peer = await runLoad({ ...options, port: jsonServer.port, serverPid: jsonServer.pid })
-    if (peer.errors > 0) log(`${workload.name}: json-server gave ${peer.errors} failed answers ${JSON.stringify(peer.statuses)}`)
-  }
-  let writeCeiling: WriteCeilingResult | undefined
-  if (workload.writeCeiling) {
-    await settleDisk()
-    log(`${workload.name}: write ceiling (${workload.writeCeiling})`)
-    writeCeiling = await measureWriteCeiling({
-      dir: join(work, 'scratch'),
-      mode: workload.writeCeiling === 'create' ? 'create' : 'replace',
-      sync: workload.writeCeiling === 'replace-sync',
-      inFlight: workload.connections,
-      duration,
-      text: workload.ceilingBody.toString(),
-    })
-  }
   const bare = await measureBare(workload, ceilingServer, options)
-  if (workload.writeCeiling) await settleDisk()
-  log(`${workload.name}: restdir`)
   // One request alone first: it proves the workload is answered, and times the cold case
   // (for a page of a big collection, the first listing after start builds the folder's index).
   const firstFrom = performance.now()
   const first = await sendAll(server.port, 1, [workload.nextRequest(0)])
   const firstMs = performance.now() - firstFrom
   if (first.errors > 0) log(`${workload.name}: the first request failed`)
-  const restdir: LoadResult = await runLoad({ ...options, port: server.port, serverPid: server.pid })
-  if (restdir.errors > 0) log(`${workload.name}: ${restdir.errors} failed answers ${JSON.stringify(restdir.statuses)}`)
+
+  // Every side of the comparison in turn, `rounds` times, the order flipped each round: the drift of a
+  // shared machine over a minute (the ceiling alone has moved by two fifths between neighbouring
+  // workloads) falls on all sides alike, as in bench/ab.ts. Each side's round of median rate is reported.
+  const http = (port: number, pid: number) => (seconds: number, warm: number) => runLoad({ ...options, duration: seconds, warmup: warm, port, serverPid: pid })
+  const sides: Array<{ name: string; run: (seconds: number, warm: number) => Promise<LoadResult | WriteCeilingResult> }> = [
+    { name: 'ceiling', run: http(ceilingServer.port, ceilingServer.pid) },
+    ...(workload.sirv ? [{ name: 'sirv', run: http(sirvServer.port, sirvServer.pid) }] : []),
+    ...(workload.jsonServer && jsonServer ? [{ name: 'json-server', run: http(jsonServer.port, jsonServer.pid) }] : []),
+    ...(workload.writeCeiling ? [{ name: 'write loop', run: (seconds: number) => writeLoop(workload, seconds) }] : []),
+    { name: 'restdir', run: http(server.port, server.pid) },
+  ]
+  const results = new Map<string, Array<LoadResult | WriteCeilingResult>>(sides.map((side) => [side.name, []]))
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 ? [...sides].reverse() : sides) {
+      // Each write starts on a disk that holds no other phase's unwritten pages.
+      if (workload.writeCeiling) await settleDisk()
+      log(`${workload.name}: ${side.name === 'write loop' ? `write ceiling (${workload.writeCeiling})` : side.name}, round ${round + 1} of ${rounds}`)
+      const result = await side.run(duration / rounds, round === 0 ? warmup : warmup / 2)
+      if ('errors' in result && result.errors > 0) log(`${workload.name}: ${side.name} gave ${result.errors} failed answers ${JSON.stringify(result.statuses)}`)
+      results.get(side.name)!.push(result)
+    }
+  }
+  const median = (name: string) => (results.has(name) ? medianRound(results.get(name)!) : undefined)
+  const ceiling = median('ceiling') as LoadResult
+  const restdir = median('restdir') as LoadResult
   const atRate = workload.ceilingAtRate ? await ceilingAtRate(workload, ceilingServer, options, ceiling.rps, restdir.rps) : undefined
-  return { workload: workload.name, description: workload.description, connections: workload.connections, firstMs, ceiling, sirv, jsonServer: peer, writeCeiling, bare, restdir, ceilingAtRate: atRate }
+  return {
+    workload: workload.name,
+    description: workload.description,
+    connections: workload.connections,
+    firstMs,
+    ceiling,
+    sirv: median('sirv') as LoadResult | undefined,
+    jsonServer: median('json-server') as LoadResult | undefined,
+    writeCeiling: median('write loop') as WriteCeilingResult | undefined,
+    bare,
+    restdir,
+    ceilingAtRate: atRate,
+  }
+}
+
+/** The bare write loop (bench/write-ceiling.ts) for `seconds`, as many writes in flight as the workload has connections. */
+function writeLoop(workload: Workload, seconds: number): Promise<WriteCeilingResult> {
+  return measureWriteCeiling({
+    dir: join(work, 'scratch'),
+    mode: workload.writeCeiling === 'create' ? 'create' : 'replace',
+    sync: workload.writeCeiling === 'replace-sync',
+    inFlight: workload.connections,
+    duration: seconds,
+    text: workload.ceilingBody.toString(),
+  })
 }
 
 /**

@@ -5,8 +5,8 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { makeTempDir } from '../support/helpers.ts'
 import { verdict, type Measurement, type Report } from '../../bench/report.ts'
-import { medianRound, pageVerdict } from '../../bench/postgres.ts'
-import type { LoadResult } from '../../bench/load.ts'
+import { pageVerdict } from '../../bench/postgres.ts'
+import { medianRound, type LoadResult } from '../../bench/load.ts'
 import { listingVerdicts, type ListingSizesRow } from '../../bench/listing-sizes.ts'
 import { reportLines } from '../../bench/json-file.ts'
 
@@ -42,6 +42,14 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       const peer = m.jsonServer
       assert.is(peer !== undefined && peer.requests > 0 && peer.errors === 0, ['get-document', 'post'].includes(m.workload), `${m.workload}: json-server beside it`)
     }
+    // Each measurement in rounds that take turns, the order flipped each round.
+    assert.is(report.rounds, 2)
+    assert.match(run.stdout, /0\.25 s a measurement, in 2 rounds of 0\.13 s that take turns with the ceiling/)
+    const logged = (line: string) => run.stderr.indexOf(`  ${line}\n`)
+    for (const round of [1, 2]) for (const side of ['ceiling', 'json-server', 'write ceiling (create)', 'restdir']) assert.ok(logged(`post: ${side}, round ${round} of 2`) >= 0, `post: ${side}, round ${round}`)
+    assert.ok(logged('static-1k: sirv, round 2 of 2') >= 0)
+    assert.ok(logged('get-document: ceiling, round 1 of 2') < logged('get-document: restdir, round 1 of 2'), 'the ceiling first in the first round')
+    assert.ok(logged('get-document: restdir, round 2 of 2') < logged('get-document: ceiling, round 2 of 2'), 'restdir first in the second')
     assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
     for (const row of report.calibration) assert.ok(row.result.requests > 0 && row.result.errors === 0, `calibration at ${row.busyUs} µs answered`)
     assert.match(run.stdout, '| busy work per request, µs |')
