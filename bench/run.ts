@@ -9,7 +9,7 @@
  *   npm run bench -- --quick           a few seconds a workload, a small store (proves the script works)
  *   npm run bench -- --only get,list   only the workloads whose name contains one of these
  *   npm run bench -- --repeat 3        measure each workload three times
- *   npm run bench -- --rounds 5        the turns each measurement is split into (3; --quick: 2)
+ *   npm run bench -- --rounds 5        the turns each measurement is split into (3; --quick: 2); the PostgreSQL part makes as many of the whole duration
  *   npm run bench -- --json out.json   also write every figure as JSON
  *   npm run bench -- --launcher source run bin/restdir.ts through tsx even when dist/ is built
  *   npm run bench -- --checkout DIR    measure the restdir in another folder (e.g. an older commit)
