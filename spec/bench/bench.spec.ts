@@ -101,7 +101,7 @@ test('the page with many at once is checked against its target unless PostgreSQL
   assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
 })
 
-test('a target the bare HTTP server making the same calls misses too is beyond the machine; else it is met or MISSED', () => {
+test('a target restdir meets is met; one it misses is beyond the machine where the bare HTTP server making the same calls misses it too, else MISSED', () => {
   const load = (rps: number, serverCpuUs: number) => ({ rps, serverCpuUs }) as LoadResult
   const measurement = (workload: string, restdir: LoadResult, bare?: LoadResult, loop?: number): Measurement =>
     ({ workload, restdir, ...(bare && { bare: { way: 'thread', result: bare } }), ...(loop && { writeCeiling: { rps: loop } }) }) as Measurement
