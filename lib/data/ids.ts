@@ -59,13 +59,22 @@ async function greatestName(store: FullStore, parent: NodePath, idField: string)
 
 /**
  * greatestName for a store listed in its file's order (a db.json), where
- * every name is read, as json-server reads every id: an item without an id
- * (json-server's lodash `maxBy` passes over it) is passed over too.
+ * every name counts, as json-server reads every id: an item without an id
+ * (json-server's lodash `maxBy` passes over it) is passed over too. The
+ * answer does not depend on the order names are looked at in, and new items
+ * are last in the file: where the last one has an id that is not an integer
+ * (restdir's own, as a collection of string ids gets), that tells at once,
+ * without a list of every name (docs/speed.md).
  */
 async function greatestInFile(store: FullStore, parent: NodePath, idField: string): Promise<number | undefined> {
-  const names = (await store.documentChildren(parent, 0, undefined))?.names
+  const total = (await store.documentChildren(parent, 0, 0))?.total ?? 0
+  if (total === 0) return 0
+  const last = (await store.documentChildren(parent, total - 1, total))?.names[0]
+  if (last !== undefined && !INTEGER_SEGMENT.test(last) && (await store.read([...parent, last]))?.doc[idField] != null) return undefined
+  const names = (await store.documentChildren(parent, 0, undefined))?.names ?? []
   let greatest = 0
-  for (const name of names ?? []) {
+  for (let at = names.length - 1; at >= 0; at--) {
+    const name = names[at]
     if (INTEGER_SEGMENT.test(name)) greatest = Math.max(greatest, Number(name))
     else if ((await store.read([...parent, name]))?.doc[idField] != null) return undefined
   }

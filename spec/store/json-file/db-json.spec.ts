@@ -1,9 +1,10 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { existsSync } from 'node:fs'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { existsSync, statSync, watch } from 'node:fs'
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/index.ts'
+import { KEEP_ASIDE_BYTES } from '../../../lib/store/json-file/group-writer.ts'
 import { loadDeclarations, seedDeclarations } from '../../../lib/data/declarations.ts'
 import type { RestdirOptions } from '../../../lib/options.ts'
 import { makeTempDir, startServer, wrapStore, type TestServer } from '../../support/helpers.ts'
@@ -128,6 +129,32 @@ test('the store never takes its own file write for a hand edit, even when it loo
   await reads
   assert.ok(store.fileWrites > 20, `the file was written ${store.fileWrites} times`)
   assert.is(store.reloads - before, 0, 'the file was read again after the store\'s own writes')
+})
+
+test('a big db.json is linked aside before the rename and that name removed after it, so the rename frees nothing; a small one is renamed over; nothing is left beside the file', async () => {
+  // lib/store/json-file/group-writer.ts, #replaceFile; a file kept aside by a run that died is a dead temp file, removed as the store opens.
+  for (const [what, count, keptAside] of [['a big file', 4000, true], ['a small file', 3, false]] as const) {
+    const posts = Array.from({ length: count }, (_, index) => ({ id: index + 1, title: `post ${index + 1}`.padEnd(100, '.') }))
+    const folder = await makeTempDir('restdir-dbjson-')
+    folders.push(folder)
+    const file = join(folder, 'db.json')
+    await writeFile(file, asJsonServerWrites({ posts }))
+    assert.is(statSync(file).size >= KEEP_ASIDE_BYTES, keptAside, `${what}: its size`)
+    await writeFile(join(folder, '.db.json.0123abcd-7.tmp'), asJsonServerWrites({ posts: [] }))
+    const store = await JsonFileStore.open(file, { log: quiet })
+    const server = await startServer({ store })
+    servers.push(server)
+    assert.equal(await readdir(folder), ['.db.json.lock', 'db.json'], `${what}: a dead run's temp file is gone once the store is open`)
+    // Each name that appears beside the file: the new file's temp name, and the old file's while it is kept aside.
+    const names = new Set<string>()
+    const watcher = watch(folder, (_event, name) => name?.endsWith('.tmp') && names.add(name))
+    for (let post = 0; post < 3; post++) assert.is((await server.request('POST', '/posts', { body: { title: `new ${post}` } })).status, 201)
+    const nothingBeside = await eventually(async () => (await readdir(folder)).filter((name) => name !== 'db.json' && name !== '.db.json.lock'), (left) => left.length === 0 && names.size >= (keptAside ? 6 : 3), 2000)
+    watcher.close()
+    assert.equal(nothingBeside, [], `${what}: nothing is left beside the file`)
+    assert.is(names.size, keptAside ? 6 : 3, `${what}: the names that came and went beside the file in 3 file writes (${[...names].join(', ')})`)
+    assert.is(JSON.parse(await readFile(file, 'utf8')).posts.length, count + 3, `${what}: the file holds every post`)
+  }
 })
 
 test('a batch is in the db.json whole after one file write, and a failed batch leaves the file as it was (docs/http-api.md, "Batches")', async () => {
