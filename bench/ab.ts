@@ -29,7 +29,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { execFileSync, execSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { runLoad, sendAll, type LoadResult } from './load.ts'
+import { runLoad, sendAll, settleDisk, type LoadResult } from './load.ts'
 import { restdirLauncher, startCeiling, startRestdir, type CeilingServer, type Launcher, type RunningServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { defineWorkloads, type Workload } from './workloads.ts'
@@ -148,12 +148,12 @@ async function compare(workload: Workload, sides: Side[], ceiling: CeilingServer
     const order = round % 2 === 0 ? sides : [...sides].reverse()
     if (ceiling) results.c.push(await runLoad({ ...options, port: ceiling.port, serverPid: ceiling.pid }))
     if (args.loop && workload.writeCeiling) {
-      settleDisk()
+      await settleDisk()
       const loop = await measureWriteCeiling({ dir: join(work, 'scratch'), mode: workload.writeCeiling === 'create' ? 'create' : 'replace', sync: false, inFlight: workload.connections, duration, text: workload.ceilingBody.toString() })
       loops.push(loop.rps)
     }
     for (const side of order) {
-      if (workload.writeCeiling) settleDisk()
+      if (workload.writeCeiling) await settleDisk()
       side.measuredFrom ??= Number(process.hrtime.bigint() / 1000n)
       const result = await runLoad({ ...options, port: side.server!.port, serverPid: side.server!.pid })
       if (result.errors > 0) log(`${workload.name} ${side.name}: ${result.errors} failed answers ${JSON.stringify(result.statuses)}`)
@@ -204,11 +204,6 @@ function gitDescribe(): string {
   const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim()
   const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim()
   return dirty ? `${head} with uncommitted changes` : head
-}
-
-/** Writes out dirty pages, so one measurement's writeback does not land in the next one's figures. */
-function settleDisk(): void {
-  execFileSync('sync')
 }
 
 /** Where the profiled side's main thread spent its time: self time per function, in µs per answer measured. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 
@@ -48,6 +49,15 @@ export function buildRequest(method: string, path: string, body?: unknown, heade
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n')
+
+/**
+ * Writes out what earlier phases left dirty before a write measurement
+ * starts, so that one phase's writeback does not land in the next one's figures.
+ */
+export async function settleDisk(): Promise<void> {
+  if (process.platform !== 'win32') execFileSync('sync')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+}
 
 /** Of rounds of one workload on one server (or loop), the one of median rate (the lower of the middle two). */
 export function medianRound<Result extends { rps: number }>(results: Result[]): Result {

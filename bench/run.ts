@@ -21,8 +21,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { execFileSync } from 'node:child_process'
-import { buildRequest, medianRound, runLoad, sendAll, type LoadResult } from './load.ts'
+import { buildRequest, medianRound, runLoad, sendAll, settleDisk, type LoadResult } from './load.ts'
 import { bareNodeStartMs, restdirLauncher, startCeiling, startRestdir, startSirv, type BareServer, type CeilingServer, type RunningServer, type SirvServer } from './processes.ts'
 import { fillStore, writeStaticFiles } from './seed.ts'
 import { measureWriteCeiling, type WriteCeilingResult } from './write-ceiling.ts'
@@ -155,7 +154,7 @@ async function benchmark(): Promise<Report> {
     ? await benchListingSizes({ launcher, sizes: (args['listing-sizes'] ?? (quick ? '1000,5000' : '1000,10000,50000,100000')).split(',').map(Number), rounds: 15, work, log, running })
     : undefined
   // POST into a db.json served as the store, beside json-server 1.0 and a store folder (bench/json-file.ts); it logs its own figures.
-  await benchJsonFile({ launcher, duration, warmup, work, selected: (name) => !only || only.some((part) => name.includes(part)), log, running })
+  await benchJsonFile({ launcher, duration, warmup, rounds, work, selected: (name) => !only || only.some((part) => name.includes(part)), log, running })
 
   return {
     ...(listingSizes && { listingSizes }),
@@ -329,15 +328,6 @@ async function ceilingAtRate(
   }
   await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
   return best!
-}
-
-/**
- * Writes out what earlier phases left dirty before a write workload starts,
- * so that one phase's writeback does not land in the next one's figures.
- */
-async function settleDisk(): Promise<void> {
-  if (process.platform !== 'win32') execFileSync('sync')
-  await new Promise((resolve) => setTimeout(resolve, 300))
 }
 
 async function start(flags: string[], env: Record<string, string> = {}): Promise<RunningServer> {

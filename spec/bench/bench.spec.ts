@@ -48,6 +48,11 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     const logged = (line: string) => run.stderr.indexOf(`  ${line}\n`)
     for (const round of [1, 2]) for (const side of ['ceiling', 'json-server', 'write ceiling (create)', 'restdir']) assert.ok(logged(`post: ${side}, round ${round} of 2`) >= 0, `post: ${side}, round ${round}`)
     assert.ok(logged('static-1k: sirv, round 2 of 2') >= 0)
+    // POST into a db.json: json-server 1.0, restdir on the db.json and on a store folder take turns too.
+    for (const round of [1, 2]) for (const side of ['json-server 1.0 on its db.json', 'restdir db.json', 'restdir on a store folder']) assert.ok(logged(`json-file-post: ${side}, round ${round} of 2`) >= 0, `json-file-post: ${side}, round ${round}`)
+    assert.ok(logged('json-file-post: json-server 1.0 on its db.json, round 1 of 2') < logged('json-file-post: restdir on a store folder, round 1 of 2'), 'json-server first in the first round')
+    assert.ok(logged('json-file-post: restdir on a store folder, round 2 of 2') < logged('json-file-post: json-server 1.0 on its db.json, round 2 of 2'), 'the store folder first in the second')
+    assert.match(run.stderr, /restdir db\.json: [\d.]+× json-server \((met|MISSED): ≥ 5×\), \d+% of the store folder/)
     assert.ok(logged('get-document: ceiling, round 1 of 2') < logged('get-document: restdir, round 1 of 2'), 'the ceiling first in the first round')
     assert.ok(logged('get-document: restdir, round 2 of 2') < logged('get-document: ceiling, round 2 of 2'), 'restdir first in the second')
     assert.equal(report.calibration.map((row) => row.busyUs), [0, 10, 20, 40])
@@ -150,7 +155,7 @@ test('the listing targets are met only when every store beats json-server at 10 
 test('a db.json POST is met at 5 times json-server and half the store folder, MISSED below either', () => {
   const load = (rps: number) => ({ rps, p50: 1, p99: 2 }) as LoadResult
   const verdictLine = (jsonServer: number, dbJson: number, folder: number) =>
-    reportLines({ posts: 1000, connections: 32, jsonServer: load(jsonServer), restdirJsonFile: load(dbJson), restdirFolder: load(folder) }).at(-1)
+    reportLines({ posts: 1000, connections: 32, rounds: 3, jsonServer: load(jsonServer), restdirJsonFile: load(dbJson), restdirFolder: load(folder) }).at(-1)
   assert.is(verdictLine(400, 2000, 4000), 'restdir db.json: 5.0× json-server (met: ≥ 5×), 50% of the store folder (met: ≥ 50%)')
   assert.is(verdictLine(400, 1900, 3000), 'restdir db.json: 4.8× json-server (MISSED: ≥ 5×), 63% of the store folder (met: ≥ 50%)')
   assert.is(verdictLine(300, 2000, 4100), 'restdir db.json: 6.7× json-server (met: ≥ 5×), 49% of the store folder (MISSED: ≥ 50%)')
