@@ -132,7 +132,7 @@ async function runAlone(seconds: number, rounds: number): Promise<void> {
   }
 }
 
-// Run alone: `node --import tsx bench/json-file.ts [seconds]` (no top-level await: the specs import this file for reportLines).
+// Run alone: `node --import tsx bench/json-file.ts [seconds] [rounds]` (no top-level await: the specs import this file for reportLines).
 if (process.argv[1]?.endsWith('json-file.ts')) {
   runAlone(Number(process.argv[2] ?? 8), Number(process.argv[3] ?? 3)).catch((error: unknown) => {
     console.error(error)

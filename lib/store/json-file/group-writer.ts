@@ -105,8 +105,8 @@ export class GroupWriter {
 
   /**
    * Writes the file anew and answers the path it replaced. The rename that
-   * replaces a big file frees its pages as it goes (3.5 ms for 5 MB here:
-   * docs/speed.md), and every write waiting for the next file write would
+   * replaces a big file frees its pages as it goes (docs/json-server.md,
+   * "Writes"), and every write waiting for the next file write would
    * wait for that: so where the new file has KEEP_ASIDE_BYTES or more (the
    * one it replaces is then about as big), the file is first linked
    * under a temp name, and that name removed once the new file is in place,
