@@ -6,7 +6,7 @@ import { JsonFileStore } from '../../lib/store/index.ts'
 import { FullStore } from '../../lib/store/full-store.ts'
 import type { Store } from '../../lib/store/store.ts'
 import { nextIntegerId } from '../../lib/data/ids.ts'
-import { makeTempDir } from '../support/helpers.ts'
+import { makeTempDir, wrapStore } from '../support/helpers.ts'
 
 // The next integer id json-server 0.17 gives in a db.json's collection (lib/data/ids.ts), and what it
 // costs: every name counts, but where the last item tells, no list of every name is made (docs/speed.md).
@@ -28,13 +28,7 @@ async function openPosts(posts: Array<Record<string, unknown>>) {
   stores.push(inner)
   const counted = { whole: 0 }
   const store: Store = {
-    read: (path) => inner.read(path),
-    children: (path) => inner.children(path),
-    exists: (path) => inner.exists(path),
-    write: (path, doc, conditions) => inner.write(path, doc, conditions),
-    create: (path, doc, conditions) => inner.create(path, doc, conditions),
-    remove: (path, conditions) => inner.remove(path, conditions),
-    close: () => inner.close(),
+    ...wrapStore(inner, {}),
     fileOrder: inner.fileOrder,
     documentChildren: (path, start, end) => {
       if (end === undefined) counted.whole++
