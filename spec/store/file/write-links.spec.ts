@@ -111,7 +111,9 @@ for (const way of ways) {
         const after = filesIn(outside)
         const landed = Object.keys(after).filter((name) => after[name] !== before[name])
         assert.equal(landed, [], `${landed.length} files outside the store were written: ${landed.slice(0, 5).map((name) => name.slice(-60)).join(', ')}`)
-        assert.ok(swaps > 100 && seen.written > 10, `the race ran: ${swaps} swaps, ${JSON.stringify(seen)}`)
+        // The race ran: writes met the swapped folder, and some got through it whole. On a busy machine the
+        // swapper, spinning on one of two cores, leaves them few such moments (4 in 20 s in one run).
+        assert.ok(swaps > 100 && seen.written > 0 && seen.refused > 0, `the race ran: ${swaps} swaps, ${JSON.stringify(seen)}`)
       } finally {
         await store.close()
         rmSync(root, { recursive: true, force: true })
