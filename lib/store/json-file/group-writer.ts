@@ -44,7 +44,7 @@ export class GroupWriter {
   #next: Waiters | undefined
   #failure: { error: unknown } | undefined
   readonly #folderFlushes = new DirectoryFlusher()
-  /** The file this writer wrote last, kept aside under a temp name until it is removed: at most one at a time (see #replaceFile). */
+  /** The removal of the file the last file write replaced, kept aside under a temp name until then: at most one at a time (see #replaceFile). */
   #dropping: Promise<void> | undefined
   /** File writes made so far (for tests and the bench). */
   fileWrites = 0

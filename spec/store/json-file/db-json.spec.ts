@@ -144,7 +144,7 @@ test('a big db.json is linked aside before the rename and that name removed afte
     const store = await JsonFileStore.open(file, { log: quiet })
     const server = await startServer({ store })
     servers.push(server)
-    assert.equal(await readdir(folder), ['.db.json.lock', 'db.json'], `${what}: a dead run's temp file is gone once the store is open`)
+    assert.equal((await readdir(folder)).sort(), ['.db.json.lock', 'db.json'], `${what}: a dead run's temp file is gone once the store is open`)
     // Each name that appears beside the file: the new file's temp name, and the old file's while it is kept aside.
     const names = new Set<string>()
     const watcher = watch(folder, (_event, name) => name?.endsWith('.tmp') && names.add(name))
