@@ -88,6 +88,8 @@ for (const [kind, open] of [['a store folder', crashFolder], ['a db.json', crash
     try {
       await crashRounds(store)
     } finally {
+      // A failed check leaves a server running: it is ended first, so that its writes do not race the removal and hide the failure.
+      await stopAll()
       await store.dispose()
     }
   })
@@ -175,6 +177,7 @@ test(`the restdir command, SIGKILLed ${RESTART_ROUNDS} times, starts again at on
     assert.equal(await server.stop(), { code: 0, signal: null })
     assert.equal(await leftoverEntries(store), [], 'a clean stop leaves no lock, temp files or trash')
   } finally {
+    await stopAll()
     await rm(store, { recursive: true, force: true })
   }
   console.log(`\n  restart: ${RESTART_ROUNDS} SIGKILLs of the restdir command, each followed at once by a start that served (slowest ${slowest.start} ms)`)
@@ -447,6 +450,7 @@ test(`batches on a store folder, SIGKILLed ${ROUNDS} times at random moments, ar
         `${counts.landed + counts.notLanded} in flight at a kill (${counts.landed} landed whole, ${counts.notLanded} not at all); seed ${SEED}`,
     )
   } finally {
+    await stopAll()
     await rm(folder, { recursive: true, force: true })
   }
 })

@@ -113,7 +113,15 @@ export function spawnCli(args: string[], options: SpawnOptions = {}): CliProcess
 /** Starts the CLI and waits for its banner; the URL and port come from the banner (so `--port 0` works). */
 export async function startCli(args: string[], options: SpawnOptions = {}): Promise<RunningCli> {
   const cli = spawnCli(args, options)
-  const [, url, port] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:(\d+))\/\n/)
+  // A server that never printed its banner in time is ended, so that it does not go on writing to a store the test removes.
+  const [, url, port] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:(\d+))\/\n/).catch(async (error: unknown) => {
+    if (cli.child.exitCode === null && cli.child.signalCode === null) {
+      if (options.detached) killGroup(cli.child, 'SIGKILL')
+      else cli.child.kill('SIGKILL')
+    }
+    await cli.exited
+    throw error
+  })
   return {
     ...cli,
     url,
