@@ -63,6 +63,11 @@ export class ClockCache<Entry extends { recent: boolean }> {
     return this.#entries.size
   }
 
+  /** True when an entry of `size` would be kept with none dropped for it. */
+  hasRoomFor(size: number): boolean {
+    return this.#entries.size < this.#limits.maxEntries && this.#size + size <= this.#limits.maxSize
+  }
+
   /**
    * Drops the next entry under the hand not used since the hand last passed
    * it; those used lose their mark and get another round, and so does `kept`,

@@ -50,9 +50,26 @@ export class DocumentCache {
   readonly #entries: ClockCache<CacheEntry>
   /** Files a read lately found missing, at most MAX_MISSING (then all forgotten at once): see statFirst. */
   readonly #missing = new Set<string>()
+  /** Files read once while the cache was full and not kept, at most as many as the cache holds (then all forgotten at once): see admits. */
+  readonly #readOnce = new Set<string>()
+  readonly #maxReadOnce: number
 
   constructor(limits: CacheLimits = defaultCacheLimits) {
     this.#entries = new ClockCache({ maxEntries: limits.maxEntries, maxSize: limits.maxBytes, sizeOf: (entry) => entry.version.size })
+    this.#maxReadOnce = limits.maxEntries
+  }
+
+  /**
+   * True when a file just read should be kept: while the cache has room, always; once it is full, only
+   * a file read before (lately) whose entry would push out one of a document read again. A file read only
+   * once, as each of a random walk over more documents than the cache holds, costs no entry, no eviction
+   * and no text kept for the collector to move and drop; a file read twice is kept at its second read.
+   */
+  admits(file: string, size: number): boolean {
+    if (this.#entries.hasRoomFor(size) || this.#readOnce.delete(file)) return true
+    if (this.#readOnce.size >= this.#maxReadOnce) this.#readOnce.clear()
+    this.#readOnce.add(file)
+    return false
   }
 
   /** The cached document of `file` (a fresh copy) when it was read from exactly this version. */

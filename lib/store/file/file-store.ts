@@ -216,8 +216,9 @@ export class FileStore implements Store {
     const json = compact ? JSON.stringify(doc) : undefined
     const stored: MissedRead = json === undefined ? { doc, etag: etagOf(bytes) } : { doc, etag: etagOf(bytes), json }
     // The stats are the descriptor's the bytes came through: a file that changed size meanwhile was being rewritten: serve it, keep
-    // nothing. Kept as text that is known to parse, so each hit parses its own copy; a byte-order mark a Windows editor left goes.
-    if (bytes.length === readStats.size) this.#cache.set(file, json ?? text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats), json !== undefined)
+    // nothing; nor is a file a full cache has not seen read before (DocumentCache.admits). Kept as text that is known to parse, so
+    // each hit parses its own copy; a byte-order mark a Windows editor left goes.
+    if (bytes.length === readStats.size && this.#cache.admits(file, readStats.size)) this.#cache.set(file, json ?? text.replace(/^\uFEFF/, ''), stored.etag, versionOf(readStats), json !== undefined)
     return stored
   }
 

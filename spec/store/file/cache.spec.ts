@@ -280,6 +280,43 @@ test('the cache keeps at most its number of bytes, and never a file larger than 
   assert.is(cache.get('big', version(4, 26)), undefined)
 })
 
+test('a full cache keeps a file at its second read, not its first: documents read once each push out none read again', async () => {
+  const dir = await makeTempDir()
+  // No watches: every GET asks the cache for the version on disk, and is counted.
+  const store = await FileStore.open(dir, { cache: { maxEntries: 3, maxBytes: 1_000_000 }, watches: 0 })
+  const server = await startServer({ store })
+  try {
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) assert.is((await server.request('PUT', `/notes/${id}`, { body: { id } })).status, 201)
+    for (const id of ['a', 'b', 'c']) assert.not.ok((await getCounted(server, `/notes/${id}`)).fromCache, `${id}: read from its file, and kept while there is room`)
+    for (const id of ['d', 'e', 'f']) {
+      assert.not.ok((await getCounted(server, `/notes/${id}`)).fromCache, `${id}: read from its file, not kept by a full cache`)
+      for (const kept of ['a', 'b', 'c']) assert.ok((await getCounted(server, `/notes/${kept}`)).fromCache, `${kept} stayed after ${id}'s first read`)
+    }
+    const second = await getCounted(server, '/notes/d')
+    assert.equal([second.fromCache, second.json], [false, { id: 'd' }], 'a second read reads the file, and keeps it')
+    assert.ok((await getCounted(server, '/notes/d')).fromCache, 'the third read is a hit')
+  } finally {
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test('the files a full cache declined are remembered as many as it holds, then forgotten together', () => {
+  const cache = new DocumentCache({ maxEntries: 2, maxBytes: 1000 })
+  assert.ok(cache.admits('a', 10) && cache.admits('b', 10), 'an empty cache admits anything')
+  cache.set('a', '{}', '"a"', version(1))
+  cache.set('b', '{}', '"b"', version(2))
+  assert.not.ok(cache.admits('c', 10), 'a first read into a full cache')
+  assert.ok(cache.admits('c', 10), 'a second read')
+  assert.not.ok(cache.admits('c', 10), 'taken once: asked again, it is a first read')
+  assert.not.ok(cache.admits('d', 10))
+  assert.not.ok(cache.admits('e', 10), 'd and e remembered: as many as the cache holds')
+  assert.not.ok(cache.admits('f', 10), 'f forgot them all')
+  assert.not.ok(cache.admits('d', 10), 'd was forgotten')
+  cache.delete('a')
+  assert.ok(cache.admits('g', 10), 'with room again, any file is kept')
+})
+
 test('the cache answers only for the version it was given, and each read gets its own copy', () => {
   const cache = new DocumentCache()
   cache.set('a', '{"list":[1]}', '"a"', version(1))
