@@ -60,10 +60,10 @@ export class DocumentCache {
   }
 
   /**
-   * True when a file just read should be kept: while the cache has room, always; once it is full, only
-   * a file read before (lately) whose entry would push out one of a document read again. A file read only
-   * once, as each of a random walk over more documents than the cache holds, costs no entry, no eviction
-   * and no text kept for the collector to move and drop; a file read twice is kept at its second read.
+   * True when a file just read should be kept: while the cache has room, always; once it is full, only a
+   * file read lately before, whose entry is then worth the one it pushes out. A file read once, as each
+   * of a random walk over more documents than the cache holds, costs no entry, no eviction and no text
+   * kept for the collector to move and drop; a file read twice is kept at its second read.
    */
   admits(file: string, size: number): boolean {
     if (this.#entries.hasRoomFor(size) || this.#readOnce.delete(file)) return true
