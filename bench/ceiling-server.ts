@@ -10,13 +10,15 @@
  * write loop's calls (bench/write-ceiling.ts) and, on Linux, the readlink
  * with which the store asks where its temporary file landed, all on the
  * event loop's thread or all through the thread pool. With `read`, it is the bare HTTP
- * read server: each `GET /{collection}/{id}` answers the bytes of that
- * document's file in a store folder, read on the event loop's thread with the
- * file store's own calls (readDocumentFileSync: an open that follows no link,
- * on Linux a readlink that asks where it landed, an fstat, one read, a
- * close). What either answers at is what HTTP and those calls cost this
- * machine together, with the load generator on the same cores (the write
- * loop alone has every core to itself).
+ * read server: each `GET /{collection}/{id}` answers that document's file in
+ * a store folder, read on the event loop's thread with the file store's own
+ * calls (readDocumentFileSync: an open that follows no link, on Linux a
+ * readlink that asks where it landed, an fstat, one read, a close), and
+ * answered as a `GET` owes it: parsed and checked to be served exactly as
+ * written (parseStoredDoc), in its compact form, with the ETag of its bytes
+ * (docs/http-api.md). What either answers at is what HTTP and that work
+ * cost this machine together, with the load generator on the same cores
+ * (the write loop alone has every core to itself).
  */
 import http from 'node:http'
 import { closeSync, mkdirSync, openSync, realpathSync, renameSync, writeSync } from 'node:fs'
@@ -24,6 +26,7 @@ import { mkdir, mkdtemp, open, rename } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { readDocumentFileSync } from '../lib/store/file/document-file.ts'
+import { etagOf, parseStoredDoc } from '../lib/store/serialize.ts'
 import { OPEN_PLACES, placeOf } from '../lib/store/fs/open-place.ts'
 
 /** How each request's body is written first: its folder of new folders or of documents to replace, and whether the calls go through the pool. */
@@ -49,18 +52,22 @@ let written = 0
 const REPLACE_TARGETS = 1000
 
 const server = http.createServer((req, res) => {
-  const answer = (bytes = body) => {
+  const answer = (bytes: Buffer | string = body, etag?: string) => {
     if (busyUs > 0) {
       const until = performance.now() + busyUs / 1000
       while (performance.now() < until);
     }
-    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': bytes.length })
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(bytes), ...(etag && { ETag: etag }) })
     res.end(bytes)
   }
   const into = writing
   if (into === undefined) {
     req.on('data', () => {})
-    req.on('end', () => answer(reading === undefined ? body : readAsStore(reading, req.url!)))
+    req.on('end', () => {
+      if (reading === undefined) return answer()
+      const { json, etag } = readAsStore(reading, req.url!)
+      answer(json, etag)
+    })
     return
   }
   const chunks: Buffer[] = []
@@ -76,12 +83,15 @@ const server = http.createServer((req, res) => {
   })
 })
 
-/** A document's file read as the file store reads one it has not cached: its bytes (a request for no such file is the bench's mistake, and stops it). */
-function readAsStore({ root, realRoot }: Reading, url: string): Buffer {
+/**
+ * A document's file read as the file store reads one it has not cached, and what a `GET` answers
+ * with it: its compact text and ETag (a request for no such file is the bench's mistake, and stops it).
+ */
+function readAsStore({ root, realRoot }: Reading, url: string): { json: string; etag: string } {
   const file = join(root, url, '@.json')
   const read = readDocumentFileSync(file, OPEN_PLACES ? join(realRoot, url, '@.json') : undefined)
   if (typeof read !== 'object') throw new Error(`The bare HTTP read server found no document file at ${file}.`)
-  return read.bytes
+  return { json: JSON.stringify(parseStoredDoc(read.bytes.toString('utf8'), [])) + '\n', etag: etagOf(read.bytes) }
 }
 
 /** Where the next write goes: a new folder, or one of REPLACE_TARGETS documents. */

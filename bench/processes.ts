@@ -87,7 +87,7 @@ export interface CeilingServer {
    * Sets the body every request is answered with and how many microseconds to spin before each answer (to
    * calibrate); `as` makes it the bare HTTP write server (each request's body first written into a new folder
    * of `write.dir` or over one of its documents, the calls on the event loop's thread or through the pool) or
-   * the bare HTTP read server (each GET answered with its document's file in the store folder `read`), as
+   * the bare HTTP read server (each GET answered as restdir answers it, from its document's file in the store folder `read`), as
    * bench/ceiling-server.ts says.
    */
   answerWith(body: Buffer, contentType?: string, busyUs?: number, as?: BareServer): Promise<void>

@@ -268,8 +268,9 @@ function writeLoop(workload: Workload, seconds: number): Promise<WriteCeilingRes
  * The ceiling making a workload's own file-system calls before each answer
  * (bench/ceiling-server.ts): for a write workload the bare HTTP write
  * server, once with the calls on the event loop's thread and once through
- * the pool, the faster kept; for the random GET the bare HTTP read server.
- * restdir makes these calls and more, so where even this misses a target,
+ * the pool, the faster kept; for the random GET the bare HTTP read server,
+ * which also parses, checks and compacts the document and makes its ETag.
+ * restdir does this work and more, so where even this misses a target,
  * the target is beyond the machine.
  */
 async function measureBare(

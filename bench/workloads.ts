@@ -23,7 +23,7 @@ export interface Workload {
   writeCeiling?: 'create' | 'replace' | 'replace-sync'
   /** Also measured against the ceiling slowed to restdir's own rate (see ceilingAtRate in bench/run.ts). */
   ceilingAtRate?: boolean
-  /** Also measured against the bare HTTP read server, which answers each GET with its document's file (bench/ceiling-server.ts). */
+  /** Also measured against the bare HTTP read server, which answers each GET from its document's file as restdir does (bench/ceiling-server.ts). */
   bareRead?: boolean
 }
 

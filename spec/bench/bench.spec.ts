@@ -1,9 +1,10 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { makeTempDir } from '../support/helpers.ts'
+import { makeTempDir, send, startServerOnFolder } from '../support/helpers.ts'
+import { startCeiling } from '../../bench/processes.ts'
 import { verdict, type Measurement, type Report } from '../../bench/report.ts'
 import { pageVerdict } from '../../bench/postgres.ts'
 import { medianRound, type LoadResult } from '../../bench/load.ts'
@@ -96,6 +97,29 @@ test('of the rounds of a workload on one store, the bench reports the one of med
   assert.is(medianRound([round(9), round(3), round(5)]).rps, 5)
   assert.is(medianRound([round(8), round(2), round(6), round(4)]).rps, 4, 'the lower of the middle two')
   assert.is(medianRound([round(7)]).rps, 7)
+})
+
+test('the bare HTTP read server answers a document as restdir does: its compact text and its ETag, the same store folder read', async () => {
+  const server = await startServerOnFolder()
+  const ceiling = await startCeiling()
+  try {
+    const document = { title: 'Read by hand', tags: ['a', 'b'], nested: { price: 12.5, note: 'é "quoted"' } }
+    assert.is((await server.request('PUT', '/notes/n1', { body: document })).status, 201)
+    // A file a person saved in an editor's layout: the answer owes its compact form.
+    mkdirSync(join(server.dir, 'notes', 'n2'))
+    writeFileSync(join(server.dir, 'notes', 'n2', '@.json'), '{\n    "title" :  "by hand",\n\t"count": 3\n}\n', { flag: 'w' })
+    await ceiling.answerWith(Buffer.from('{}'), undefined, 0, { read: server.dir })
+    for (const path of ['/notes/n1', '/notes/n2']) {
+      const bare = await send(ceiling.port, 'GET', path)
+      const restdir = await server.request('GET', path)
+      assert.is(restdir.status, 200, path)
+      assert.is(bare.text, restdir.text, `${path}: the body`)
+      assert.is(bare.headers.etag, restdir.headers.etag, `${path}: the ETag`)
+    }
+  } finally {
+    await ceiling.stop()
+    await server.close()
+  }
 })
 
 test('the page with many at once is checked against its target unless PostgreSQL alone misses it too', () => {
