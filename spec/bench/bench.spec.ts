@@ -107,7 +107,7 @@ test('the bare HTTP read server answers a document as restdir does: its compact 
     assert.is((await server.request('PUT', '/notes/n1', { body: document })).status, 201)
     // A file a person saved in an editor's layout: the answer owes its compact form.
     mkdirSync(join(server.dir, 'notes', 'n2'))
-    writeFileSync(join(server.dir, 'notes', 'n2', '@.json'), '{\n    "title" :  "by hand",\n\t"count": 3\n}\n', { flag: 'w' })
+    writeFileSync(join(server.dir, 'notes', 'n2', '@.json'), '{\n    "title" :  "by hand",\n\t"count": 3\n}\n')
     await ceiling.answerWith(Buffer.from('{}'), undefined, 0, { read: server.dir })
     for (const path of ['/notes/n1', '/notes/n2']) {
       const bare = await send(ceiling.port, 'GET', path)
