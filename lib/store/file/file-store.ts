@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { realpathSync, statSync, type Stats } from 'node:fs'
 import { access, readdir, realpath, unlink } from 'node:fs/promises'
 import { join, resolve, sep } from 'node:path'
-import { fsyncDirectory, placeFile, POOL_CALLS, THREAD_CALLS, timedCalls } from '../fs/atomic.ts'
+import { FLUSHING_CALLS, fsyncDirectory, placeFile, POOL_CALLS, THREAD_CALLS, timedCalls } from '../fs/atomic.ts'
 import { OPEN_PLACES } from '../fs/open-place.ts'
 import { answerOf, DocumentCache, defaultCacheLimits, type CacheEntry, type CacheLimits } from './document-cache.ts'
 import { versionOf } from '../fs/file-version.ts'
@@ -73,6 +73,8 @@ export class FileStore implements Store {
   /** When cache misses and writes go through the thread pool; a write's calls on the calling thread are each timed for it. */
   readonly #budget: CallBudget
   readonly #threadCalls = timedCalls(THREAD_CALLS, (ms) => this.#budget.took(ms))
+  /** With `--sync`: the temporary file's calls on the calling thread, timed likewise, the rest through the pool. */
+  readonly #flushingCalls = timedCalls(FLUSHING_CALLS, (ms) => this.#budget.took(ms))
   /** When each fault of the whole store was last written to the log. */
   readonly #reported = new Map<string, number>()
   #closed: Promise<void> | undefined
@@ -498,11 +500,12 @@ export class FileStore implements Store {
     // The folders this write makes: a write that fails takes them away again, so a full
     // disk never leaves an empty folder that would list as a node.
     const made: string[] = []
-    // On the calling thread, cheaper than the pool's hand-offs for a file written to memory; through the pool with
-    // --sync (flushes wait on the disk) and after calls that waited (call-budget.ts). A rename that replaces a file
-    // goes through the pool whatever the rest does: ext4 writes the new file out then, and the event loop would sit
-    // through it (docs/speed.md); the temporary file before it is new, and only fills the page cache.
-    const calls = this.#sync || this.#budget.pooled ? POOL_CALLS : this.#threadCalls
+    // On the calling thread, cheaper than the pool's hand-offs for a file written to memory; through the pool after
+    // calls that waited (call-budget.ts), and with --sync but for the temporary file's own calls (flushes wait on
+    // the disk, and hold what they write out). A rename that replaces a file goes through the pool whatever the rest
+    // does: ext4 writes the new file out then, and the event loop would sit through it (docs/speed.md); the
+    // temporary file before it is new, and only fills the page cache.
+    const calls = this.#budget.pooled ? POOL_CALLS : this.#sync ? this.#flushingCalls : this.#threadCalls
     try {
       const { tempPath, stats } = await writeTempBeside(this.#temps, { path, directories, text, made, mode, calls, keep })
       const madeDirectory = made[made.length - 1] === directories[path.length]

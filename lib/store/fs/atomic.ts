@@ -1,5 +1,5 @@
 import { close, closeSync, fstatSync, fsync, fsyncSync, linkSync, mkdirSync, open as openFile, openSync, renameSync, unlinkSync, writeFile, writeFileSync, writev, writevSync, type Stats } from 'node:fs'
-import { link, mkdir, open, rename, rm, unlink } from 'node:fs/promises'
+import { link, mkdir, rename, rm, unlink } from 'node:fs/promises'
 import { errorCode } from './fs-errors.ts'
 import { isAt, LandedElsewhere, placeOf } from './open-place.ts'
 
@@ -62,6 +62,17 @@ export const THREAD_CALLS: FileCalls = {
   // A folder in a document's place may hold anything: it is removed off the calling thread.
   removeTree: POOL_CALLS.removeTree,
 }
+
+/**
+ * What a `--sync` write makes: its temporary file is opened, written and
+ * closed on the calling thread, as a write without `--sync` makes it (a new
+ * file in a folder no flush holds; its bytes only go to the page cache), and
+ * the rest goes through the pool. The flushes wait on the disk; while they
+ * run, ext4 holds the folders and inode blocks they write out, so a `mkdir` or
+ * a `rename` made meanwhile waits for them, and on the calling thread would
+ * hold the event loop (docs/speed.md).
+ */
+export const FLUSHING_CALLS: FileCalls = { ...POOL_CALLS, create: THREAD_CALLS.create, write: THREAD_CALLS.write, close: THREAD_CALLS.close }
 
 /** `calls`, each on the calling thread and timed: `took` hears how many ms each one took. */
 export function timedCalls(calls: FileCalls, took: (ms: number) => void): FileCalls {
@@ -208,10 +219,11 @@ export async function createFileAtomically(tempPath: string, target: string, tex
  */
 export async function fsyncDirectory(directory: string): Promise<void> {
   if (process.platform === 'win32') return
-  const handle = await open(directory, 'r')
+  // Only the flush waits on the disk: the open and the close are made here, the flush in the pool.
+  const fd = openSync(directory, 'r')
   try {
-    await handle.sync()
+    await POOL_CALLS.fsync(fd)
   } finally {
-    await handle.close()
+    closeSync(fd)
   }
 }

@@ -8,16 +8,28 @@ import { makeTempDir } from '../../support/helpers.ts'
 
 // Where a write's file-system calls run (lib/store/file/file-store.ts, #placeFile, and call-budget.ts;
 // docs/speed.md, "A new document's calls stay on the event loop's thread"): on the calling thread
-// while calls are quick, but for the rename that replaces a file; through the thread pool with
-// --sync, for that rename, or for a while after calls that waited or filled the event loop. The
+// while calls are quick, but for the rename that replaces a file; through the thread pool for that
+// rename, or for a while after calls that waited or filled the event loop; with --sync, the
+// temporary file's open, write and close on the calling thread, the rest in the pool. The
 // calling thread's calls are counted through node:fs's own exports (syncBuiltinESMExports: for ES
 // modules' imports too); a call through the pool is none of them.
 
 /** The temporary file's open and its rename that `write` made on the calling thread. */
 async function onThread(write: () => Promise<unknown>): Promise<{ open: number; rename: number }> {
+  const counts = await callsOnThread(write)
+  return { open: counts.open, rename: counts.rename }
+}
+
+/** The same, and `folders`: the opens of a folder (to flush it) on the calling thread. */
+async function callsOnThread(write: () => Promise<unknown>): Promise<{ open: number; rename: number; folders: number }> {
   const { openSync, renameSync } = fs
-  const counts = { open: 0, rename: 0 }
-  fs.openSync = ((...args: Parameters<typeof openSync>) => (counts.open++, openSync(...args))) as typeof openSync
+  const counts = { open: 0, rename: 0, folders: 0 }
+  fs.openSync = ((...args: Parameters<typeof openSync>) => {
+    const fd = openSync(...args)
+    if (fs.fstatSync(fd).isDirectory()) counts.folders++
+    else counts.open++
+    return fd
+  }) as typeof openSync
   fs.renameSync = ((...args: Parameters<typeof renameSync>) => (counts.rename++, renameSync(...args))) as typeof renameSync
   syncBuiltinESMExports()
   try {
@@ -128,7 +140,7 @@ test('slow calls within the budget keep the writes on the calling thread', async
   })
 })
 
-test('with --sync, every write goes through the pool, flushes and all', async () => {
+test('with --sync, a write makes its temporary file on the calling thread, and its flushes and rename through the pool; a folder is opened to be flushed on the calling thread', async () => {
   // The calling thread's flush (fsyncSync) is counted through node:fs's own export.
   const original = fs.fsyncSync
   let flushesOnThread = 0
@@ -139,8 +151,11 @@ test('with --sync, every write goes through the pool, flushes and all', async ()
   syncBuiltinESMExports()
   try {
     await withStore({ sync: true }, async (store, dir) => {
-      assert.equal(await onThread(() => store.create(['posts', 'p1'], { n: 1 })), POOL)
-      assert.equal(await onThread(() => store.write(['posts', 'p1'], { n: 2 })), POOL)
+      // The temporary file's open, write and close wait on nothing; a rename (or a mkdir) made while a flush
+      // writes out the folder waits for it. The folders down to the document are flushed: the store folder,
+      // posts/ and posts/p1/, each opened here and flushed in the pool.
+      assert.equal(await callsOnThread(() => store.create(['posts', 'p1'], { n: 1 })), { ...RENAME_IN_POOL, folders: 3 })
+      assert.equal(await callsOnThread(() => store.write(['posts', 'p1'], { n: 2 })), { ...RENAME_IN_POOL, folders: 3 })
       assert.equal(JSON.parse(readFileSync(join(dir, 'posts', 'p1', '@.json'), 'utf8')), { n: 2 })
     })
     assert.is(flushesOnThread, 0, 'a flush on the calling thread would hold the event loop for the disk')
