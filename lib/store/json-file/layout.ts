@@ -115,8 +115,6 @@ interface LaidOut {
 const FIRST_ITEM = Buffer.from('[\n    ')
 const NEXT_ITEM = Buffer.from(',\n    ')
 
-/** The most blocks a collection keeps before joining them into one (a copy of the array every so many file writes). */
-const MAX_BLOCKS = 64
 
 export class Layout {
   #root: LayoutNode = { children: new Map() }
@@ -306,7 +304,7 @@ function collectionParts(name: string, node: LayoutNode, elsewhere: string[], fa
   } else if (laidOut.added.length > 0) {
     laidOut.blocks.push(itemsBlock(laidOut.added.map((item) => placedBytes(item, 4)), laidOut.blocks.length === 0))
     laidOut.added = []
-    if (laidOut.blocks.length > MAX_BLOCKS) laidOut.blocks = [Buffer.concat(laidOut.blocks)]
+    joinSmallBlocks(laidOut.blocks)
   }
   elsewhere.push(...laidOut.elsewhere)
   if (laidOut.blocks.length === 0) parts.text('[]')
@@ -314,6 +312,20 @@ function collectionParts(name: string, node: LayoutNode, elsewhere: string[], fa
     for (const block of laidOut.blocks) parts.bytes(block)
     parts.text('\n  ]')
   }
+}
+
+/**
+ * Joins the newest blocks while the one before them is less than twice their
+ * size, so each block is at least twice the size of the next: a collection
+ * keeps a few dozen blocks at most, and each byte is copied again only when
+ * what came after it has doubled. Joining every block into one past a count
+ * would copy the whole array every so many file writes, as big as it has grown.
+ */
+function joinSmallBlocks(blocks: Buffer[]): void {
+  let joined = blocks.length
+  let size = blocks[joined - 1].length
+  while (joined > 1 && blocks[joined - 2].length < 2 * size) size += blocks[--joined - 1].length
+  if (joined < blocks.length) blocks.push(Buffer.concat(blocks.splice(joined - 1)))
 }
 
 /** Items' bytes as one block, each after what separates it (the first one opening the array when `opens`). */

@@ -288,7 +288,7 @@ test('a second server on the same file is refused, naming the file; the first on
 })
 
 test('POSTs one file write after another keep the layout: into an empty array, and past the blocks a collection keeps before joining them', async () => {
-  // Each added item is appended to its array's kept UTF-8 blocks, which are joined into one past 64 (lib/store/json-file/layout.ts).
+  // Each added item is appended to its array's kept UTF-8 blocks, the newest joined as they pile up (lib/store/json-file/layout.ts).
   const db = { comments: [] as Array<Record<string, unknown>>, posts: [{ id: 1, title: 'a' }] }
   const { file, server } = await serveDatabase(asJsonServerWrites(db))
   // A file write for another key lays the empty array out and keeps it: the first POST then appends to nothing.
@@ -301,6 +301,31 @@ test('POSTs one file write after another keep the layout: into an empty array, a
     db.comments.push(created.json)
     assert.is(await readFile(file, 'utf8'), asJsonServerWrites(db), `after POST ${step + 1}`)
   }
+})
+
+test('POSTs into a big array copy what they add, not the array: its kept blocks are joined as the newest double', async () => {
+  // Every join of blocks goes through Buffer.concat: the bytes it makes, over 300 file writes, are counted.
+  const posts = Array.from({ length: 5000 }, (_, n) => ({ id: n + 1, title: `post number ${n + 1}`, views: n }))
+  const { file, store } = await serveDatabase(asJsonServerWrites({ posts }))
+  // The first file write lays the array out (one copy of it); the next ones append to what it kept.
+  assert.ok(await store.create(['posts', '5001'], { id: 5001, title: 'added 5001' }))
+  const arrayBytes = statSync(file).size
+  const concat = Buffer.concat
+  let copied = 0
+  Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
+    const joined = concat(list, length)
+    copied += joined.length
+    return joined
+  }) as typeof Buffer.concat
+  try {
+    for (let id = 5002; id <= 5301; id++) assert.ok(await store.create(['posts', String(id)], { id, title: `added ${id}` }))
+  } finally {
+    Buffer.concat = concat
+  }
+  const added = statSync(file).size - arrayBytes
+  // Each added byte is copied once into its item's block, then again each time the blocks after it double: at most some 9 times in 300 file writes.
+  assert.ok(copied < 12 * added, `${copied} bytes copied for ${added} added to an array of ${arrayBytes}`)
+  assert.equal(JSON.parse(await readFile(file, 'utf8')).posts.length, 5301)
 })
 
 test(`after 300 random writes the file is laid out as JSON.stringify lays it out, and holds what the API serves (seed ${RANDOM_SEED})`, async () => {
