@@ -1,7 +1,8 @@
-import { readFileSync, statfsSync, watch, type FSWatcher } from 'node:fs'
+import { watch, type FSWatcher } from 'node:fs'
 import { basename, sep } from 'node:path'
 import type { CacheEntry, DocumentCache } from './document-cache.ts'
 import { errorCode } from '../fs/fs-errors.ts'
+import { CheckPhase, isLocal, overflowAt, watchHearsAll } from '../fs/trusted-watch.ts'
 import { sameFileVersion, type FileVersion } from '../fs/file-version.ts'
 import { DOC_FILE } from './names.ts'
 import { checkWay } from './document-file.ts'
@@ -15,7 +16,7 @@ import type { NodePath } from '../store.ts'
  * event inside the very system call that makes it, so by the time a client that edited a file sends
  * its next request, the event is waiting in the kernel. Node reads the events and the request in the
  * poll phase of its loop; a hit decided in the check phase after it (setImmediate) has had every event
- * delivered with its request applied. So a hit waits for that check phase, and is then answered from
+ * delivered with its request applied (lib/store/fs/trusted-watch.ts). So a hit waits for that check phase, and is then answered from
  * memory if nothing was heard about its file, or a folder on its way, since a stat last found the
  * cache's version on disk, less than TRUST_MS ago. A watched folder a stat found to hold no document
  * file (a collection's, looked for before each page of it) is told so the same way (trustedMissing).
@@ -52,14 +53,6 @@ const MOST_WAYS = 1000
 const LOOK_AT = 8
 /** After a watch is refused or fails, how long (ms) hits stat their files before watches are tried again. */
 const RETRY_MS = 60_000
-
-/*
- * File systems whose every change is made by this kernel (linux/magic.h): ext2/3/4, XFS, Btrfs,
- * tmpfs, F2FS, ZFS. A bind mount of one of them into a container is the same inodes, and raises
- * the same events. Anything else, NFS, SMB, FUSE, 9p, virtiofs (a folder shared into a virtual
- * machine, as Docker Desktop does), overlayfs, is not trusted.
- */
-const LOCAL_FILE_SYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1])
 
 /** One watched folder: a hot document's, or one above such a folder. */
 interface Watched {
@@ -99,7 +92,7 @@ export class WatchedHits {
   #refusedUntil = 0
   #closed = false
   /** Hits waiting for this turn's check phase. */
-  #waiting: Array<() => void> = []
+  readonly #checkPhase = new CheckPhase()
   /**
    * Folders right below the store folder an lstat found to be folders (checkWayToWrite): when
    * (performance.now()), and the store folder's watch open before that lstat, if one was.
@@ -112,8 +105,8 @@ export class WatchedHits {
   /** `maxWatches`: most folders watched at once; 0 watches none, so every hit stats its file. */
   constructor(root: string, cache: DocumentCache, maxWatches = DEFAULT_MAX_WATCHES) {
     this.#cache = cache
-    this.#maxWatches = process.platform === 'linux' && isLocal(root) ? maxWatches : 0
-    this.#overflowAt = Math.floor(queueLength() / 4)
+    this.#maxWatches = watchHearsAll(root) ? maxWatches : 0
+    this.#overflowAt = overflowAt()
   }
 
   /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
@@ -252,16 +245,7 @@ export class WatchedHits {
 
   /** Runs `run` in this turn's check phase (one setImmediate for all that wait), with its outcome as the promise's. */
   #inCheckPhase<T>(run: () => T | Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#waiting.length === 0) setImmediate(this.#answerWaiting)
-      this.#waiting.push(() => {
-        try {
-          resolve(run())
-        } catch (error) {
-          reject(error)
-        }
-      })
-    })
+    return this.#checkPhase.run(run)
   }
 
   #trustedEntry(directory: string): CacheEntry | undefined {
@@ -271,12 +255,6 @@ export class WatchedHits {
     if (entry !== undefined && watched.version !== undefined && sameFileVersion(entry.version, watched.version)) return entry
     watched.checkedAt = -Infinity
     return undefined
-  }
-
-  readonly #answerWaiting = (): void => {
-    const waiting = this.#waiting
-    this.#waiting = []
-    for (const answer of waiting) answer()
   }
 
   /** Closes every watch: the store's hits stat their files from now on. */
@@ -425,20 +403,3 @@ export class WatchedHits {
   }
 }
 
-/** Whether `directory` is on a file system whose changes this kernel makes (LOCAL_FILE_SYSTEMS). */
-function isLocal(directory: string): boolean {
-  try {
-    return LOCAL_FILE_SYSTEMS.has(statfsSync(directory).type)
-  } catch {
-    return false
-  }
-}
-
-/** The kernel's inotify queue length (fs.inotify.max_queued_events), 16384 when unknown. */
-function queueLength(): number {
-  try {
-    return Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8')) || 16384
-  } catch {
-    return 16384
-  }
-}

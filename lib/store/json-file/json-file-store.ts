@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { constants, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
+import { constants, lstatSync, realpathSync, statSync, watch, type FSWatcher } from 'node:fs'
 import { open, readdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { createFileAtomically, fsyncDirectory } from '../fs/atomic.ts'
 import { notRegular, sameFileVersion, versionOf, type FileVersion } from '../fs/file-version.ts'
 import { isMissing, toStoreError } from '../fs/fs-errors.ts'
+import { CheckPhase, overflowAt, watchHearsAll } from '../fs/trusted-watch.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
@@ -78,6 +79,18 @@ export class JsonFileStore implements Store {
   /** The watch saw the file's folder change. */
   #stale = false
   #checkedAt = 0
+  /**
+   * Whether a write may take the watch's word that the file is as the last look found it (trusted-watch.ts):
+   * the watch is on, hears every change (Linux, a local file system) and has not failed. Not while the
+   * file is a link (#linked): an edit of what it leads to, in another folder, raises no event here.
+   */
+  #watchTrusted = false
+  /** The last look at the file found a link in its place. */
+  #linked = false
+  /** Events the watch heard this turn: as many as #overflowAt may mean the kernel dropped some. */
+  #burst = 0
+  readonly #overflowAt = overflowAt()
+  readonly #checkPhase = new CheckPhase()
   #reloading: Promise<void> | undefined
   #reloads = 0
   #watcher: FSWatcher | undefined
@@ -153,11 +166,18 @@ export class JsonFileStore implements Store {
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
+        if (++this.#burst === 1) setImmediate(() => (this.#burst = 0))
+        if (this.#burst >= this.#overflowAt) this.#stale = true
         if (name !== null && name !== this.#label) return
         this.#stale = true
         this.#lookSoon()
       })
-      this.#watcher.on('error', () => this.#watcher?.close())
+      this.#watcher.on('error', () => {
+        this.#watchTrusted = false
+        this.#stale = true
+        this.#watcher?.close()
+      })
+      this.#watchTrusted = watchHearsAll(dirname(this.file))
     } catch {
       // No watch to be had (too many watches): the stat of every second still sees hand edits.
     }
@@ -331,8 +351,10 @@ export class JsonFileStore implements Store {
    * never undoes a change whose write it did not refuse.
    */
   async #change<T>(path: NodePath, operation: () => Promise<T>, changed: (result: T) => boolean): Promise<T> {
-    // A write always looks at the file first: it must never land on top of a hand edit it has not seen.
-    await this.#fresh(true)
+    // A write must never land on top of a hand edit it has not seen: it looks at the file first, unless
+    // the watch, heard out by this turn's check phase, says the file is as a look less than a second ago found it.
+    const trusted = () => this.#watchTrusted && !this.#linked
+    await (trusted() ? this.#checkPhase.run(() => this.#fresh(!trusted())) : this.#fresh(true))
     const { result, saved } = await this.#gate.shared(async () => {
       if (this.#broken) throw new StoreError('file-edited', path, this.#broken.reason)
       const result = await operation()
@@ -352,7 +374,8 @@ export class JsonFileStore implements Store {
    * Makes the store what the file says when the file changed since the store
    * last wrote or read it (a hand edit), or after a failed file write. Reads
    * stat the file when the watch saw its folder change, and at least once a
-   * second (`statInterval`) in case it did not; writes (`always`) every time.
+   * second (`statInterval`) in case it did not; writes the same where the watch
+   * is trusted (#change), else (`always`) every time.
    */
   #fresh(always = false): Promise<void> {
     if (this.#reloading) return this.#reloading
@@ -360,7 +383,8 @@ export class JsonFileStore implements Store {
     this.#stale = false
     this.#checkedAt = Date.now()
     const seen = this.#broken ? this.#broken.version : this.#known
-    const found = fileVersion(this.file)
+    const { version: found, linked } = lookAt(this.file)
+    this.#linked = linked
     if (!this.#restoring && (sameVersion(found, seen) || (this.#placing && sameVersion(found, this.#placing)))) return Promise.resolve()
     this.#reloading = this.#gate.exclusive(() => this.#reload()).finally(() => (this.#reloading = undefined))
     return this.#reloading
@@ -456,6 +480,13 @@ function realFile(path: string): string {
   }
 }
 
+
+/** The file's version (one lstat, and a stat where it is a link), and whether it is a link. */
+function lookAt(file: string): { version: FileVersion | undefined; linked: boolean } {
+  const own = lstatSync(file, { throwIfNoEntry: false })
+  if (own === undefined || !own.isSymbolicLink()) return { version: own && versionOf(own), linked: false }
+  return { version: fileVersion(file), linked: true }
+}
 
 function fileVersion(file: string): FileVersion | undefined {
   const stats = statSync(file, { throwIfNoEntry: false })

@@ -1,6 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { existsSync, statSync, watch } from 'node:fs'
+import fs, { existsSync, statSync, watch, type PathLike, type StatSyncOptions } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonFileStore, type JsonFileStoreOptions } from '../../../lib/store/index.ts'
@@ -106,6 +107,30 @@ test('100 concurrent POSTs share a few file writes, and every one is in the file
   const posts = JSON.parse(await readFile(file, 'utf8')).posts as Array<{ id: string; n?: number }>
   for (const answer of answers) assert.ok(posts.some((post) => post.id === answer.json.id && post.n === answer.json.n), `${answer.json.id} is in the file`)
   assert.ok(writes <= 25, `100 writes took ${writes} file writes`)
+})
+
+test('100 concurrent POSTs where the watch hears every change look at the file a few times, not once each', async () => {
+  // A write takes the watch's word, heard out in the check phase, that the file is as the last look found it
+  // (lib/store/fs/trusted-watch.ts); each file write the store makes is heard as a change, and looked at again.
+  const { file, server } = await serveDatabase(asJsonServerWrites(seed()))
+  // Both stats of node:fs are counted (an lstat looks at the file, and a stat through a link); statSync is read-only in its types.
+  const calls = fs as unknown as Record<'lstatSync' | 'statSync', (path: PathLike, options?: StatSyncOptions) => unknown>
+  const { lstatSync, statSync } = calls
+  let looks = 0
+  calls.lstatSync = (path, options) => (path === file && looks++, lstatSync(path, options))
+  calls.statSync = (path, options) => (path === file && looks++, statSync(path, options))
+  syncBuiltinESMExports()
+  let answers: Array<{ status: number }>
+  try {
+    answers = await Promise.all(Array.from({ length: 100 }, (_, n) => server.request('POST', '/posts', { body: { n } })))
+  } finally {
+    calls.lstatSync = lstatSync
+    calls.statSync = statSync
+    syncBuiltinESMExports()
+  }
+  assert.ok(answers.every((answer) => answer.status === 201))
+  // One look each would be 100, and the file writes' own looks come on top; a few per file write (at most 25, above) is some 50.
+  assert.ok(looks < 100, `100 POSTs looked at the file ${looks} times`)
 })
 
 test('the store never takes its own file write for a hand edit, even when it looks at the file as the write is renamed into place', async () => {

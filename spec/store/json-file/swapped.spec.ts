@@ -114,6 +114,38 @@ test('a hand edit saved while a write is being written is kept: the write is ref
   assert.ok(landedEarly, 'an edit landed while a write was under way')
 })
 
+test('a POST sent the moment a hand edit is saved lands on top of it, 100 times: told by the watch, through a link to another folder (whose edits no watch here hears), and with no watch', async () => {
+  // Where the watch hears every change, a write takes its word, heard out in the check phase, instead of a look at the file.
+  const cases = [
+    { what: 'the file itself', linked: false, watch: true },
+    { what: 'through a link', linked: true, watch: true },
+    { what: 'with no watch', linked: false, watch: false },
+  ]
+  for (const { what, linked, watch } of cases) {
+    const { folder, file, server } = await serve({ posts: [{ id: 1, title: 'one' }] }, { watch })
+    let edited = file
+    if (linked) {
+      mkdirSync(join(folder, 'elsewhere'))
+      edited = join(folder, 'elsewhere', 'real.json')
+      await writeFile(edited, await readFile(file, 'utf8'))
+      await rm(file)
+      await symlink(edited, file)
+      assert.is((await server.request('GET', '/posts/1')).status, 200)
+    }
+    for (let round = 0; round < 100; round++) {
+      const posts = JSON.parse(await readFile(edited, 'utf8')).posts as Array<{ id: number | string; title: string }>
+      const byHand = { id: `h${round}`, title: `saved by hand, round ${round}` }
+      await writeFile(edited, text({ posts: [...posts, byHand] }))
+      const created = await server.request('POST', '/posts', { body: { title: `posted, round ${round}` } })
+      const where = `${what}, round ${round}`
+      assert.is(created.status, 201, `${where}: ${created.text}`)
+      const inFile = JSON.parse(await readFile(edited, 'utf8')).posts as Array<{ id: number | string }>
+      assert.equal(inFile.slice(-2), [byHand, created.json], `${where}: the hand edit, then the POST`)
+    }
+    assert.ok(!linked || lstatSync(file).isSymbolicLink(), 'the link stays a link')
+  }
+})
+
 test('with no watch, the default look at the file (once a second) finds a hand edit: within seconds, not never', async () => {
   const { file, server } = await serve({ profile: { name: 'before' } }, { watch: false })
   assert.equal((await server.request('GET', '/profile')).json, { name: 'before' })
