@@ -115,7 +115,6 @@ interface LaidOut {
 const FIRST_ITEM = Buffer.from('[\n    ')
 const NEXT_ITEM = Buffer.from(',\n    ')
 
-
 export class Layout {
   #root: LayoutNode = { children: new Map() }
   /** Whether the file ends with a newline: kept as the file had it. */
