@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs'
 import { basename, sep } from 'node:path'
 import type { CacheEntry, DocumentCache } from './document-cache.ts'
 import { errorCode } from '../fs/fs-errors.ts'
-import { CheckPhase, isLocal, overflowAt, watchHearsAll } from '../fs/trusted-watch.ts'
+import { CheckPhase, EventBurst, isLocal, watchHearsAll } from '../fs/trusted-watch.ts'
 import { sameFileVersion, type FileVersion } from '../fs/file-version.ts'
 import { DOC_FILE } from './names.ts'
 import { checkWay } from './document-file.ts'
@@ -98,15 +98,13 @@ export class WatchedHits {
    * (performance.now()), and the store folder's watch open before that lstat, if one was.
    */
   readonly #ways = new Map<string, { at: number; root: Watched | undefined }>()
-  /** Events heard this turn; more than #overflowAt may mean the kernel's queue overflowed. */
-  #burst = 0
-  readonly #overflowAt: number
+  /** Events heard this turn: a burst may mean the kernel's queue overflowed. */
+  readonly #burst = new EventBurst()
 
   /** `maxWatches`: most folders watched at once; 0 watches none, so every hit stats its file. */
   constructor(root: string, cache: DocumentCache, maxWatches = DEFAULT_MAX_WATCHES) {
     this.#cache = cache
     this.#maxWatches = watchHearsAll(root) ? maxWatches : 0
-    this.#overflowAt = overflowAt()
   }
 
   /** True when the document of `directory` may be answered from memory in this turn's check phase (see afterEvents). */
@@ -322,8 +320,7 @@ export class WatchedHits {
 
   /** An event in a watched folder: what it may have changed is no longer trusted. */
   #heard(watched: Watched, name: string | undefined): void {
-    if (++this.#burst === 1) setImmediate(() => (this.#burst = 0))
-    if (this.#burst === this.#overflowAt) this.#distrustAll()
+    if (this.#burst.heard()) this.#distrustAll()
     if (watched.closed) return
     // A folder right below the store folder that an event names may now be a link, a file or none.
     if (watched.way && name !== undefined) this.#ways.delete(watched.prefix + name)

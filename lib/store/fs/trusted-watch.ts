@@ -9,7 +9,7 @@ import { readFileSync, statfsSync } from 'node:fs'
  * its loop; a decision made in the check phase after it (CheckPhase) has had every event delivered
  * with its request applied. That holds on a file system whose every change this kernel makes
  * (isLocal), while the kernel's event queue has not overflowed (libuv drops the overflow event
- * itself: a burst of events past a quarter of the queue, `overflowAt`, is taken for one).
+ * itself: a burst of events past a quarter of the queue, EventBurst, is taken for one).
  */
 
 /*
@@ -34,9 +34,19 @@ export function isLocal(directory: string): boolean {
   }
 }
 
-/** How many events heard in one turn of the loop may mean the kernel's queue overflowed: a quarter of it. */
-export function overflowAt(): number {
-  return Math.floor(queueLength() / 4)
+/**
+ * A watch's events counted turn by turn: so many in one turn of the loop (a quarter of the kernel's
+ * queue) may mean the queue overflowed and events were dropped.
+ */
+export class EventBurst {
+  #count = 0
+  readonly #overflowAt = Math.floor(queueLength() / 4)
+
+  /** Counts one event; true for the one that makes this turn's count reach the overflow mark (once a turn). */
+  heard(): boolean {
+    if (++this.#count === 1) setImmediate(() => (this.#count = 0))
+    return this.#count === this.#overflowAt
+  }
 }
 
 /** The kernel's inotify queue length (fs.inotify.max_queued_events), 16384 when unknown. */

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { createFileAtomically, fsyncDirectory } from '../fs/atomic.ts'
 import { notRegular, sameFileVersion, versionOf, type FileVersion } from '../fs/file-version.ts'
 import { isMissing, toStoreError } from '../fs/fs-errors.ts'
-import { CheckPhase, overflowAt, watchHearsAll } from '../fs/trusted-watch.ts'
+import { CheckPhase, EventBurst, watchHearsAll } from '../fs/trusted-watch.ts'
 import { StoreError } from '../errors.ts'
 import { MemoryStore } from '../memory.ts'
 import { serializeDoc } from '../serialize.ts'
@@ -87,9 +87,8 @@ export class JsonFileStore implements Store {
   #watchTrusted = false
   /** The last look at the file found a link in its place. */
   #linked = false
-  /** Events the watch heard this turn: as many as #overflowAt may mean the kernel dropped some. */
-  #burst = 0
-  readonly #overflowAt = overflowAt()
+  /** Events the watch heard this turn: a burst may mean the kernel dropped some. */
+  readonly #burst = new EventBurst()
   readonly #checkPhase = new CheckPhase()
   #reloading: Promise<void> | undefined
   #reloads = 0
@@ -166,8 +165,7 @@ export class JsonFileStore implements Store {
     if (!this.#watch) return
     try {
       this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, name) => {
-        if (++this.#burst === 1) setImmediate(() => (this.#burst = 0))
-        if (this.#burst >= this.#overflowAt) this.#stale = true
+        if (this.#burst.heard()) this.#stale = true
         if (name !== null && name !== this.#label) return
         this.#stale = true
         this.#lookSoon()
