@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { makeTempDir, send, startServerOnFolder } from '../support/helpers.ts'
 import { startCeiling } from '../../bench/processes.ts'
 import { verdict, type Measurement, type Report } from '../../bench/report.ts'
-import { pageVerdict } from '../../bench/postgres.ts'
+import { getVerdict, pageVerdict } from '../../bench/postgres.ts'
 import { medianRound, type LoadResult } from '../../bench/load.ts'
 import { listingVerdicts, type ListingSizesRow } from '../../bench/listing-sizes.ts'
 import { reportLines } from '../../bench/json-file.ts'
@@ -75,6 +75,9 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
       assert.ok(m.file.requests > 0 && m.postgres.requests > 0, `${m.workload}: both stores answered`)
       assert.is(m.file.errors + m.postgres.errors, 0, `${m.workload}: ${JSON.stringify([m.file.statuses, m.postgres.statuses])}`)
     }
+    const get = postgres.measurements.find((m) => m.workload === 'pg-get')!
+    assert.ok(get.floor !== undefined && get.floor.requests > 0 && get.floor.errors === 0, 'the reads straight to PostgreSQL')
+    assert.match(run.stdout, /pg-get, PostgreSQL alone: the statement restdir reads a document with, .*: [\d,]+ reads\/s \([\d.]+ of the file store\)/)
     const page = postgres.measurements.find((m) => m.workload === 'pg-page')!
     assert.ok(page.alone !== undefined && page.alone.requests > 0 && page.alone.errors === 0, 'the page one request at a time')
     assert.match(run.stdout, /pg-page, one request at a time \(one connection, \d+ requests\)/)
@@ -128,6 +131,14 @@ test('the page with many at once is checked against its target unless PostgreSQL
   assert.is(pageVerdict(80, undefined), 'MISSED: p99 < 50 ms on PostgreSQL')
   assert.is(pageVerdict(80, 55.4), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 55 ms with the least statement')
   assert.is(pageVerdict(40, 50), 'beyond this machine: p99 < 50 ms on PostgreSQL, where PostgreSQL alone has p99 50 ms with the least statement')
+})
+
+test('the PostgreSQL GET is checked against its target unless PostgreSQL alone, one read a statement, misses it too', () => {
+  assert.is(getVerdict(0.6, 0.3), 'met: ≥ 0.5 of the file store')
+  assert.is(getVerdict(0.4, 0.7), 'MISSED: ≥ 0.5 of the file store')
+  assert.is(getVerdict(0.4, undefined), 'MISSED: ≥ 0.5 of the file store')
+  assert.is(getVerdict(0.32, 0.499), 'beyond this machine: ≥ 0.5 of the file store, where PostgreSQL alone, one read a statement, makes 0.49')
+  assert.is(getVerdict(0.4, 0.5), 'MISSED: ≥ 0.5 of the file store', 'PostgreSQL alone at the target leaves restdir short of it')
 })
 
 test('a target restdir meets is met; one it misses is beyond the machine where the bare HTTP server making the same calls misses it too, else MISSED', () => {

@@ -36,16 +36,23 @@ export function isLocal(directory: string): boolean {
 
 /**
  * A watch's events counted turn by turn: so many in one turn of the loop (a quarter of the kernel's
- * queue) may mean the queue overflowed and events were dropped.
+ * queue) may mean the queue overflowed and events were dropped. A look at the files made after
+ * such an event sees every change whose event was dropped before it; the queue may overflow again
+ * while the same turn reads on, so each further quarter of a queue counts as another burst.
  */
 export class EventBurst {
   #count = 0
-  readonly #overflowAt = Math.floor(queueLength() / 4)
+  readonly #overflowAt: number
 
-  /** Counts one event; true for the one that makes this turn's count reach the overflow mark (once a turn). */
+  /** `queued`: the kernel's queue length (fs.inotify.max_queued_events, read from /proc by default). */
+  constructor(queued = queueLength()) {
+    this.#overflowAt = Math.max(1, Math.floor(queued / 4))
+  }
+
+  /** Counts one event; true for each one that brings this turn's count to a multiple of the overflow mark. */
   heard(): boolean {
     if (++this.#count === 1) setImmediate(() => (this.#count = 0))
-    return this.#count === this.#overflowAt
+    return this.#count % this.#overflowAt === 0
   }
 }
 

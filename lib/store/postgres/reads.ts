@@ -14,7 +14,7 @@ const READS_IN_ONE = 64
  * arrays of keys: PostgreSQL plans a statement over arrays anew for each batch
  * (an array's length changes its estimates), which costs more than the reads.
  */
-function readStatement(count: number): { statement: { name: string; text: string }; size: number } {
+export function readStatement(count: number): { statement: { name: string; text: string }; size: number } {
   const size = 2 ** Math.ceil(Math.log2(count))
   readStatements[size] ??= {
     name: `restdir_read_${size}`,
