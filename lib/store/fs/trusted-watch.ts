@@ -57,7 +57,7 @@ export class EventBurst {
 }
 
 /** The kernel's inotify queue length (fs.inotify.max_queued_events), 16384 when unknown. */
-function queueLength(): number {
+export function queueLength(): number {
   try {
     return Number(readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8')) || 16384
   } catch {

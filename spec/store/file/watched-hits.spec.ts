@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads'
 import { makeTempDir, startServer, type TestServer } from '../../support/helpers.ts'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
 import { TRUST_MS, WATCH_IDLE_MS } from '../../../lib/store/file/watched-hits.ts'
+import { withQueueOverflowed } from '../../support/queue-overflow.ts'
 
 // A hot document's GET needs no stat while its folder is watched, and a hand edit is still what the
 // next GET returns (docs/storage.md, "Editing by hand"); `watches: 0` is the store that stats every GET,
@@ -517,6 +518,31 @@ test('a change no event tells (a write through a hard link from another folder) 
   } finally {
     await server.close()
     await rm(outside, { recursive: true, force: true })
+  }
+})
+
+test('a hand edit whose event the kernel dropped, its queue overflowed within one turn, is what the next GET returns', async () => {
+  const server = await startOnFolder()
+  try {
+    for (const id of ['hot', 'b', 'c']) {
+      await server.request('PUT', `/notes/${id}`, { body: { n: 1 } })
+      await warm(server, `/notes/${id}`)
+    }
+    const file = fileOf(server.dir, 'hot')
+    watching.statsOf(file)
+    assert.equal((await server.request('GET', '/notes/hot')).json, { id: 'hot', n: 1 })
+    assert.is(watching.statsOf(file), 0, 'a trusted hit needs no stat')
+    // Events in two other watched folders (of files the store ignores), more than the kernel's queue
+    // holds; then the edit, whose event finds the queue full.
+    const flood = ['b', 'c'].map((id) => join(server.dir, 'notes', id, '@flood'))
+    const read = await withQueueOverflowed(flood, async () => {
+      writeFileSync(file, JSON.stringify({ id: 'hot', n: 22 }))
+      return server.request('GET', '/notes/hot')
+    })
+    assert.equal(read.json, { id: 'hot', n: 22 })
+    assert.is(watching.statsOf(file), 1, 'looked at after the burst')
+  } finally {
+    await server.close()
   }
 })
 

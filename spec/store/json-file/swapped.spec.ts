@@ -6,6 +6,7 @@ import { readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonFileStore } from '../../../lib/store/index.ts'
 import { makeTempDir, startServer, type Answer, type TestServer } from '../../support/helpers.ts'
+import { withQueueOverflowed } from '../../support/queue-overflow.ts'
 
 // A db.json that a person (or a tool) changes under the running server (docs/json-server.md,
 // "Serving a db.json"): swapped for a link, a directory or a pipe, deleted, saved in the
@@ -144,6 +145,21 @@ test('a POST sent the moment a hand edit is saved lands on top of it, 100 times:
     }
     assert.ok(!linked || lstatSync(file).isSymbolicLink(), 'the link stays a link')
   }
+})
+
+test('a hand edit whose event the kernel dropped, its queue overflowed within one turn, is what the next POST lands on', async () => {
+  const { folder, file, server } = await serve({ posts: [{ id: 1, title: 'one' }] })
+  assert.is((await server.request('GET', '/posts/1')).status, 200)
+  // Events for two other files of the file's folder, more than the kernel's queue holds; then the edit,
+  // whose event finds the queue full.
+  const flood = ['a.txt', 'b.txt'].map((name) => join(folder, name))
+  const byHand = { id: 2, title: 'saved by hand' }
+  const created = await withQueueOverflowed(flood, async () => {
+    writeFileSync(file, text({ posts: [{ id: 1, title: 'one' }, byHand] }))
+    return server.request('POST', '/posts', { body: { title: 'posted' } })
+  })
+  assert.is(created.status, 201, created.text)
+  assert.equal(JSON.parse(await readFile(file, 'utf8')).posts, [{ id: 1, title: 'one' }, byHand, { id: 3, title: 'posted' }])
 })
 
 test('with no watch, the default look at the file (once a second) finds a hand edit: within seconds, not never', async () => {
