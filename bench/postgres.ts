@@ -310,7 +310,12 @@ async function leastReads(url: string, hot: number, connections: number): Promis
   await Promise.all(clients.map((client) => client.connect()))
   const { name, text } = readStatement(1).statement
   let next = 0
-  const call = (connection: number) => clients[connection].query({ name, text, values: [`/${COLLECTION}/`, String((next++ % hot) + 1)] })
+  const call = async (connection: number) => {
+    const id = String((next++ % hot) + 1)
+    const { rows } = await clients[connection].query({ name, text, values: [`/${COLLECTION}/`, id] })
+    // A read that finds nothing costs less than one that finds the document: counted as failed.
+    if (rows.length !== 1) throw new Error(`PostgreSQL alone found no document ${id}`)
+  }
   return {
     run: (duration, warmup) => runCalls({ connections, duration, warmup, call }),
     end: async () => void (await Promise.all(clients.map((client) => client.end().catch(() => {})))),
