@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildRequest, medianRound, runLoad, settleDisk, type LoadResult } from './load.ts'
+import { buildRequest, medianRound, roundedDown, runLoad, settleDisk, type LoadResult } from './load.ts'
 import { restdirLauncher, startRestdir, type Launcher } from './processes.ts'
 import { POSTS, startJsonServer, writeJsonServerDb } from './json-server.ts'
 import { DOCUMENT_PATH, itemDoc } from './workloads.ts'
@@ -109,12 +109,6 @@ export function reportLines(bench: JsonFileBench): string[] {
     row('restdir, store folder', bench.restdirFolder),
     `restdir db.json: ${roundedDown(overJsonServer, 1)}× json-server (${overJsonServer >= 5 ? 'met' : 'MISSED'}: ≥ 5×), ${roundedDown(100 * ofFolder, 0)}% of the store folder (${ofFolder >= 0.5 ? 'met' : 'MISSED'}: ≥ 50%)`,
   ]
-}
-
-/** `value` with `digits` decimals, rounded down: a figure short of a target never shows as the target (49.9% as 49%, not 50%). */
-function roundedDown(value: number, digits: number): string {
-  const scale = 10 ** digits
-  return (Math.floor(value * scale + 1e-9) / scale).toFixed(digits)
 }
 
 /** Runs the bench alone, in a temporary folder of its own. */

@@ -65,6 +65,12 @@ export function medianRound<Result extends { rps: number }>(results: Result[]): 
   return sorted[(sorted.length - 1) >> 1]
 }
 
+/** `value` with `digits` decimals, rounded down: a figure short of a target never shows as the target (49.9% as 49%, not 50%). */
+export function roundedDown(value: number, digits: number): string {
+  const scale = 10 ** digits
+  return (Math.floor(value * scale + 1e-9) / scale).toFixed(digits)
+}
+
 /** Runs the load and resolves with its figures. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = []

@@ -6,7 +6,7 @@ import { readStatement } from '../lib/store/postgres/reads.ts'
 import { ID_ORDER } from '../lib/store/postgres/schema.ts'
 import { LISTING_INDEX_MINIMUM } from '../lib/store/postgres/listing-indexes.ts'
 import { adminQuery, fillCollection, filledDoc, startTestPostgres } from '../spec/support/postgres.ts'
-import { buildRequest, medianRound, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
+import { buildRequest, medianRound, roundedDown, runCalls, runLoad, sendAll, type CallsResult, type LoadResult } from './load.ts'
 import { startRestdir, type Launcher, type RunningServer } from './processes.ts'
 
 /**
@@ -413,7 +413,7 @@ export function pageVerdict(p99: number, floorP99: number | undefined): string {
 export function getVerdict(ratio: number, aloneRatio: number | undefined): string {
   const target = `≥ ${targets.getRatio} of the file store`
   if (ratio < targets.getRatio && aloneRatio !== undefined && aloneRatio < targets.getRatio) {
-    return `beyond this machine: ${target}, where PostgreSQL alone, one read a statement, makes ${(Math.floor(aloneRatio * 100 + 1e-9) / 100).toFixed(2)}`
+    return `beyond this machine: ${target}, where PostgreSQL alone, one read a statement, makes ${roundedDown(aloneRatio, 2)}`
   }
   return check(ratio >= targets.getRatio, target)
 }

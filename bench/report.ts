@@ -1,5 +1,5 @@
 import { cpus, loadavg, release, totalmem } from 'node:os'
-import type { LoadResult } from './load.ts'
+import { roundedDown, type LoadResult } from './load.ts'
 import type { Memory } from './seed.ts'
 import type { WriteCeilingResult } from './write-ceiling.ts'
 import { postgresLines, type PostgresBench } from './postgres.ts'
@@ -251,7 +251,7 @@ function loopCheck(m: Measurement, loopRatio: number): string {
   if (loopRatio >= targets.writeRatio) return check(true, target)
   const bare = m.bare && m.writeCeiling && m.bare.result.rps / m.writeCeiling.rps
   // Rounded down (past a float's last bit: 2900 / 5000 is 0.58), so that a bare server just short of the target never reads as reaching it.
-  if (bare !== undefined && bare < targets.writeRatio) return `beyond this machine: ${target}, where the bare HTTP write server makes ${(Math.floor(bare * 100 + 1e-9) / 100).toFixed(2)}`
+  if (bare !== undefined && bare < targets.writeRatio) return `beyond this machine: ${target}, where the bare HTTP write server makes ${roundedDown(bare, 2)}`
   return check(false, target)
 }
 
