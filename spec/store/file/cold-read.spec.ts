@@ -1,13 +1,14 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFileSync } from 'node:child_process'
-import fs, { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import fs, { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
 import { OPEN_PLACES } from '../../../lib/store/fs/open-place.ts'
+import { reachableCommand, startCli, stopAll, unprivilegedUser } from '../../support/process.ts'
 
 // A read the cache cannot answer (lib/store/file/file-store.ts, #readFile): on the calling thread
 // while reads are fast, through the thread pool for a while after a slow one. Both ways keep every
@@ -73,6 +74,61 @@ for (const way of ways) {
     }
   })
 }
+
+for (const way of ways) {
+  test(`a cold read ${way.label} leaves the file's access time as it was: a read writes nothing to the disk`, async () => {
+    const { store, dir, close } = await storeWithLinks(way.slowCalls)
+    try {
+      // The first read goes on the calling thread either way; after it, the slow way's reads go through the pool.
+      assert.equal(await outcome(store, ['notes', 'a']), { id: 'a', n: 1 })
+      await store.write(['notes', 'b'], { id: 'b' })
+      const file = join(dir, 'notes', 'b', '@.json')
+      const control = join(dir, '..', 'control.json')
+      writeFileSync(control, '{}')
+      // Read last an hour before they were written: under relatime, Linux's default, the next read would note it.
+      const anHourBefore = new Date(statSync(file).mtimeMs - 3_600_000)
+      for (const path of [file, control]) utimesSync(path, anHourBefore, statSync(path).mtime)
+      const untouched = statSync(file).atimeMs
+      readFileSync(control)
+      assert.ok(statSync(control).atimeMs > statSync(file).atimeMs, 'this file system notes reads: a plain read of a file beside it moved its access time')
+      assert.equal(await outcome(store, ['notes', 'b']), { id: 'b' })
+      assert.is(statSync(file).atimeMs, untouched)
+    } finally {
+      await close()
+    }
+  })
+}
+
+// Root may read any file without noting the read; a server run as another user may not, for a file it does not own.
+const otherUser = process.platform !== 'linux' ? { reason: 'O_NOATIME is Linux\'s' } : process.getuid?.() === 0 ? unprivilegedUser() : { reason: 'only root can make a file another user owns' }
+const withOtherUser = 'reason' in otherUser ? test.skip : test
+if ('reason' in otherUser) console.log(`  cold-read.spec: skipping the read of a file another user owns: ${otherUser.reason}`)
+
+withOtherUser('a document file a person saved as another user, readable by the server\'s, is read all the same', async () => {
+  const user = otherUser as { uid: number; gid: number }
+  const parent = mkdtempSync(join(tmpdir(), 'restdir-cold-read-owner-'))
+  try {
+    chmodSync(parent, 0o755)
+    const store = join(parent, 'store')
+    mkdirSync(join(store, 'notes', 'a'), { recursive: true })
+    mkdirSync(join(parent, 'package'))
+    for (const folder of [store, join(store, 'notes'), join(store, 'notes', 'a')]) chownSync(folder, user.uid, user.gid)
+    // Saved by root, readable by all: the server's user may read it, and may not read it without noting the read.
+    writeFileSync(join(store, 'notes', 'a', '@.json'), '{"id":"a","by":"root"}', { mode: 0o644 })
+    const server = await startCli(['--port', '0', '--store', store], { user, command: await reachableCommand(join(parent, 'package')), cwd: parent })
+    try {
+      const read = await fetch(`${server.url}/notes/a`)
+      assert.equal({ status: read.status, body: await read.json() }, { status: 200, body: { id: 'a', by: 'root' } })
+      assert.is((await fetch(`${server.url}/notes/b`, { method: 'PUT', body: '{"n":1}', headers: { 'content-type': 'application/json' } })).status, 201)
+      assert.equal(await (await fetch(`${server.url}/notes/b`)).json(), { id: 'b', n: 1 })
+    } finally {
+      await server.stop()
+    }
+  } finally {
+    rmSync(parent, { recursive: true, force: true })
+  }
+})
+test.after(() => stopAll())
 
 /**
  * From another thread, until told to stop: a document's folder renamed away, a link to a folder
