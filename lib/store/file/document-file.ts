@@ -25,27 +25,30 @@ const SAFE_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.
  */
 let readFlags = SAFE_READ | (constants.O_NOATIME ?? 0)
 
-/** Whether `error` is an open's refusal of O_NOATIME: then reads stop asking for it, and the open is to be made again. */
-function noAtimeRefused(error: unknown): boolean {
-  if (errorCode(error) !== 'EPERM' || readFlags === SAFE_READ) return false
+/** Whether `error` refused an open made with `flags` for O_NOATIME: then reads stop asking for it, and the open is to be made again without. */
+function noAtimeRefused(error: unknown, flags: number): boolean {
+  if (errorCode(error) !== 'EPERM' || flags === SAFE_READ) return false
   readFlags = SAFE_READ
   return true
 }
 
 async function openToRead(file: string) {
+  const flags = readFlags
   try {
-    return await open(file, readFlags)
+    return await open(file, flags)
   } catch (error) {
-    if (noAtimeRefused(error)) return open(file, readFlags)
+    // Another read may have been refused and dropped the flag meanwhile: this one is made again all the same.
+    if (noAtimeRefused(error, flags)) return open(file, SAFE_READ)
     throw error
   }
 }
 
 function openToReadSync(file: string): number {
+  const flags = readFlags
   try {
-    return openSync(file, readFlags)
+    return openSync(file, flags)
   } catch (error) {
-    if (noAtimeRefused(error)) return openSync(file, readFlags)
+    if (noAtimeRefused(error, flags)) return openSync(file, SAFE_READ)
     throw error
   }
 }

@@ -1,10 +1,11 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs, { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { FileStore } from '../../../lib/store/file/file-store.ts'
 import { OPEN_PLACES } from '../../../lib/store/fs/open-place.ts'
@@ -124,6 +125,19 @@ withOtherUser('a document file a person saved as another user, readable by the s
     } finally {
       await server.stop()
     }
+    // Through the pool, reads already under way when the first is refused are made again too: the package's own read, run as that user.
+    const files = ['c', 'd', 'e'].map((name) => {
+      mkdirSync(join(store, 'notes', name))
+      writeFileSync(join(store, 'notes', name, '@.json'), `{"id":"${name}"}`, { mode: 0o644 })
+      return join(store, 'notes', name, '@.json')
+    })
+    const reader = pathToFileURL(join(parent, 'package', 'dist', 'lib', 'store', 'file', 'document-file.js')).href
+    const script = `import { readDocumentFile } from ${JSON.stringify(reader)}
+const reads = await Promise.all(${JSON.stringify(files)}.map((file) => readDocumentFile(file).then((read) => read.bytes.toString(), (error) => error.code)))
+console.log(JSON.stringify(reads))`
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { ...user, cwd: parent, encoding: 'utf8', timeout: 20_000 })
+    assert.is(run.stderr, '')
+    assert.equal(JSON.parse(run.stdout), ['{"id":"c"}', '{"id":"d"}', '{"id":"e"}'])
   } finally {
     rmSync(parent, { recursive: true, force: true })
   }
