@@ -203,7 +203,6 @@ async function measure(
 ): Promise<Measurement> {
   await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
   const options = { connections: workload.connections, duration, warmup, nextRequest: workload.nextRequest }
-  const bare = await measureBare(workload, ceilingServer, options)
   // One request alone first: it proves the workload is answered, and times the cold case
   // (for a page of a big collection, the first listing after start builds the folder's index).
   const firstFrom = performance.now()
@@ -220,6 +219,7 @@ async function measure(
     ...(workload.sirv ? [{ name: 'sirv', run: http(sirvServer.port, sirvServer.pid) }] : []),
     ...(workload.jsonServer && jsonServer ? [{ name: 'json-server', run: http(jsonServer.port, jsonServer.pid) }] : []),
     ...(workload.writeCeiling ? [{ name: 'write loop', run: (seconds: number) => writeLoop(workload, seconds) }] : []),
+    ...bareSides(workload).map(({ way, as }) => ({ name: `bare ${way}`, run: asBare(ceilingServer, workload, as, http(ceilingServer.port, ceilingServer.pid)) })),
     { name: 'restdir', run: http(server.port, server.pid) },
   ]
   const results = new Map<string, Array<LoadResult | WriteCeilingResult>>(sides.map((side) => [side.name, []]))
@@ -227,13 +227,17 @@ async function measure(
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       // Each write starts on a disk that holds no other phase's unwritten pages.
       if (workload.writeCeiling) await settleDisk()
-      log(`${workload.name}: ${side.name === 'write loop' ? `write ceiling (${workload.writeCeiling})` : side.name}, round ${round + 1} of ${rounds}`)
+      log(`${workload.name}: ${sideLabel(workload, side.name)}, round ${round + 1} of ${rounds}`)
       const result = await side.run(duration / rounds, round === 0 ? warmup : warmup / 2)
       if ('errors' in result && result.errors > 0) log(`${workload.name}: ${side.name} gave ${result.errors} failed answers ${JSON.stringify(result.statuses)}`)
       results.get(side.name)!.push(result)
     }
   }
   const median = (name: string) => (results.has(name) ? medianRound(results.get(name)!) : undefined)
+  // Of the bare server's ways (a write's calls on the event loop's thread or through the pool), the faster.
+  const bare = bareSides(workload)
+    .map(({ way }): Bare => ({ way, result: median(`bare ${way}`) as LoadResult }))
+    .reduce<Bare | undefined>((best, next) => (best === undefined || next.result.rps > best.result.rps ? next : best), undefined)
   const ceiling = median('ceiling') as LoadResult
   const restdir = median('restdir') as LoadResult
   const atRate = workload.ceilingAtRate ? await ceilingAtRate(workload, ceilingServer, options, ceiling.rps, restdir.rps) : undefined
@@ -268,38 +272,45 @@ function writeLoop(workload: Workload, seconds: number): Promise<WriteCeilingRes
  * The ceiling making a workload's own file-system calls before each answer
  * (bench/ceiling-server.ts): for a write workload the bare HTTP write
  * server, once with the calls on the event loop's thread and once through
- * the pool, the faster kept; for the random GET the bare HTTP read server,
- * which also parses, checks and compacts the document and makes its ETag.
- * restdir does this work and more, so where even this misses a target,
- * the target is beyond the machine.
+ * the pool (the faster is reported); for the random GET the bare HTTP read
+ * server, which also parses, checks and compacts the document and makes its
+ * ETag. restdir does this work and more, so where even this misses a target,
+ * the target is beyond the machine. Each way is a side of the workload's
+ * rounds, measured in turns with restdir in the same minutes (docs/speed.md):
+ * measured once before the rounds, the bare read server's figure was that of
+ * other seconds than restdir's.
  */
-async function measureBare(
-  workload: Workload,
+function bareSides(workload: Workload): Array<{ way: Bare['way']; as: BareServer }> {
+  if (workload.bareRead) return [{ way: 'thread', as: { read: store } }]
+  const mode = workload.writeCeiling
+  if (mode !== 'create' && mode !== 'replace') return []
+  return (['thread', 'pool'] as const).map((way) => ({ way, as: { write: { dir: join(work, 'scratch'), mode, pool: way === 'pool' } } }))
+}
+
+/** A round of the ceiling as the bare server `as`, then the plain ceiling again for the sides after it. */
+function asBare(
   ceilingServer: CeilingServer,
-  options: Omit<Parameters<typeof runLoad>[0], 'port' | 'serverPid'>,
-): Promise<Bare | undefined> {
-  const run = async (as: BareServer) => {
+  workload: Workload,
+  as: BareServer,
+  run: (seconds: number, warm: number) => Promise<LoadResult>,
+): (seconds: number, warm: number) => Promise<LoadResult> {
+  return async (seconds, warm) => {
     await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType, 0, as)
     try {
-      return await runLoad({ ...options, port: ceilingServer.port, serverPid: ceilingServer.pid })
+      return await run(seconds, warm)
     } finally {
       await ceilingServer.answerWith(workload.ceilingBody, workload.ceilingType)
     }
   }
-  if (workload.bareRead) {
-    log(`${workload.name}: the bare HTTP read server`)
-    return { way: 'thread', result: await run({ read: store }) }
+}
+
+function sideLabel(workload: Workload, name: string): string {
+  if (name === 'write loop') return `write ceiling (${workload.writeCeiling})`
+  if (name === 'bare thread' || name === 'bare pool') {
+    if (workload.bareRead) return 'the bare HTTP read server'
+    return `the bare HTTP write server (${workload.writeCeiling}, its calls ${name === 'bare pool' ? 'through the pool' : "on the event loop's thread"})`
   }
-  const mode = workload.writeCeiling
-  if (mode !== 'create' && mode !== 'replace') return undefined
-  let best: Bare | undefined
-  for (const way of ['thread', 'pool'] as const) {
-    await settleDisk()
-    log(`${workload.name}: the bare HTTP write server (${mode}, its calls ${way === 'pool' ? 'through the pool' : "on the event loop's thread"})`)
-    const result = await run({ write: { dir: join(work, 'scratch'), mode, pool: way === 'pool' } })
-    if (best === undefined || result.rps > best.result.rps) best = { way, result }
-  }
-  return best
+  return name
 }
 
 /**

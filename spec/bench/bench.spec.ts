@@ -49,6 +49,15 @@ test('npm run bench -- --quick measures every workload beside its ceiling, with 
     const logged = (line: string) => run.stderr.indexOf(`  ${line}\n`)
     for (const round of [1, 2]) for (const side of ['ceiling', 'json-server', 'write ceiling (create)', 'restdir']) assert.ok(logged(`post: ${side}, round ${round} of 2`) >= 0, `post: ${side}, round ${round}`)
     assert.ok(logged('static-1k: sirv, round 2 of 2') >= 0)
+    // The bare HTTP servers take turns with restdir too, each way of the write server apart: the same minutes for both.
+    for (const round of [1, 2]) {
+      for (const way of ["on the event loop's thread", 'through the pool']) assert.ok(logged(`post: the bare HTTP write server (create, its calls ${way}), round ${round} of 2`) >= 0, `post: ${way}, round ${round}`)
+      assert.ok(logged(`put: the bare HTTP write server (replace, its calls through the pool), round ${round} of 2`) >= 0, `put, round ${round}`)
+    }
+    const bareRead = (round: number) => logged(`get-random: the bare HTTP read server, round ${round} of 2`)
+    const restdirRandom = (round: number) => logged(`get-random: restdir, round ${round} of 2`)
+    assert.ok(logged('get-random: ceiling, round 1 of 2') < bareRead(1) && bareRead(1) < restdirRandom(1), 'the bare read server between the ceiling and restdir in the first round')
+    assert.ok(restdirRandom(1) < restdirRandom(2) && restdirRandom(2) < bareRead(2), 'restdir before the bare read server in the second')
     // POST into a db.json: json-server 1.0, restdir on the db.json and on a store folder take turns too.
     for (const round of [1, 2]) for (const side of ['json-server 1.0 on its db.json', 'restdir db.json', 'restdir on a store folder']) assert.ok(logged(`json-file-post: ${side}, round ${round} of 2`) >= 0, `json-file-post: ${side}, round ${round}`)
     assert.ok(logged('json-file-post: json-server 1.0 on its db.json, round 1 of 2') < logged('json-file-post: restdir on a store folder, round 1 of 2'), 'json-server first in the first round')
